@@ -1,0 +1,56 @@
+//! Which bundles a command loads: the shipped one, the project's `.tollgate/`, then `--bundle`s.
+
+use std::path::{Path, PathBuf};
+use tollgate_core::bundle::{Bundle, BundleSource};
+use tollgate_core::diag::Diagnostic;
+
+/// `--bundle DIR`, shared by the commands that load a bundle.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BundleArgs {
+    /// A bundle directory to layer over the shipped bundle and the project's `.tollgate/`
+    /// (repeatable; later ones win).
+    #[arg(long = "bundle", value_name = "DIR")]
+    pub bundles: Vec<PathBuf>,
+    /// Do not layer the nearest `.tollgate/` found from the current directory upwards.
+    #[arg(long)]
+    pub no_project: bool,
+}
+
+/// The nearest ancestor of `start` (itself included) that holds a `.tollgate/` directory.
+pub fn project_bundle(start: &Path) -> Option<PathBuf> {
+    start.ancestors().map(|a| a.join(".tollgate")).find(|p| p.is_dir())
+}
+
+/// The sources in load order, with any diagnostics from reading them.
+pub fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>) {
+    let mut sources = vec![tollgate_core::shipped::source()];
+    let mut diagnostics = Vec::new();
+    let mut dirs = Vec::new();
+    if !args.no_project {
+        if let Some(project) = std::env::current_dir().ok().and_then(|cwd| project_bundle(&cwd)) {
+            dirs.push(project);
+        }
+    }
+    dirs.extend(args.bundles.iter().cloned());
+    for dir in dirs {
+        let (source, mut found) = BundleSource::read_dir(&dir);
+        diagnostics.append(&mut found);
+        sources.push(source);
+    }
+    (sources, diagnostics)
+}
+
+/// Loads the bundle; diagnostics from reading and from loading, together.
+pub fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
+    let (sources, mut diagnostics) = sources(args);
+    let (bundle, mut found) = Bundle::load(&sources);
+    diagnostics.append(&mut found);
+    (bundle, sources, diagnostics)
+}
+
+/// Prints diagnostics to stderr.
+pub fn report(diagnostics: &[Diagnostic]) {
+    for d in diagnostics {
+        eprintln!("{d}\n");
+    }
+}

@@ -1,0 +1,52 @@
+//! `tollgate check`: load and validate a bundle, and run every example in it.
+
+use crate::bundles::{self, BundleArgs};
+
+/// Load and validate the bundle (shipped, the project's `.tollgate/`, and any `--bundle`), and
+/// run every example its files carry. Exit 0 when clean, 1 with diagnostics.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    bundle: BundleArgs,
+    /// Print one JSON object: `{"ok", "sources", "counts", "diagnostics"}`.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> u8 {
+    let (bundle, sources, mut diagnostics) = bundles::load(&args.bundle);
+    let mut failed_examples = bundle.run_examples();
+    let examples = bundle.example_count();
+    diagnostics.append(&mut failed_examples);
+    let counts = serde_json::json!({
+        "modes": bundle.modes().count(),
+        "policies": bundle.policies().count(),
+        "patterns": bundle.patterns().count(),
+        "providers": bundle.providers().count(),
+        "rows": bundle.rows().count(),
+        "examples": examples,
+    });
+    let labels: Vec<&str> = sources.iter().map(|s| s.label.as_str()).collect();
+    if args.json {
+        let out = serde_json::json!({
+            "ok": diagnostics.is_empty(),
+            "sources": labels,
+            "counts": counts,
+            "diagnostics": diagnostics,
+        });
+        println!("{out}");
+    } else {
+        bundles::report(&diagnostics);
+        let summary = format!(
+            "{} modes, {} policies, {} patterns, {} providers, {} rows; {} examples",
+            counts["modes"], counts["policies"], counts["patterns"], counts["providers"], counts["rows"], examples
+        );
+        if diagnostics.is_empty() {
+            println!("ok: {summary} (from {})", labels.join(", "));
+        } else {
+            let n = diagnostics.len();
+            eprintln!("{n} problem{} found in {summary} (from {})", if n == 1 { "" } else { "s" }, labels.join(", "));
+        }
+    }
+    u8::from(!diagnostics.is_empty())
+}

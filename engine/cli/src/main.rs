@@ -1,0 +1,38 @@
+//! `tollgate`: the command line. It wires the core and the layers; it holds no policy.
+
+mod bundles;
+mod check;
+mod judge;
+mod modes;
+mod schema;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Policy-as-data for AI coding agents: every step judged by its effects (allow, ask, refuse),
+/// every run checked into verdicts (ok, gap, unk).
+#[derive(Debug, Parser)]
+#[command(name = "tollgate", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Check(check::Args),
+    Judge(judge::Args),
+    Modes(modes::Args),
+    Schema(schema::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Judge(args) => judge::run(args),
+        Command::Modes(args) => modes::run(args),
+        Command::Schema(args) => schema::run(args),
+    };
+    ExitCode::from(code)
+}

@@ -1,0 +1,40 @@
+//! `tollgate modes`: the modes in the loaded bundle.
+
+use crate::bundles::{self, BundleArgs};
+
+/// List the modes in the loaded bundle, with their descriptions.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    bundle: BundleArgs,
+    /// Print a JSON array of `{"id","name","description","extends","environment","file"}`.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> u8 {
+    let (bundle, _, diagnostics) = bundles::load(&args.bundle);
+    bundles::report(&diagnostics);
+    if args.json {
+        let list: Vec<serde_json::Value> = bundle
+            .modes()
+            .map(|m| {
+                serde_json::json!({
+                    "id": m.id, "name": m.name, "description": m.description,
+                    "extends": m.extends, "environment": m.environment, "file": m.file,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(list));
+    } else {
+        let width = bundle.modes().map(|m| m.id.len()).max().unwrap_or(0);
+        for m in bundle.modes() {
+            let mut line = format!("{:width$}  {}", m.id, m.description.as_deref().unwrap_or(""));
+            if let Some(parent) = &m.extends {
+                line.push_str(&format!(" (narrows `{parent}`)"));
+            }
+            println!("{line}");
+        }
+    }
+    u8::from(!diagnostics.is_empty())
+}

@@ -1,0 +1,62 @@
+//! `tollgate schema`: the JSON Schema of each bundle file kind.
+
+use schemars::schema_for;
+use tollgate_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
+use tollgate_core::effects::EffectProfile;
+
+/// The file kinds there is a schema for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Kind {
+    /// `modes/*.toml` (and the front matter of `modes/*.md`).
+    Mode,
+    /// `policies/**/*.toml`.
+    Policy,
+    /// `patterns/*.toml`.
+    Pattern,
+    /// `providers/*.toml`.
+    Provider,
+    /// The effects JSON `tollgate judge` reads.
+    Effects,
+}
+
+/// Print the JSON Schema of a bundle file kind, so an editor can validate and complete the files
+/// (the shipped files point at copies in `docs/schema/`). Without KIND, all of them as one object.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Which kind.
+    kind: Option<Kind>,
+}
+
+pub fn schema(kind: Kind) -> serde_json::Value {
+    let schema = match kind {
+        Kind::Mode => schema_for!(ModeFile),
+        Kind::Policy => schema_for!(PolicyFile),
+        Kind::Pattern => schema_for!(PatternFile),
+        Kind::Provider => schema_for!(ProviderFile),
+        Kind::Effects => schema_for!(EffectProfile),
+    };
+    serde_json::to_value(schema).unwrap_or_default()
+}
+
+pub fn run(args: Args) -> u8 {
+    let value = match args.kind {
+        Some(kind) => schema(kind),
+        None => serde_json::json!({
+            "mode": schema(Kind::Mode),
+            "policy": schema(Kind::Policy),
+            "pattern": schema(Kind::Pattern),
+            "provider": schema(Kind::Provider),
+            "effects": schema(Kind::Effects),
+        }),
+    };
+    match serde_json::to_string_pretty(&value) {
+        Ok(text) => {
+            println!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: cannot print the schema: {e}");
+            2
+        }
+    }
+}

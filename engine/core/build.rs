@@ -1,0 +1,45 @@
+//! Embeds the shipped bundle (the repository's top-level `modes/`, `policies/`, `patterns/`,
+//! `providers/`) so an installed `tollgate` works from any directory.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = manifest.join("../..");
+    let mut code = String::from("/// The shipped bundle's files: path relative to the bundle root, and text.\npub static FILES: &[(&str, &str)] = &[\n");
+    for folder in ["modes", "policies", "patterns", "providers"] {
+        let dir = root.join(folder);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        let mut files = Vec::new();
+        collect(&dir, &mut files);
+        for file in files {
+            let Ok(relative) = file.strip_prefix(&root) else { continue };
+            let name = relative.to_string_lossy().replace('\\', "/");
+            let keep = name.ends_with(".toml") || name.ends_with(".md") || name.ends_with(".rhai");
+            if !keep || name.ends_with("README.md") {
+                continue;
+            }
+            let absolute = file.canonicalize().unwrap_or(file.clone());
+            let _ = writeln!(code, "    ({name:?}, include_str!({:?})),", absolute.display().to_string());
+        }
+    }
+    code.push_str("];\n");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("shipped.rs");
+    if let Err(err) = std::fs::write(&out, code) {
+        println!("cargo:warning=cannot write the embedded bundle: {err}");
+    }
+}

@@ -1,0 +1,415 @@
+//! The bundle's file formats, as written. Every table refuses unknown keys.
+//!
+//! `tollgate schema KIND` prints the JSON Schema of each of these, so an editor can validate and
+//! complete the files.
+
+use crate::decision::Decision;
+use crate::effects::EffectProfile;
+use crate::verdict::{Assertion, Severity, Verdict};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// A mode: a policy (what runs, what asks, what is refused, judged by effects), a behaviour and a
+/// presentation. Written as `modes/ID.toml`, or `modes/ID.md` with this as TOML front matter
+/// between `+++` lines and the role prompt as the body.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModeFile {
+    /// The mode's id: lowercase words joined by `-`. The file's name must be the id.
+    pub id: String,
+    /// A short name for people.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// One or two sentences on what the mode is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Another mode this one narrows: its ceiling, rules and default are inherited, and this
+    /// mode may only make them stricter (checked when the bundle loads).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub extends: Option<Spanned<String>>,
+    /// The decision when no rule matches (inherited when extending; `refuse` otherwise).
+    #[serde(default)]
+    pub default: Option<Decision>,
+    /// The environment mode this mode needs (what a sandbox must enforce), e.g. `workspace-write`.
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// Ids of policies whose rules this mode applies, e.g. `["secrets", "protected"]`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub include: Vec<Spanned<String>>,
+    /// The widest effects the mode admits; a step beyond it is refused before any rule runs.
+    /// A field left out is not limited.
+    #[serde(default)]
+    pub ceiling: Option<CeilingFile>,
+    /// Who the agent is under this mode.
+    #[serde(default)]
+    pub behaviour: Option<BehaviourFile>,
+    /// The mode's own rules; the strictest matching rule wins.
+    #[serde(default)]
+    #[schemars(with = "Vec<RuleFile>")]
+    pub rules: Vec<Spanned<RuleFile>>,
+    /// Effects (and context) in, expected decision out; run by `tollgate check`.
+    #[serde(default)]
+    #[schemars(with = "Vec<JudgementExample>")]
+    pub examples: Vec<Spanned<JudgementExample>>,
+}
+
+/// The widest effects a mode admits. A field left out is not limited.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CeilingFile {
+    /// The most it may read (`["*"]` for anything).
+    #[serde(default)]
+    pub reads: Option<Vec<String>>,
+    /// The most it may write (`[]` for nothing).
+    #[serde(default)]
+    pub writes: Option<Vec<String>>,
+    /// Whether it may leave this machine.
+    #[serde(default)]
+    pub reaches: Option<bool>,
+    /// `true`: only steps that can be undone.
+    #[serde(default)]
+    pub reversible: Option<bool>,
+    /// `true`: only steps inside a proven boundary.
+    #[serde(default)]
+    pub contained: Option<bool>,
+    /// Whether it may spend money.
+    #[serde(default)]
+    pub costs: Option<bool>,
+}
+
+/// Who the agent is under a mode.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BehaviourFile {
+    /// The role prompt (in a `.md` mode, the body).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// The model to ask for, when the provider lets us choose.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The tools offered; absent means the provider's own set.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+}
+
+/// A rule: when its conditions hold (and its script, if any, agrees), it decides.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Unique within its file.
+    pub id: String,
+    /// What it decides when it matches.
+    pub decision: Decision,
+    /// Why, in words a person can read, e.g. "writes outside the workspace".
+    pub reason: String,
+    /// Conditions over the six fields; all must hold. Empty matches every step.
+    #[serde(default)]
+    pub when: WhenFile,
+    /// A Rhai file beside this one (path relative to this file).
+    #[serde(default)]
+    pub script: Option<String>,
+    /// The function in `script` to call as `f(effects, context)`: it returns `true` (or a reason
+    /// string) when the rule applies, `false` or `()` when it does not.
+    #[serde(default)]
+    pub function: Option<String>,
+}
+
+/// Conditions over the six fields. For `reads` and `writes`, the condition holds when any place
+/// the step touches matches any entry: `any` (anything at all), `workspace` (inside a root),
+/// `tmp` (the system temp dir), `outside` (a known path elsewhere), `unknown` (`*`), `@NAME`
+/// (a path set declared in a policy file), or a path glob (`~/`, `/` or root-relative).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WhenFile {
+    /// What the step reads.
+    #[serde(default)]
+    pub reads: Option<Vec<String>>,
+    /// What the step writes.
+    #[serde(default)]
+    pub writes: Option<Vec<String>>,
+    /// Whether the step leaves this machine.
+    #[serde(default)]
+    pub reaches: Option<bool>,
+    /// Whether the step can be undone.
+    #[serde(default)]
+    pub reversible: Option<bool>,
+    /// Whether the step is inside a proven boundary.
+    #[serde(default)]
+    pub contained: Option<bool>,
+    /// Whether the step spends money.
+    #[serde(default)]
+    pub costs: Option<bool>,
+}
+
+/// An example of judgement: effects (and context) in, decision out.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgementExample {
+    /// What the example shows, for the report when it fails.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The mode to judge with. In a mode file, that mode; in a policy file, absent means the
+    /// policy's rules alone, with `allow` where none matches.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The step's effects. Paths resolve against an example workspace: the primary root is
+    /// `/workspace`, home is `/home/user`, the temp dir is `/tmp`.
+    #[serde(default)]
+    pub effects: EffectProfile,
+    /// Extra context handed to scripts.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub context: BTreeMap<String, toml::Value>,
+    /// The expected decision.
+    pub decision: Decision,
+}
+
+/// A policy file: path sets, reusable rules, rows, and examples.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    /// The policy's id; modes name it in `include`.
+    pub id: String,
+    /// What it is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Named sets of path globs, referred to as `@NAME` in rules. Names are shared across the
+    /// bundle. A glob starting with `~/` is under the home directory, one starting with `/` is
+    /// absolute, any other is relative to a workspace root (and `**/…` matches anywhere).
+    #[serde(default)]
+    pub paths: BTreeMap<String, PathSetFile>,
+    /// Rules a mode applies when it includes this policy.
+    #[serde(default)]
+    #[schemars(with = "Vec<RuleFile>")]
+    pub rules: Vec<Spanned<RuleFile>>,
+    /// Rows: things that must hold about a run, each ending in a verdict.
+    #[serde(default)]
+    #[schemars(with = "Vec<RowFile>")]
+    pub rows: Vec<Spanned<RowFile>>,
+    /// Examples for the rules (effects in, decision out).
+    #[serde(default)]
+    #[schemars(with = "Vec<JudgementExample>")]
+    pub examples: Vec<Spanned<JudgementExample>>,
+    /// Examples for the rows (facts in, verdict out).
+    #[serde(default)]
+    #[schemars(with = "Vec<VerdictExample>")]
+    pub row_examples: Vec<Spanned<VerdictExample>>,
+    /// Tunable data for this policy's scripts, handed to them as `context.settings`
+    /// (and to row scripts as `settings`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub settings: BTreeMap<String, toml::Value>,
+}
+
+/// A named set of path globs.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathSetFile {
+    /// What the set is.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The globs.
+    pub globs: Vec<String>,
+}
+
+/// One thing that must hold about a run.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RowFile {
+    /// The row's id, unique in the bundle (e.g. `H4`, `suite-before-success-claim`).
+    pub id: String,
+    /// What must hold, in words.
+    pub title: String,
+    /// Where the evidence comes from.
+    pub assertion: Assertion,
+    /// Whether a verdict other than ok counts against the run.
+    pub severity: Severity,
+    /// A data check over one fact.
+    #[serde(default)]
+    pub check: Option<FactCheckFile>,
+    /// For an effect row: the rows whose holding is its evidence (ok when all are ok, gap when
+    /// any is a gap, else unk).
+    #[serde(default)]
+    pub evidence: Option<Vec<String>>,
+    /// A Rhai file beside this one.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// The function in `script`, called as `f(facts, settings)`: it returns `"ok"`, `"gap"` or
+    /// `"unk"`, or a map `#{verdict: …, evidence: …}`.
+    #[serde(default)]
+    pub function: Option<String>,
+}
+
+/// A data check: look up one fact by its dotted path and compare it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FactCheckFile {
+    /// Dotted path into the facts, e.g. `record.apiKeySource`. Missing means unk.
+    pub fact: String,
+    /// Values for which the row holds; any other value is a gap.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Value>>")]
+    pub ok: Option<Vec<toml::Value>>,
+    /// Values for which the row does not hold; any other value is ok.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Value>>")]
+    pub gap: Option<Vec<toml::Value>>,
+}
+
+/// An example of a verdict: facts in, verdict out.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictExample {
+    /// What the example shows.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The row it is about.
+    pub row: String,
+    /// The facts.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub facts: BTreeMap<String, toml::Value>,
+    /// The expected verdict.
+    pub verdict: Verdict,
+}
+
+/// A pattern: an agent architecture as data.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatternFile {
+    /// The pattern's id, e.g. `single`.
+    pub id: String,
+    /// A short name for people.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the architecture is.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The meta-tools it offers: `spawn`, `compose`, `propose`, `done`, `ask_person`.
+    pub meta_tools: Vec<MetaTool>,
+    /// Its limits.
+    #[serde(default)]
+    pub limits: PatternLimits,
+    /// The only sub-agents it may spawn, by name; absent means any.
+    #[serde(default)]
+    pub helpers: Option<Vec<String>>,
+    /// Spawn requests in, decision out.
+    #[serde(default)]
+    #[schemars(with = "Vec<SpawnExample>")]
+    pub examples: Vec<Spanned<SpawnExample>>,
+}
+
+/// A meta-tool a pattern offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MetaTool {
+    /// Start a sub-agent.
+    Spawn,
+    /// Change the plan's shape.
+    Compose,
+    /// Hand something to the host.
+    Propose,
+    /// Finish.
+    Done,
+    /// Ask the person a question.
+    AskPerson,
+}
+
+/// A pattern's limits.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatternLimits {
+    /// Sub-agents per session (absent: no limit beyond `spawn` being offered).
+    #[serde(default)]
+    pub spawns: Option<u32>,
+    /// Rounds of a loop (critique, reflection).
+    #[serde(default)]
+    pub rounds: Option<u32>,
+    /// Nesting depth of sub-agents.
+    #[serde(default)]
+    pub depth: Option<u32>,
+}
+
+/// A spawn request in, decision out.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnExample {
+    /// What the example shows.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The sub-agent asked for, by name.
+    #[serde(default)]
+    pub helper: Option<String>,
+    /// How many sub-agents this session already spawned.
+    #[serde(default)]
+    pub spawned: u32,
+    /// The expected decision.
+    pub decision: Decision,
+}
+
+/// A provider: an agent CLI as data.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderFile {
+    /// The provider's id, e.g. `claude-code`.
+    pub id: String,
+    /// Its name for people.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What it is.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// How to find it.
+    pub binary: BinaryFile,
+    /// The map from its tool names to effects. A tool not listed gets the conservative profile.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolFile>,
+}
+
+/// How to find a provider's CLI and ask its version.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BinaryFile {
+    /// Executable names to look for on `PATH`, in order.
+    pub names: Vec<String>,
+    /// Arguments that make it print its version.
+    #[serde(default)]
+    pub version_args: Vec<String>,
+    /// What to run to install it, shown when it is absent (tollgate never installs anything).
+    #[serde(default)]
+    pub install_hint: Option<String>,
+}
+
+/// One tool's effects. `{field}` in a scope is replaced by that field of the tool's input.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFile {
+    /// What it reads, e.g. `["{file_path}"]`.
+    #[serde(default)]
+    pub reads: Vec<String>,
+    /// What it writes.
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// Whether it leaves this machine.
+    #[serde(default)]
+    pub reaches: bool,
+    /// Whether it can be undone (default true).
+    #[serde(default)]
+    pub reversible: Option<bool>,
+    /// Whether it is inside a proven boundary.
+    #[serde(default)]
+    pub contained: bool,
+    /// Whether it spends money.
+    #[serde(default)]
+    pub costs: bool,
+    /// The input field holding a shell command, whose effects come from the command classifier.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// This tool is the spawn meta-tool; the input field naming the sub-agent.
+    #[serde(default)]
+    pub spawn: Option<String>,
+}

@@ -1,0 +1,1015 @@
+//! Bundles: directories of modes, policies, patterns and providers, loaded, layered and checked.
+//!
+//! Sources load in order, the shipped bundle first; an item (mode, policy, pattern, provider,
+//! row, path set) with the id of an earlier one replaces it. Every problem found is a
+//! [`Diagnostic`] and loading goes on: one bad file never hides another's errors, and the items
+//! that did load stay usable.
+
+pub mod format;
+pub mod source;
+
+use crate::decision::{Decision, Judgement};
+use crate::diag::Diagnostic;
+use crate::effects::{EffectProfile, Effects};
+use crate::judge::{Ceiling, Context, Judge, PathSet, PlaceMatcher, Rule, RuleScript, When};
+use crate::scope::Workspace;
+use crate::script::{to_dynamic, Script, ScriptHost, ScriptLimits};
+use crate::verdict::{Assertion, RowResult, Severity, Verdict};
+use format::*;
+pub use source::BundleSource;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+use toml::Spanned;
+
+/// One parsed file and where it came from.
+#[derive(Debug, Clone)]
+struct Doc {
+    source: usize,
+    relative: String,
+    display: String,
+    /// The TOML text spans point into (a `.md` mode's front matter).
+    text: String,
+    /// Lines before `text` in the file.
+    line_offset: usize,
+}
+
+impl Doc {
+    fn diag(&self, span: Range<usize>, message: impl Into<String>) -> Diagnostic {
+        let mut d = Diagnostic::at(&self.display, &self.text, span, message);
+        d.line += self.line_offset;
+        d
+    }
+
+    /// The directory of this file inside its bundle, for scripts named beside it.
+    fn sibling(&self, name: &str) -> String {
+        match self.relative.rsplit_once('/') {
+            Some((dir, _)) => normalise(&format!("{dir}/{name}")),
+            None => normalise(name),
+        }
+    }
+}
+
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// A loaded mode.
+#[derive(Debug, Clone)]
+pub struct Mode {
+    /// Its id.
+    pub id: String,
+    /// Its name for people.
+    pub name: Option<String>,
+    /// What it is for.
+    pub description: Option<String>,
+    /// The environment mode it needs.
+    pub environment: Option<String>,
+    /// Who the agent is under it.
+    pub behaviour: BehaviourFile,
+    /// The mode it narrows.
+    pub extends: Option<String>,
+    /// Where it was written.
+    pub file: String,
+    /// Its compiled policy.
+    pub judge: Judge,
+}
+
+/// A loaded pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// As written.
+    pub spec: PatternFile,
+    /// Where it was written.
+    pub file: String,
+}
+
+impl Pattern {
+    /// Judges a request to spawn a sub-agent (`helper` is its name, where the agent gave one),
+    /// given how many this session already spawned.
+    pub fn judge_spawn(&self, helper: Option<&str>, spawned: u32) -> Judgement {
+        let id = &self.spec.id;
+        let refuse = |reason: String| Judgement {
+            decision: Decision::Refuse,
+            reason,
+            rules: vec![format!("pattern/{id}")],
+            mode: format!("pattern:{id}"),
+        };
+        if !self.spec.meta_tools.contains(&MetaTool::Spawn) {
+            return refuse(format!("pattern `{id}` refuses: it offers no spawn meta-tool, so it cannot start sub-agents"));
+        }
+        if let Some(helpers) = &self.spec.helpers {
+            let named = helper.unwrap_or("");
+            if !helpers.iter().any(|h| h == named) {
+                return refuse(format!(
+                    "pattern `{id}` refuses: it keeps only the helpers {}, and `{named}` is not one of them",
+                    helpers.iter().map(|h| format!("`{h}`")).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        if let Some(limit) = self.spec.limits.spawns {
+            if spawned >= limit {
+                return refuse(format!(
+                    "pattern `{id}` refuses: it allows {limit} sub-agents per session and {spawned} were spawned already"
+                ));
+            }
+        }
+        Judgement {
+            decision: Decision::Allow,
+            reason: format!("pattern `{id}` allows spawning a sub-agent"),
+            rules: vec![format!("pattern/{id}")],
+            mode: format!("pattern:{id}"),
+        }
+    }
+}
+
+/// A loaded provider.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    /// As written.
+    pub spec: ProviderFile,
+    /// Where it was written.
+    pub file: String,
+}
+
+/// A loaded policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Its id.
+    pub id: String,
+    /// What it is for.
+    pub description: Option<String>,
+    /// Where it was written.
+    pub file: String,
+    /// Its rules, applied by the modes that include it.
+    pub rules: Vec<Arc<Rule>>,
+    /// The ids of its rows.
+    pub rows: Vec<String>,
+    /// Its settings, as JSON.
+    pub settings: serde_json::Value,
+}
+
+#[derive(Debug, Clone)]
+enum RowCheck {
+    Fact {
+        fact: String,
+        ok: Option<Vec<serde_json::Value>>,
+        gap: Option<Vec<serde_json::Value>>,
+    },
+    Evidence(Vec<String>),
+    Script {
+        script: Script,
+        function: String,
+        settings: serde_json::Value,
+    },
+}
+
+/// A loaded row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Its id.
+    pub id: String,
+    /// What must hold.
+    pub title: String,
+    /// Where the evidence comes from.
+    pub assertion: Assertion,
+    /// Whether it counts.
+    pub severity: Severity,
+    /// The policy it belongs to.
+    pub policy: String,
+    check: RowCheck,
+}
+
+#[derive(Debug, Clone)]
+enum ExampleKind {
+    Judgement { owner: Option<String>, example: JudgementExample },
+    Verdict(VerdictExample),
+    Spawn { pattern: String, example: SpawnExample },
+}
+
+#[derive(Debug, Clone)]
+struct Example {
+    at: Diagnostic,
+    kind: ExampleKind,
+}
+
+/// A loaded bundle.
+#[derive(Debug)]
+pub struct Bundle {
+    modes: BTreeMap<String, Mode>,
+    policies: BTreeMap<String, Policy>,
+    patterns: BTreeMap<String, Pattern>,
+    providers: BTreeMap<String, Provider>,
+    rows: BTreeMap<String, Row>,
+    host: ScriptHost,
+    examples: Vec<Example>,
+}
+
+/// Parsed files of one kind, by id, later sources replacing earlier ones.
+struct Layered<T> {
+    items: BTreeMap<String, (Doc, T)>,
+    seen_in_source: HashMap<(usize, String), String>,
+}
+
+impl<T> Layered<T> {
+    fn new() -> Self {
+        Layered {
+            items: BTreeMap::new(),
+            seen_in_source: HashMap::new(),
+        }
+    }
+
+    fn insert(&mut self, id: String, doc: Doc, item: T, diagnostics: &mut Vec<Diagnostic>) {
+        if let Some(first) = self.seen_in_source.get(&(doc.source, id.clone())) {
+            diagnostics.push(
+                Diagnostic::file(&doc.display, format!("`{id}` is defined twice in one bundle"))
+                    .with_hint(format!("it is also defined in {first}; rename one of them")),
+            );
+            return;
+        }
+        self.seen_in_source.insert((doc.source, id.clone()), doc.display.clone());
+        self.items.insert(id, (doc, item));
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(doc: &Doc, diagnostics: &mut Vec<Diagnostic>) -> Option<T> {
+    match toml::from_str::<T>(&doc.text) {
+        Ok(v) => Some(v),
+        Err(err) => {
+            let message = err.message().trim_end_matches('\n').replace('\n', "; ");
+            let hint = if message.contains("unknown field") {
+                "remove the key, or check its spelling against `tollgate schema`"
+            } else if message.contains("missing field") {
+                "add the key; `tollgate schema` lists what each file needs"
+            } else if message.contains("invalid type") || message.contains("expected") {
+                "check the value's type against `tollgate schema`"
+            } else {
+                "check the TOML syntax near this point"
+            };
+            let d = match err.span() {
+                Some(span) => doc.diag(span, message),
+                None => Diagnostic::file(&doc.display, message),
+            };
+            diagnostics.push(d.with_hint(hint));
+            None
+        }
+    }
+}
+
+fn is_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c.is_ascii_uppercase())
+}
+
+/// Splits `+++\n<toml>\n+++\n<body>`; `None` when there is no front matter.
+fn front_matter(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix("+++\n").or_else(|| text.strip_prefix("+++\r\n"))?;
+    let end = rest.find("\n+++")?;
+    let matter = rest.get(..=end)?;
+    let after = rest.get(end + 4..)?;
+    let body = after.split_once('\n').map(|(_, b)| b).unwrap_or("");
+    Some((matter, body))
+}
+
+fn file_stem(relative: &str) -> &str {
+    let name = relative.rsplit('/').next().unwrap_or(relative);
+    name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name)
+}
+
+fn toml_table_to_json(map: &BTreeMap<String, toml::Value>) -> serde_json::Value {
+    serde_json::to_value(map).unwrap_or(serde_json::Value::Null)
+}
+
+impl Bundle {
+    /// Loads sources in order (later layers over earlier), with the default script limits.
+    pub fn load(sources: &[BundleSource]) -> (Bundle, Vec<Diagnostic>) {
+        Bundle::load_with(sources, ScriptLimits::default())
+    }
+
+    /// Loads sources in order with the given script limits.
+    pub fn load_with(sources: &[BundleSource], limits: ScriptLimits) -> (Bundle, Vec<Diagnostic>) {
+        let mut d = Vec::new();
+        let host = ScriptHost::new(limits);
+        let mut modes: Layered<(ModeFile, Option<String>)> = Layered::new();
+        let mut policies: Layered<PolicyFile> = Layered::new();
+        let mut patterns: Layered<PatternFile> = Layered::new();
+        let mut providers: Layered<ProviderFile> = Layered::new();
+        // `None`: the script is there but did not compile (already reported).
+        let mut scripts: HashMap<(usize, String), Option<Script>> = HashMap::new();
+
+        for (index, source) in sources.iter().enumerate() {
+            for (relative, text) in &source.files {
+                let mut doc = Doc {
+                    source: index,
+                    relative: relative.clone(),
+                    display: source.display(relative),
+                    text: text.clone(),
+                    line_offset: 0,
+                };
+                let folder = relative.split('/').next().unwrap_or("");
+                if relative.ends_with(".rhai") {
+                    let compiled = host.compile(&doc.display, text).map_err(|diag| d.push(diag)).ok();
+                    scripts.insert((index, relative.clone()), compiled);
+                    continue;
+                }
+                match folder {
+                    "modes" => {
+                        let mut role = None;
+                        if relative.ends_with(".md") {
+                            let Some((matter, body)) = front_matter(text) else {
+                                d.push(
+                                    Diagnostic::at_line(&doc.display, 1, 1, "a mode written as Markdown needs TOML front matter")
+                                        .with_hint("start the file with a line `+++`, the mode's keys, then another `+++`; the body is the role prompt"),
+                                );
+                                continue;
+                            };
+                            doc.text = matter.to_string();
+                            doc.line_offset = 1;
+                            role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
+                        }
+                        if let Some(mode) = parse::<ModeFile>(&doc, &mut d) {
+                            if mode.id != file_stem(relative) {
+                                d.push(Diagnostic::file(&doc.display, format!("the mode's id `{}` is not its file's name", mode.id))
+                                    .with_hint(format!("name the file `{}` or change the id", mode.id)));
+                            }
+                            modes.insert(mode.id.clone(), doc, (mode, role), &mut d);
+                        }
+                    }
+                    "policies" => {
+                        if let Some(policy) = parse::<PolicyFile>(&doc, &mut d) {
+                            policies.insert(policy.id.clone(), doc, policy, &mut d);
+                        }
+                    }
+                    "patterns" => {
+                        if let Some(pattern) = parse::<PatternFile>(&doc, &mut d) {
+                            patterns.insert(pattern.id.clone(), doc, pattern, &mut d);
+                        }
+                    }
+                    "providers" => {
+                        if let Some(provider) = parse::<ProviderFile>(&doc, &mut d) {
+                            providers.insert(provider.id.clone(), doc, provider, &mut d);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+
+        let mut bundle = Bundle {
+            modes: BTreeMap::new(),
+            policies: BTreeMap::new(),
+            patterns: BTreeMap::new(),
+            providers: BTreeMap::new(),
+            rows: BTreeMap::new(),
+            host,
+            examples: Vec::new(),
+        };
+        let mut compiler = Compiler {
+            scripts,
+            path_sets: HashMap::new(),
+            diagnostics: d,
+        };
+        compiler.compile_path_sets(&policies);
+        compiler.compile_policies(&mut bundle, &policies);
+        compiler.compile_modes(&mut bundle, &modes);
+        compiler.compile_patterns(&mut bundle, &patterns);
+        for (id, (doc, spec)) in providers.items {
+            if !is_id(&id) {
+                compiler.diagnostics.push(Diagnostic::file(&doc.display, format!("`{id}` is not a valid provider id")));
+            }
+            bundle.providers.insert(id, Provider { spec, file: doc.display });
+        }
+        compiler.check_row_evidence(&bundle);
+        (bundle, compiler.diagnostics)
+    }
+
+    /// The modes, by id.
+    pub fn modes(&self) -> impl Iterator<Item = &Mode> {
+        self.modes.values()
+    }
+
+    /// One mode.
+    pub fn mode(&self, id: &str) -> Option<&Mode> {
+        self.modes.get(id)
+    }
+
+    /// The policies, by id.
+    pub fn policies(&self) -> impl Iterator<Item = &Policy> {
+        self.policies.values()
+    }
+
+    /// The patterns, by id.
+    pub fn patterns(&self) -> impl Iterator<Item = &Pattern> {
+        self.patterns.values()
+    }
+
+    /// One pattern.
+    pub fn pattern(&self, id: &str) -> Option<&Pattern> {
+        self.patterns.get(id)
+    }
+
+    /// The providers, by id.
+    pub fn providers(&self) -> impl Iterator<Item = &Provider> {
+        self.providers.values()
+    }
+
+    /// One provider.
+    pub fn provider(&self, id: &str) -> Option<&Provider> {
+        self.providers.get(id)
+    }
+
+    /// The rows, by id.
+    pub fn rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.values()
+    }
+
+    /// How many examples the bundle's files carry.
+    pub fn example_count(&self) -> usize {
+        self.examples.len()
+    }
+
+    /// The script host every script of this bundle runs in.
+    pub fn host(&self) -> &ScriptHost {
+        &self.host
+    }
+
+    /// Judges a step's effects (as written) under a mode. A mode that does not exist is a
+    /// refusal with the reason, never an allow.
+    pub fn judge(&self, mode: &str, effects: &EffectProfile, context: &Context) -> Judgement {
+        self.judge_effects(mode, &effects.resolve(&context.workspace), context)
+    }
+
+    /// Judges resolved effects under a mode.
+    pub fn judge_effects(&self, mode: &str, effects: &Effects, context: &Context) -> Judgement {
+        match self.modes.get(mode) {
+            Some(m) => m.judge.judge(effects, context, &self.host),
+            None => Judgement::refuse_unjudgeable(mode, format!("there is no mode `{mode}` in the bundle")),
+        }
+    }
+
+    /// Evaluates rows over facts, in the order given. An unknown row id is unk, with the reason.
+    pub fn evaluate_rows(&self, ids: &[&str], facts: &serde_json::Value) -> Vec<RowResult> {
+        let mut done: HashMap<String, RowResult> = HashMap::new();
+        ids.iter()
+            .map(|id| self.evaluate_row(id, facts, &mut done, &mut Vec::new()))
+            .collect()
+    }
+
+    /// The ids of the rows a policy declares, in file order.
+    pub fn policy_rows(&self, policy: &str) -> Vec<&str> {
+        self.policies
+            .get(policy)
+            .map(|p| p.rows.iter().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    fn evaluate_row(
+        &self,
+        id: &str,
+        facts: &serde_json::Value,
+        done: &mut HashMap<String, RowResult>,
+        visiting: &mut Vec<String>,
+    ) -> RowResult {
+        if let Some(r) = done.get(id) {
+            return r.clone();
+        }
+        let Some(row) = self.rows.get(id) else {
+            return RowResult {
+                id: id.to_string(),
+                title: String::new(),
+                assertion: Assertion::Effect,
+                severity: Severity::Gating,
+                verdict: Verdict::Unk,
+                evidence: format!("there is no row `{id}` in the bundle"),
+            };
+        };
+        let (verdict, evidence) = if visiting.iter().any(|v| v == id) {
+            (Verdict::Unk, format!("row `{id}` is its own evidence through a cycle"))
+        } else {
+            visiting.push(id.to_string());
+            let outcome = self.check_row(row, facts, done, visiting);
+            visiting.pop();
+            outcome
+        };
+        let result = RowResult {
+            id: row.id.clone(),
+            title: row.title.clone(),
+            assertion: row.assertion,
+            severity: row.severity,
+            verdict,
+            evidence,
+        };
+        done.insert(id.to_string(), result.clone());
+        result
+    }
+
+    fn check_row(
+        &self,
+        row: &Row,
+        facts: &serde_json::Value,
+        done: &mut HashMap<String, RowResult>,
+        visiting: &mut Vec<String>,
+    ) -> (Verdict, String) {
+        match &row.check {
+            RowCheck::Fact { fact, ok, gap } => {
+                let mut value = Some(facts);
+                for part in fact.split('.') {
+                    value = value.and_then(|v| v.get(part));
+                }
+                match value {
+                    None | Some(serde_json::Value::Null) => (Verdict::Unk, format!("the fact `{fact}` is not in the record")),
+                    Some(v) => {
+                        let shown = format!("`{fact}` is {v}");
+                        let holds = match (ok, gap) {
+                            (Some(ok), _) => ok.contains(v),
+                            (None, Some(gap)) => !gap.contains(v),
+                            (None, None) => true,
+                        };
+                        (if holds { Verdict::Ok } else { Verdict::Gap }, shown)
+                    }
+                }
+            }
+            RowCheck::Evidence(ids) => {
+                let results: Vec<RowResult> = ids.iter().map(|i| self.evaluate_row(i, facts, done, visiting)).collect();
+                let list = |v: Verdict| {
+                    results.iter().filter(|r| r.verdict == v).map(|r| r.id.clone()).collect::<Vec<_>>().join(", ")
+                };
+                if results.iter().any(|r| r.verdict == Verdict::Gap) {
+                    (Verdict::Gap, format!("its evidence did not hold: {}", list(Verdict::Gap)))
+                } else if results.iter().any(|r| r.verdict == Verdict::Unk) {
+                    (Verdict::Unk, format!("its evidence is unknown: {}", list(Verdict::Unk)))
+                } else {
+                    (Verdict::Ok, format!("its evidence held: {}", ids.join(", ")))
+                }
+            }
+            RowCheck::Script { script, function, settings } => {
+                let args = vec![to_dynamic(facts), to_dynamic(settings)];
+                match self.host.call(script, function, args) {
+                    Ok(out) => row_outcome(&out.value),
+                    Err(err) => (Verdict::Unk, format!("the row's script failed: {err}")),
+                }
+            }
+        }
+    }
+
+    /// Runs every example in the bundle; each one that fails is a diagnostic at its location.
+    pub fn run_examples(&self) -> Vec<Diagnostic> {
+        let mut failures = Vec::new();
+        for example in &self.examples {
+            let (expected, got, reason) = match &example.kind {
+                ExampleKind::Judgement { owner, example: ex } => {
+                    let mut context = Context::example();
+                    if let serde_json::Value::Object(extra) = toml_table_to_json(&ex.context) {
+                        context.extra = extra;
+                    }
+                    let judgement = match (ex.mode.as_deref(), owner) {
+                        (Some(mode), _) => self.judge(mode, &ex.effects, &context),
+                        (None, Some(policy)) => self.judge_with_policy(policy, &ex.effects, &context),
+                        (None, None) => Judgement::refuse_unjudgeable("", "the example names no mode"),
+                    };
+                    (ex.decision.to_string(), judgement.decision.to_string(), judgement.reason)
+                }
+                ExampleKind::Verdict(ex) => {
+                    let facts = toml_table_to_json(&ex.facts);
+                    let result = self.evaluate_rows(&[ex.row.as_str()], &facts);
+                    let (verdict, evidence) = result
+                        .first()
+                        .map(|r| (r.verdict.to_string(), r.evidence.clone()))
+                        .unwrap_or_default();
+                    (ex.verdict.to_string(), verdict, evidence)
+                }
+                ExampleKind::Spawn { pattern, example: ex } => {
+                    let judgement = match self.patterns.get(pattern) {
+                        Some(p) => p.judge_spawn(ex.helper.as_deref(), ex.spawned),
+                        None => Judgement::refuse_unjudgeable(pattern, "the pattern did not load"),
+                    };
+                    (ex.decision.to_string(), judgement.decision.to_string(), judgement.reason)
+                }
+            };
+            if expected != got {
+                let mut d = example.at.clone();
+                d.message = format!("{}: expected `{expected}`, got `{got}`", d.message);
+                failures.push(d.with_hint(format!("what was said: {reason}")));
+            }
+        }
+        failures
+    }
+
+    /// Judges with one policy's rules alone, `allow` where none matches.
+    fn judge_with_policy(&self, policy: &str, effects: &EffectProfile, context: &Context) -> Judgement {
+        let Some(p) = self.policies.get(policy) else {
+            return Judgement::refuse_unjudgeable(policy, "the policy did not load");
+        };
+        let judge = Judge {
+            mode: format!("policy:{policy}"),
+            default: Decision::Allow,
+            ceiling: Ceiling::default(),
+            rules: p.rules.clone(),
+        };
+        judge.judge(&effects.resolve(&context.workspace), context, &self.host)
+    }
+}
+
+fn row_outcome(value: &rhai::Dynamic) -> (Verdict, String) {
+    let parse = |v: &rhai::Dynamic| v.clone().into_string().ok().and_then(|s| Verdict::parse(&s));
+    if let Some(v) = parse(value) {
+        return (v, String::new());
+    }
+    if let Some(map) = value.clone().try_cast::<rhai::Map>() {
+        if let Some(v) = map.get("verdict").and_then(parse) {
+            let evidence = map.get("evidence").map(|e| e.to_string()).unwrap_or_default();
+            return (v, evidence);
+        }
+    }
+    (
+        Verdict::Unk,
+        format!("the row's script returned `{value}`; it must return \"ok\", \"gap\", \"unk\" or #{{verdict, evidence}}"),
+    )
+}
+
+struct Compiler {
+    scripts: HashMap<(usize, String), Option<Script>>,
+    path_sets: HashMap<String, Arc<PathSet>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Compiler {
+    fn compile_path_sets(&mut self, policies: &Layered<PolicyFile>) {
+        let mut ordered: Vec<&(Doc, PolicyFile)> = policies.items.values().collect();
+        ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));
+        for (doc, policy) in ordered {
+            for (name, set) in &policy.paths {
+                match PathSet::new(name, &set.globs) {
+                    Ok(compiled) => {
+                        self.path_sets.insert(name.clone(), Arc::new(compiled));
+                    }
+                    Err(message) => self.diagnostics.push(
+                        Diagnostic::file(&doc.display, format!("path set `{name}`: {message}"))
+                            .with_hint("globs use `*`, `**`, `?`, `[…]` and `{a,b}`"),
+                    ),
+                }
+            }
+        }
+    }
+
+    fn script(&mut self, doc: &Doc, span: Range<usize>, script: &Option<String>, function: &Option<String>, arity: usize) -> Option<Option<(Script, String)>> {
+        match (script, function) {
+            (None, None) => Some(None),
+            (Some(file), Some(function)) => {
+                let key = (doc.source, doc.sibling(file));
+                let compiled = match self.scripts.get(&key) {
+                    Some(Some(compiled)) => compiled,
+                    // There, but it did not compile: reported already.
+                    Some(None) => return None,
+                    None => {
+                        self.diagnostics.push(
+                            doc.diag(span, format!("the script `{file}` is not in the bundle"))
+                                .with_hint("scripts are `.rhai` files beside the policy or mode that names them"),
+                        );
+                        return None;
+                    }
+                };
+                if !compiled.has_function(function, arity) {
+                    self.diagnostics.push(doc.diag(
+                        span,
+                        format!("the script `{file}` has no function `{function}` taking {arity} parameters"),
+                    ));
+                    return None;
+                }
+                Some(Some((compiled.clone(), function.clone())))
+            }
+            _ => {
+                self.diagnostics.push(
+                    doc.diag(span, "`script` and `function` go together")
+                        .with_hint("name the Rhai file in `script` and the function in it in `function`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn matchers(&mut self, doc: &Doc, span: Range<usize>, entries: &Option<Vec<String>>) -> Option<Option<Vec<PlaceMatcher>>> {
+        let Some(entries) = entries else { return Some(None) };
+        let mut out = Vec::new();
+        for entry in entries {
+            let matcher = match entry.as_str() {
+                "any" => PlaceMatcher::Any,
+                "workspace" => PlaceMatcher::Workspace,
+                "tmp" => PlaceMatcher::Tmp,
+                "outside" => PlaceMatcher::Outside,
+                "unknown" => PlaceMatcher::Unknown,
+                name if name.starts_with('@') => {
+                    let Some(set) = self.path_sets.get(&name[1..]) else {
+                        let known: Vec<String> = self.path_sets.keys().map(|k| format!("`@{k}`")).collect();
+                        self.diagnostics.push(
+                            doc.diag(span, format!("there is no path set `{name}`"))
+                                .with_hint(format!("path sets are declared in policy files under [paths.NAME]; known: {}", known.join(", "))),
+                        );
+                        return None;
+                    };
+                    PlaceMatcher::Paths(set.clone())
+                }
+                glob => match PathSet::new(glob, &[glob.to_string()]) {
+                    Ok(set) => PlaceMatcher::Paths(Arc::new(set)),
+                    Err(message) => {
+                        self.diagnostics.push(doc.diag(span, message).with_hint(
+                            "an entry is `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME` or a path glob",
+                        ));
+                        return None;
+                    }
+                },
+            };
+            out.push(matcher);
+        }
+        Some(Some(out))
+    }
+
+    /// Compiles a rule. A rule that cannot be compiled is reported and kept as a broken rule
+    /// that refuses every step: dropping it could make a judgement more permissive.
+    fn rule(&mut self, owner: &str, doc: &Doc, spanned: &Spanned<RuleFile>, settings: &serde_json::Value) -> Rule {
+        let span = spanned.span();
+        let r = spanned.get_ref();
+        let id = format!("{owner}/{}", r.id);
+        let before = self.diagnostics.len();
+        let reads = self.matchers(doc, span.clone(), &r.when.reads);
+        let writes = self.matchers(doc, span.clone(), &r.when.writes);
+        let script = self.script(doc, span, &r.script, &r.function, 2);
+        let (Some(reads), Some(writes), Some(script)) = (reads, writes, script) else {
+            let why = self.diagnostics.get(before).map(|d| format!("{} at {}", d.message, d.location())).unwrap_or_default();
+            return Rule {
+                id,
+                decision: Decision::Refuse,
+                reason: format!("the rule could not be loaded, so it refuses: {why}"),
+                when: When::default(),
+                script: None,
+            };
+        };
+        Rule {
+            id,
+            decision: r.decision,
+            reason: r.reason.clone(),
+            when: When {
+                reads,
+                writes,
+                reaches: r.when.reaches,
+                reversible: r.when.reversible,
+                contained: r.when.contained,
+                costs: r.when.costs,
+            },
+            script: script.map(|(script, function)| RuleScript {
+                script,
+                function,
+                settings: to_dynamic(settings),
+            }),
+        }
+    }
+
+    fn rules(&mut self, owner: &str, doc: &Doc, rules: &[Spanned<RuleFile>], settings: &serde_json::Value) -> Vec<Arc<Rule>> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for spanned in rules {
+            if !seen.insert(spanned.get_ref().id.clone()) {
+                self.diagnostics.push(doc.diag(spanned.span(), format!("the rule id `{}` is used twice in this file", spanned.get_ref().id)));
+                continue;
+            }
+            out.push(Arc::new(self.rule(owner, doc, spanned, settings)));
+        }
+        out
+    }
+
+    fn example(doc: &Doc, span: Range<usize>, what: &str, note: &Option<String>) -> Diagnostic {
+        let mut message = format!("{what} example failed");
+        if let Some(note) = note {
+            message.push_str(&format!(" ({note})"));
+        }
+        doc.diag(span, message)
+    }
+
+    fn compile_policies(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
+        for (id, (doc, p)) in &policies.items {
+            let settings = toml_table_to_json(&p.settings);
+            let rules = self.rules(id, doc, &p.rules, &settings);
+            let mut rows = Vec::new();
+            for spanned in &p.rows {
+                let span = spanned.span();
+                let r = spanned.get_ref();
+                let checks = usize::from(r.check.is_some()) + usize::from(r.evidence.is_some()) + usize::from(r.script.is_some() || r.function.is_some());
+                if checks != 1 {
+                    self.diagnostics.push(doc.diag(span, format!("row `{}` needs exactly one of `check`, `evidence`, or `script` with `function`", r.id)));
+                    continue;
+                }
+                let check = if let Some(c) = &r.check {
+                    let values = |v: &Option<Vec<toml::Value>>| v.as_ref().map(|v| v.iter().map(|x| serde_json::to_value(x).unwrap_or_default()).collect());
+                    RowCheck::Fact { fact: c.fact.clone(), ok: values(&c.ok), gap: values(&c.gap) }
+                } else if let Some(e) = &r.evidence {
+                    RowCheck::Evidence(e.clone())
+                } else {
+                    match self.script(doc, span, &r.script, &r.function, 2) {
+                        Some(Some((script, function))) => RowCheck::Script { script, function, settings: settings.clone() },
+                        _ => continue,
+                    }
+                };
+                if let Some(existing) = bundle.rows.get(&r.id) {
+                    if existing.policy != *id {
+                        self.diagnostics.push(doc.diag(spanned.span(), format!("row `{}` is also declared by policy `{}`", r.id, existing.policy)));
+                        continue;
+                    }
+                }
+                rows.push(r.id.clone());
+                bundle.rows.insert(
+                    r.id.clone(),
+                    Row { id: r.id.clone(), title: r.title.clone(), assertion: r.assertion, severity: r.severity, policy: id.clone(), check },
+                );
+            }
+            for spanned in &p.examples {
+                let ex = spanned.get_ref();
+                bundle.examples.push(Example {
+                    at: Self::example(doc, spanned.span(), "judgement", &ex.note),
+                    kind: ExampleKind::Judgement { owner: Some(id.clone()), example: ex.clone() },
+                });
+            }
+            for spanned in &p.row_examples {
+                let ex = spanned.get_ref();
+                bundle.examples.push(Example {
+                    at: Self::example(doc, spanned.span(), "verdict", &ex.note),
+                    kind: ExampleKind::Verdict(ex.clone()),
+                });
+            }
+            bundle.policies.insert(
+                id.clone(),
+                Policy { id: id.clone(), description: p.description.clone(), file: doc.display.clone(), rules, rows, settings },
+            );
+        }
+    }
+
+    fn check_row_evidence(&mut self, bundle: &Bundle) {
+        for row in bundle.rows.values() {
+            if let RowCheck::Evidence(ids) = &row.check {
+                for id in ids {
+                    if !bundle.rows.contains_key(id) {
+                        let file = bundle.policies.get(&row.policy).map(|p| p.file.clone()).unwrap_or_default();
+                        self.diagnostics.push(Diagnostic::file(file, format!("row `{}` names `{id}` as evidence, and there is no such row", row.id)));
+                    }
+                }
+            }
+        }
+    }
+
+    fn compile_modes(&mut self, bundle: &mut Bundle, modes: &Layered<(ModeFile, Option<String>)>) {
+        let ids: Vec<String> = modes.items.keys().cloned().collect();
+        for id in ids {
+            self.compile_mode(bundle, modes, &id, &mut Vec::new());
+        }
+    }
+
+    fn compile_mode(&mut self, bundle: &mut Bundle, modes: &Layered<(ModeFile, Option<String>)>, id: &str, stack: &mut Vec<String>) -> bool {
+        if bundle.modes.contains_key(id) {
+            return true;
+        }
+        let Some((doc, (m, role))) = modes.items.get(id) else { return false };
+        if !is_id(id) {
+            self.diagnostics.push(Diagnostic::file(&doc.display, format!("`{id}` is not a valid mode id")).with_hint("use lowercase letters, digits and `-`"));
+            return false;
+        }
+        if stack.iter().any(|s| s == id) {
+            self.diagnostics.push(Diagnostic::file(&doc.display, format!("mode `{id}` extends itself through {}", stack.join(" → "))));
+            return false;
+        }
+        let parent = match &m.extends {
+            None => None,
+            Some(ext) => {
+                let name = ext.get_ref();
+                stack.push(id.to_string());
+                let loaded = self.compile_mode(bundle, modes, name, stack);
+                stack.pop();
+                if !loaded {
+                    let exists = modes.items.contains_key(name.as_str());
+                    let message = if exists {
+                        format!("mode `{id}` extends `{name}`, which did not load")
+                    } else {
+                        format!("mode `{id}` extends `{name}`, which does not exist")
+                    };
+                    let known: Vec<String> = modes.items.keys().map(|k| format!("`{k}`")).collect();
+                    self.diagnostics.push(doc.diag(ext.span(), message).with_hint(format!("the modes are {}", known.join(", "))));
+                    return false;
+                }
+                bundle.modes.get(name.as_str()).map(|p| p.judge.clone())
+            }
+        };
+        let own_ceiling = m.ceiling.as_ref().map(|c| Ceiling {
+            reads: c.reads.clone(),
+            writes: c.writes.clone(),
+            reaches: c.reaches,
+            reversible: c.reversible,
+            contained: c.contained,
+            costs: c.costs,
+        });
+        let mut rules: Vec<Arc<Rule>> = parent.as_ref().map(|p| p.rules.clone()).unwrap_or_default();
+        let mut new_rules: Vec<Arc<Rule>> = Vec::new();
+        let mut ok = true;
+        for include in &m.include {
+            match bundle.policies.get(include.get_ref()) {
+                Some(p) => new_rules.extend(p.rules.iter().cloned()),
+                None => {
+                    let known: Vec<String> = bundle.policies.keys().map(|k| format!("`{k}`")).collect();
+                    self.diagnostics.push(
+                        doc.diag(include.span(), format!("mode `{id}` includes the policy `{}`, which does not exist", include.get_ref()))
+                            .with_hint(format!("the policies are {}", known.join(", "))),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        new_rules.extend(self.rules(id, doc, &m.rules, &serde_json::Value::Null));
+        let default = m.default.or(parent.as_ref().map(|p| p.default)).unwrap_or(Decision::Refuse);
+        let mut ceiling = own_ceiling.clone().unwrap_or_default();
+        if let Some(p) = &parent {
+            let check_ws = Workspace::new("/workspace").with_home("/home/user").with_tmp("/tmp");
+            let extends_span = m.extends.as_ref().map(|e| e.span()).unwrap_or(0..0);
+            if let Some(own) = &own_ceiling {
+                if let Err(why) = own.le(&p.ceiling, &check_ws) {
+                    self.diagnostics.push(doc.diag(extends_span.clone(), format!("mode `{id}` widens the mode it extends: its ceiling's {why}"))
+                        .with_hint("a mode that extends another may only narrow it"));
+                    ok = false;
+                }
+            }
+            if default < p.default {
+                self.diagnostics.push(doc.diag(extends_span.clone(), format!("mode `{id}` widens the mode it extends: its default `{default}` is more permissive than `{}`", p.default))
+                    .with_hint("a mode that extends another may only narrow it"));
+                ok = false;
+            }
+            for rule in &new_rules {
+                if rule.decision < p.default {
+                    self.diagnostics.push(doc.diag(extends_span.clone(), format!(
+                        "mode `{id}` widens the mode it extends: rule `{}` decides `{}`, more permissive than that mode's default `{}`",
+                        rule.id, rule.decision, p.default
+                    )).with_hint("a mode that extends another may only narrow it: its rules decide at least the default they inherit"));
+                    ok = false;
+                }
+            }
+            ceiling = ceiling.or(&p.ceiling);
+        }
+        if !ok {
+            return false;
+        }
+        rules.extend(new_rules);
+        for spanned in &m.examples {
+            let mut ex = spanned.get_ref().clone();
+            ex.mode.get_or_insert_with(|| id.to_string());
+            bundle.examples.push(Example {
+                at: Self::example(doc, spanned.span(), "judgement", &ex.note),
+                kind: ExampleKind::Judgement { owner: None, example: ex },
+            });
+        }
+        let mut behaviour = m.behaviour.clone().unwrap_or_default();
+        if role.is_some() {
+            behaviour.role = role.clone();
+        }
+        bundle.modes.insert(
+            id.to_string(),
+            Mode {
+                id: id.to_string(),
+                name: m.name.clone(),
+                description: m.description.clone(),
+                environment: m.environment.clone(),
+                behaviour,
+                extends: m.extends.as_ref().map(|e| e.get_ref().clone()),
+                file: doc.display.clone(),
+                judge: Judge { mode: id.to_string(), default, ceiling, rules },
+            },
+        );
+        true
+    }
+
+    fn compile_patterns(&mut self, bundle: &mut Bundle, patterns: &Layered<PatternFile>) {
+        for (id, (doc, spec)) in &patterns.items {
+            if !spec.meta_tools.contains(&MetaTool::Spawn) && (spec.limits.spawns.unwrap_or(0) > 0 || spec.helpers.is_some()) {
+                self.diagnostics.push(
+                    Diagnostic::file(&doc.display, format!("pattern `{id}` limits or names helpers but does not offer `spawn`"))
+                        .with_hint("add `spawn` to `meta_tools`, or remove `limits.spawns` and `helpers`"),
+                );
+                continue;
+            }
+            for spanned in &spec.examples {
+                let ex = spanned.get_ref();
+                bundle.examples.push(Example {
+                    at: Self::example(doc, spanned.span(), "spawn", &ex.note),
+                    kind: ExampleKind::Spawn { pattern: id.clone(), example: ex.clone() },
+                });
+            }
+            bundle.patterns.insert(id.clone(), Pattern { spec: spec.clone(), file: doc.display.clone() });
+        }
+    }
+}

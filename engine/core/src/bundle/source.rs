@@ -1,0 +1,119 @@
+//! Where bundle files come from: a directory on disk, or the shipped bundle embedded in the binary.
+
+use crate::diag::Diagnostic;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Bundle files larger than this are refused: a policy file is small, and untrusted input is bounded.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The four folders a bundle is made of.
+pub const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
+
+/// One bundle's files, by path relative to the bundle's root (`/`-separated).
+#[derive(Debug, Clone, Default)]
+pub struct BundleSource {
+    /// How files of this bundle are named in diagnostics: a directory, or `<shipped>`.
+    pub label: String,
+    /// Path relative to the bundle root → text.
+    pub files: BTreeMap<String, String>,
+}
+
+impl BundleSource {
+    /// A source from in-memory files (the embedded shipped bundle, tests).
+    pub fn from_files<I, P, T>(label: &str, files: I) -> BundleSource
+    where
+        I: IntoIterator<Item = (P, T)>,
+        P: Into<String>,
+        T: Into<String>,
+    {
+        BundleSource {
+            label: label.to_string(),
+            files: files.into_iter().map(|(p, t)| (p.into(), t.into())).collect(),
+        }
+    }
+
+    /// Reads a bundle directory: `modes/*.toml|*.md`, `policies/**/*.toml|*.rhai`,
+    /// `patterns/*.toml`, `providers/*.toml`. Files that cannot be read are diagnostics;
+    /// the rest still load.
+    pub fn read_dir(dir: &Path) -> (BundleSource, Vec<Diagnostic>) {
+        let label = dir.display().to_string();
+        let mut source = BundleSource {
+            label: label.clone(),
+            files: BTreeMap::new(),
+        };
+        let mut diagnostics = Vec::new();
+        if !dir.is_dir() {
+            diagnostics.push(
+                Diagnostic::file(&label, format!("bundle directory `{label}` does not exist"))
+                    .with_hint("a bundle is a directory holding modes/, policies/, patterns/ and providers/"),
+            );
+            return (source, diagnostics);
+        }
+        for folder in FOLDERS {
+            let recursive = folder == "policies";
+            let mut found = Vec::new();
+            collect(&dir.join(folder), recursive, &mut found);
+            for path in found {
+                let Ok(relative) = path.strip_prefix(dir) else { continue };
+                let relative = relative.to_string_lossy().replace('\\', "/");
+                if !is_bundle_file(&relative) {
+                    continue;
+                }
+                let shown = format!("{}/{relative}", label.trim_end_matches('/'));
+                match read_bounded(&path) {
+                    Ok(text) => {
+                        source.files.insert(relative, text);
+                    }
+                    Err(message) => diagnostics.push(Diagnostic::file(shown, message)),
+                }
+            }
+        }
+        (source, diagnostics)
+    }
+
+    /// How a file of this source is named in diagnostics.
+    pub fn display(&self, relative: &str) -> String {
+        format!("{}/{relative}", self.label.trim_end_matches('/'))
+    }
+}
+
+/// True for the files a bundle is made of.
+pub fn is_bundle_file(relative: &str) -> bool {
+    let mut parts = relative.split('/');
+    let folder = parts.next().unwrap_or("");
+    let depth = relative.matches('/').count();
+    match folder {
+        "modes" => depth == 1 && (relative.ends_with(".toml") || relative.ends_with(".md")),
+        "policies" => relative.ends_with(".toml") || relative.ends_with(".rhai"),
+        "patterns" | "providers" => depth == 1 && relative.ends_with(".toml"),
+        _ => false,
+    }
+}
+
+fn collect(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            if recursive {
+                collect(&path, recursive, out);
+            }
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+fn read_bounded(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "the file is {} bytes, more than the {MAX_FILE_BYTES} a bundle file may have",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| format!("the file is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+}

@@ -1,0 +1,304 @@
+//! Effect profiles: the six fields every rule is a rule over.
+
+use crate::scope::{Place, Scopes, Workspace};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+fn yes() -> bool {
+    true
+}
+
+/// An effect profile as written (in effects JSON, examples and ceilings). Missing fields take
+/// the empty/false defaults, except `reversible`, which defaults to true.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EffectProfile {
+    /// What it can see: named scopes (`workspace`, a root's name, `tmp`, `*`) and paths.
+    #[serde(default)]
+    pub reads: Vec<String>,
+    /// What it can change: named scopes and paths.
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// Does it leave this machine.
+    #[serde(default)]
+    pub reaches: bool,
+    /// Can it be undone.
+    #[serde(default = "yes")]
+    pub reversible: bool,
+    /// Is it inside a proven boundary.
+    #[serde(default)]
+    pub contained: bool,
+    /// Does it spend money.
+    #[serde(default)]
+    pub costs: bool,
+}
+
+impl Default for EffectProfile {
+    fn default() -> Self {
+        EffectProfile {
+            reads: Vec::new(),
+            writes: Vec::new(),
+            reaches: false,
+            reversible: true,
+            contained: false,
+            costs: false,
+        }
+    }
+}
+
+impl EffectProfile {
+    /// The conservative profile for what cannot be understood: reads and writes everything,
+    /// reaches the network, cannot be undone.
+    pub fn unknown() -> EffectProfile {
+        EffectProfile {
+            reads: vec!["*".into()],
+            writes: vec!["*".into()],
+            reaches: true,
+            reversible: false,
+            contained: false,
+            costs: false,
+        }
+    }
+
+    /// The profile with its scopes resolved against a workspace.
+    pub fn resolve(&self, workspace: &Workspace) -> Effects {
+        Effects::new(
+            workspace,
+            workspace.resolve(&self.reads),
+            workspace.resolve(&self.writes),
+            Flags {
+                reaches: self.reaches,
+                reversible: self.reversible,
+                contained: self.contained,
+                costs: self.costs,
+            },
+        )
+    }
+}
+
+/// The four yes/no fields of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Flags {
+    /// Does it leave this machine.
+    pub reaches: bool,
+    /// Can it be undone.
+    pub reversible: bool,
+    /// Is it inside a proven boundary.
+    pub contained: bool,
+    /// Does it spend money.
+    pub costs: bool,
+}
+
+/// One place a step touches, with where it lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touch {
+    /// The resolved path; `None` for `*`.
+    pub path: Option<PathBuf>,
+    /// Where it lies.
+    pub place: Place,
+}
+
+/// A resolved effect profile: scopes as [`Scopes`], each place classified. This is what
+/// judgement and the partial order work on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effects {
+    /// What it can see.
+    pub reads: Scopes,
+    /// What it can change.
+    pub writes: Scopes,
+    /// The yes/no fields.
+    pub flags: Flags,
+    /// Each read place, classified.
+    pub read_places: Vec<Touch>,
+    /// Each written place, classified.
+    pub write_places: Vec<Touch>,
+}
+
+impl Effects {
+    /// Builds resolved effects, classifying each place against the workspace.
+    pub fn new(workspace: &Workspace, reads: Scopes, writes: Scopes, flags: Flags) -> Effects {
+        let read_places = classify(workspace, &reads);
+        let write_places = classify(workspace, &writes);
+        Effects {
+            reads,
+            writes,
+            flags,
+            read_places,
+            write_places,
+        }
+    }
+
+    /// `self ≤ other`: reads and writes no more, reaches and costs only if `other` does, and is
+    /// at least as reversible and as contained.
+    pub fn le(&self, other: &Effects) -> bool {
+        profile_le(&self.reads, &self.writes, self.flags, &other.reads, &other.writes, other.flags)
+    }
+}
+
+/// The partial order over the six fields.
+pub fn profile_le(
+    reads: &Scopes,
+    writes: &Scopes,
+    flags: Flags,
+    other_reads: &Scopes,
+    other_writes: &Scopes,
+    other: Flags,
+) -> bool {
+    reads.le(other_reads)
+        && writes.le(other_writes)
+        && (!flags.reaches || other.reaches)
+        && (!flags.costs || other.costs)
+        && (flags.reversible || !other.reversible)
+        && (flags.contained || !other.contained)
+}
+
+/// A resolved profile without classification: the lattice the laws are stated over.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Profile {
+    /// What it can see.
+    pub reads: Scopes,
+    /// What it can change.
+    pub writes: Scopes,
+    /// The yes/no fields.
+    pub flags: Flags,
+}
+
+impl Profile {
+    /// `self ≤ other` in the partial order.
+    pub fn le(&self, other: &Profile) -> bool {
+        profile_le(&self.reads, &self.writes, self.flags, &other.reads, &other.writes, other.flags)
+    }
+
+    /// The least upper bound: what either can do.
+    pub fn join(&self, other: &Profile) -> Profile {
+        Profile {
+            reads: self.reads.join(&other.reads),
+            writes: self.writes.join(&other.writes),
+            flags: Flags {
+                reaches: self.flags.reaches || other.flags.reaches,
+                costs: self.flags.costs || other.flags.costs,
+                reversible: self.flags.reversible && other.flags.reversible,
+                contained: self.flags.contained && other.flags.contained,
+            },
+        }
+    }
+
+    /// The greatest lower bound: what both can do.
+    pub fn meet(&self, other: &Profile) -> Profile {
+        Profile {
+            reads: self.reads.meet(&other.reads),
+            writes: self.writes.meet(&other.writes),
+            flags: Flags {
+                reaches: self.flags.reaches && other.flags.reaches,
+                costs: self.flags.costs && other.flags.costs,
+                reversible: self.flags.reversible || other.flags.reversible,
+                contained: self.flags.contained || other.flags.contained,
+            },
+        }
+    }
+}
+
+impl From<&Effects> for Profile {
+    fn from(e: &Effects) -> Profile {
+        Profile {
+            reads: e.reads.clone(),
+            writes: e.writes.clone(),
+            flags: e.flags,
+        }
+    }
+}
+
+fn classify(workspace: &Workspace, scopes: &Scopes) -> Vec<Touch> {
+    match scopes {
+        Scopes::Everything => vec![Touch {
+            path: None,
+            place: Place::Unknown,
+        }],
+        Scopes::Paths(paths) => paths
+            .iter()
+            .map(|p| Touch {
+                place: workspace.place(p),
+                path: Some(p.clone()),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn missing_fields_default_with_reversible_true() {
+        let p: EffectProfile = serde_json::from_str("{}").unwrap();
+        assert_eq!(p, EffectProfile::default());
+        assert!(p.reversible);
+        let err = serde_json::from_str::<EffectProfile>(r#"{"writez":[]}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field `writez`"));
+    }
+
+    fn arb_path() -> impl Strategy<Value = PathBuf> {
+        prop::collection::vec(prop::sample::select(vec!["a", "b"]), 0..3)
+            .prop_map(|parts| PathBuf::from("/").join(parts.join("/")))
+    }
+
+    fn arb_scopes() -> impl Strategy<Value = Scopes> {
+        prop_oneof![
+            1 => Just(Scopes::Everything),
+            5 => prop::collection::vec(arb_path(), 0..3).prop_map(Scopes::from_paths),
+        ]
+    }
+
+    fn arb_profile() -> impl Strategy<Value = Profile> {
+        (arb_scopes(), arb_scopes(), any::<[bool; 4]>()).prop_map(|(reads, writes, f)| Profile {
+            reads,
+            writes,
+            flags: Flags {
+                reaches: f[0],
+                reversible: f[1],
+                contained: f[2],
+                costs: f[3],
+            },
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn reflexive(a in arb_profile()) {
+            prop_assert!(a.le(&a));
+        }
+
+        #[test]
+        fn antisymmetric(a in arb_profile(), b in arb_profile()) {
+            if a.le(&b) && b.le(&a) {
+                prop_assert_eq!(a, b);
+            }
+        }
+
+        #[test]
+        fn transitive(a in arb_profile(), b in arb_profile(), c in arb_profile()) {
+            if a.le(&b) && b.le(&c) {
+                prop_assert!(a.le(&c));
+            }
+        }
+
+        #[test]
+        fn join_is_least_upper_bound(a in arb_profile(), b in arb_profile(), c in arb_profile()) {
+            let j = a.join(&b);
+            prop_assert!(a.le(&j) && b.le(&j));
+            if a.le(&c) && b.le(&c) {
+                prop_assert!(j.le(&c));
+            }
+        }
+
+        #[test]
+        fn meet_is_greatest_lower_bound(a in arb_profile(), b in arb_profile(), c in arb_profile()) {
+            let m = a.meet(&b);
+            prop_assert!(m.le(&a) && m.le(&b));
+            if c.le(&a) && c.le(&b) {
+                prop_assert!(c.le(&m));
+            }
+        }
+    }
+}

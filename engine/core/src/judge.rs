@@ -1,0 +1,462 @@
+//! Judgement: a mode's ceiling first, then its rules, strictest wins, its default where nothing
+//! matches. A rule that errors refuses: it never makes a judgement more permissive.
+
+use crate::decision::{Decision, Judgement};
+use crate::effects::{Effects, Flags, Touch};
+use crate::scope::{Place, Scopes, Workspace};
+use crate::script::{to_dynamic, Script, ScriptHost};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use rhai::Dynamic;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What a judgement is made in: the workspace and anything else the caller knows
+/// (handed to scripts as `context`).
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The roots, temp dirs and home directory paths are judged against.
+    pub workspace: Workspace,
+    /// Extra facts for scripts (e.g. the session, counts).
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Context {
+    /// A context with nothing but a workspace.
+    pub fn new(workspace: Workspace) -> Context {
+        Context {
+            workspace,
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// The workspace examples are judged in: primary root `/workspace`, home `/home/user`,
+    /// temp dir `/tmp`.
+    pub fn example() -> Context {
+        Context::new(Workspace::new("/workspace").with_home("/home/user").with_tmp("/tmp"))
+    }
+
+    fn to_dynamic(&self, mode: &str) -> rhai::Map {
+        let mut map = rhai::Map::new();
+        for (k, v) in &self.extra {
+            map.insert(k.as_str().into(), to_dynamic(v));
+        }
+        map.insert("mode".into(), Dynamic::from(mode.to_string()));
+        let roots: rhai::Array = self
+            .workspace
+            .roots()
+            .iter()
+            .map(|r| {
+                let mut m = rhai::Map::new();
+                m.insert("name".into(), Dynamic::from(r.name.clone()));
+                m.insert("path".into(), Dynamic::from(r.path.to_string_lossy().into_owned()));
+                Dynamic::from_map(m)
+            })
+            .collect();
+        map.insert("roots".into(), Dynamic::from_array(roots));
+        let tmp: rhai::Array = self
+            .workspace
+            .tmp()
+            .iter()
+            .map(|t| Dynamic::from(t.to_string_lossy().into_owned()))
+            .collect();
+        map.insert("tmp".into(), Dynamic::from_array(tmp));
+        let home = self.workspace.home().map(|h| Dynamic::from(h.to_string_lossy().into_owned()));
+        map.insert("home".into(), home.unwrap_or(Dynamic::UNIT));
+        map
+    }
+}
+
+/// A named set of path globs, compiled.
+#[derive(Debug, Clone)]
+pub struct PathSet {
+    /// Its name (`@NAME` in rules).
+    pub name: String,
+    home: GlobSet,
+    absolute: GlobSet,
+    relative: GlobSet,
+}
+
+impl PathSet {
+    /// Compiles globs: `~/…` under the home directory, `/…` absolute, anything else relative to a
+    /// workspace root (and also tried against the absolute path, so `**/…` matches anywhere).
+    /// `*` does not cross `/`; `**` does.
+    pub fn new(name: &str, globs: &[String]) -> Result<PathSet, String> {
+        let mut home = GlobSetBuilder::new();
+        let mut absolute = GlobSetBuilder::new();
+        let mut relative = GlobSetBuilder::new();
+        for raw in globs {
+            let (builder, pattern) = if let Some(rest) = raw.strip_prefix("~/") {
+                (&mut home, rest)
+            } else if raw.starts_with('/') {
+                (&mut absolute, raw.as_str())
+            } else {
+                (&mut relative, raw.as_str())
+            };
+            let glob = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("`{raw}` is not a valid glob: {}", e.kind()))?;
+            builder.add(glob);
+        }
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| format!("the globs do not compile: {e}"));
+        Ok(PathSet {
+            name: name.to_string(),
+            home: build(home)?,
+            absolute: build(absolute)?,
+            relative: build(relative)?,
+        })
+    }
+
+    /// True when a touched place is in the set. `*` is never in a path set: a rule that means
+    /// "or unknown" says `unknown` too.
+    pub fn contains(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        let Some(path) = &touch.path else { return false };
+        if self.absolute.is_match(path) {
+            return true;
+        }
+        if let Some(rest) = workspace.home().and_then(|h| path.strip_prefix(h).ok()) {
+            if self.home.is_match(rest) {
+                return true;
+            }
+        }
+        if let Place::Root { relative, .. } = &touch.place {
+            if !relative.is_empty() && self.relative.is_match(Path::new(relative)) {
+                return true;
+            }
+        }
+        path.strip_prefix("/").is_ok_and(|p| self.relative.is_match(p))
+    }
+}
+
+/// One entry of a `reads`/`writes` condition.
+#[derive(Debug, Clone)]
+pub enum PlaceMatcher {
+    /// Anything at all.
+    Any,
+    /// Inside a workspace root.
+    Workspace,
+    /// The system temp dir.
+    Tmp,
+    /// A known path elsewhere.
+    Outside,
+    /// `*`.
+    Unknown,
+    /// A path set or an inline glob.
+    Paths(Arc<PathSet>),
+}
+
+impl PlaceMatcher {
+    fn matches(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        match self {
+            PlaceMatcher::Any => true,
+            PlaceMatcher::Workspace => matches!(touch.place, Place::Root { .. }),
+            PlaceMatcher::Tmp => touch.place == Place::Tmp,
+            PlaceMatcher::Outside => touch.place == Place::Outside,
+            PlaceMatcher::Unknown => touch.place == Place::Unknown,
+            PlaceMatcher::Paths(set) => set.contains(touch, workspace),
+        }
+    }
+}
+
+/// Conditions over the six fields; all must hold.
+#[derive(Debug, Clone, Default)]
+pub struct When {
+    /// Some read place matches some entry.
+    pub reads: Option<Vec<PlaceMatcher>>,
+    /// Some written place matches some entry.
+    pub writes: Option<Vec<PlaceMatcher>>,
+    /// `reaches` equals this.
+    pub reaches: Option<bool>,
+    /// `reversible` equals this.
+    pub reversible: Option<bool>,
+    /// `contained` equals this.
+    pub contained: Option<bool>,
+    /// `costs` equals this.
+    pub costs: Option<bool>,
+}
+
+impl When {
+    /// `Some(evidence)` when every condition holds; the evidence is the first place that made a
+    /// `reads`/`writes` condition hold, if any.
+    fn holds(&self, effects: &Effects, workspace: &Workspace) -> Option<Option<String>> {
+        let f = effects.flags;
+        let flag_ok = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
+        if !(flag_ok(self.reaches, f.reaches)
+            && flag_ok(self.reversible, f.reversible)
+            && flag_ok(self.contained, f.contained)
+            && flag_ok(self.costs, f.costs))
+        {
+            return None;
+        }
+        let mut evidence = None;
+        for (condition, touches) in [(&self.reads, &effects.read_places), (&self.writes, &effects.write_places)] {
+            let Some(matchers) = condition else { continue };
+            let hit = touches
+                .iter()
+                .find(|t| matchers.iter().any(|m| m.matches(t, workspace)))?;
+            evidence.get_or_insert_with(|| describe_touch(hit));
+        }
+        Some(evidence)
+    }
+}
+
+fn describe_touch(touch: &Touch) -> String {
+    match &touch.path {
+        Some(p) => format!("`{}`", p.display()),
+        None => "`*`".to_string(),
+    }
+}
+
+/// A rule's script: the compiled file, the function to call, and the policy's settings.
+#[derive(Debug, Clone)]
+pub struct RuleScript {
+    /// The compiled script.
+    pub script: Script,
+    /// The function, called as `f(effects, context)`.
+    pub function: String,
+    /// The owning policy's settings, handed in as `context.settings`.
+    pub settings: Dynamic,
+}
+
+/// A compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// `OWNER/ID`: the mode or policy it was written in, and its id there.
+    pub id: String,
+    /// What it decides.
+    pub decision: Decision,
+    /// Why, in words.
+    pub reason: String,
+    /// Its data conditions.
+    pub when: When,
+    /// Its script, when it has one.
+    pub script: Option<RuleScript>,
+}
+
+/// The widest effects a mode admits; `None` fields are unlimited.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ceiling {
+    /// The most it may read, as written.
+    pub reads: Option<Vec<String>>,
+    /// The most it may write, as written.
+    pub writes: Option<Vec<String>>,
+    /// Whether it may reach.
+    pub reaches: Option<bool>,
+    /// Only reversible steps.
+    pub reversible: Option<bool>,
+    /// Only contained steps.
+    pub contained: Option<bool>,
+    /// Whether it may cost.
+    pub costs: Option<bool>,
+}
+
+impl Ceiling {
+    /// What of `effects` lies beyond the ceiling, in words; empty when within it.
+    pub fn exceeded(&self, effects: &Effects, workspace: &Workspace) -> Vec<String> {
+        let mut beyond = Vec::new();
+        let mut scopes = |name: &str, limit: &Option<Vec<String>>, have: &Scopes, places: &[Touch]| {
+            let Some(limit) = limit else { return };
+            let limit = workspace.resolve(limit);
+            if have.le(&limit) {
+                return;
+            }
+            let outside: Vec<String> = places
+                .iter()
+                .filter(|t| match &t.path {
+                    Some(p) => !Scopes::from_paths([p.clone()]).le(&limit),
+                    None => true,
+                })
+                .map(describe_touch)
+                .collect();
+            if limit.is_empty() {
+                beyond.push(format!("{name} {}, and the mode {name} nothing", outside.join(", ")));
+            } else {
+                beyond.push(format!("{name} {}", outside.join(", ")));
+            }
+        };
+        scopes("writes", &self.writes, &effects.writes, &effects.write_places);
+        scopes("reads", &self.reads, &effects.reads, &effects.read_places);
+        let f: Flags = effects.flags;
+        if f.reaches && self.reaches == Some(false) {
+            beyond.push("reaches the network".into());
+        }
+        if f.costs && self.costs == Some(false) {
+            beyond.push("costs money".into());
+        }
+        if !f.reversible && self.reversible == Some(true) {
+            beyond.push("cannot be undone".into());
+        }
+        if !f.contained && self.contained == Some(true) {
+            beyond.push("is not contained".into());
+        }
+        beyond
+    }
+
+    /// `self ≤ other` field by field, with scopes resolved in `workspace`.
+    pub fn le(&self, other: &Ceiling, workspace: &Workspace) -> Result<(), String> {
+        let scopes = |name: &str, mine: &Option<Vec<String>>, theirs: &Option<Vec<String>>| match (mine, theirs) {
+            (_, None) => Ok(()),
+            (None, Some(_)) => Err(format!("{name} is unlimited, wider than the mode it extends")),
+            (Some(a), Some(b)) if workspace.resolve(a).le(&workspace.resolve(b)) => Ok(()),
+            (Some(a), Some(b)) => Err(format!("{name} {a:?} is wider than {b:?} in the mode it extends")),
+        };
+        // For reaches/costs a limit is `false`; for reversible/contained it is `true`.
+        let allows = |name: &str, mine: Option<bool>, theirs: Option<bool>, limit: bool| {
+            let widened = theirs == Some(limit) && mine != Some(limit);
+            if widened {
+                Err(format!("{name} is allowed, but the mode it extends does not allow it"))
+            } else {
+                Ok(())
+            }
+        };
+        scopes("reads", &self.reads, &other.reads)?;
+        scopes("writes", &self.writes, &other.writes)?;
+        allows("reaching the network", self.reaches, other.reaches, false)?;
+        allows("spending money", self.costs, other.costs, false)?;
+        allows("an irreversible step", self.reversible, other.reversible, true)?;
+        allows("an uncontained step", self.contained, other.contained, true)?;
+        Ok(())
+    }
+
+    /// Each field of `self`, or the other's where `self` leaves it out.
+    pub fn or(&self, other: &Ceiling) -> Ceiling {
+        Ceiling {
+            reads: self.reads.clone().or_else(|| other.reads.clone()),
+            writes: self.writes.clone().or_else(|| other.writes.clone()),
+            reaches: self.reaches.or(other.reaches),
+            reversible: self.reversible.or(other.reversible),
+            contained: self.contained.or(other.contained),
+            costs: self.costs.or(other.costs),
+        }
+    }
+}
+
+/// The policy part of a mode, compiled: what judgement needs.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    /// The mode's id.
+    pub mode: String,
+    /// The decision where no rule matches.
+    pub default: Decision,
+    /// Checked first.
+    pub ceiling: Ceiling,
+    /// Inherited, included and own rules.
+    pub rules: Vec<Arc<Rule>>,
+}
+
+impl Judge {
+    /// Judges resolved effects: the ceiling first, then the rules (strictest wins), else the default.
+    pub fn judge(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Judgement {
+        let mode = &self.mode;
+        let beyond = self.ceiling.exceeded(effects, &context.workspace);
+        if !beyond.is_empty() {
+            return Judgement {
+                decision: Decision::Refuse,
+                reason: format!("mode `{mode}` refuses: beyond its ceiling: {}", beyond.join("; ")),
+                rules: vec![format!("{mode}/ceiling")],
+                mode: mode.clone(),
+            };
+        }
+        let mut matched: Vec<(Decision, &str, String)> = Vec::new();
+        let mut script_args: Option<(Dynamic, rhai::Map)> = None;
+        for rule in &self.rules {
+            let Some(evidence) = rule.when.holds(effects, &context.workspace) else { continue };
+            let mut reason = match evidence {
+                Some(place) => format!("{} ({place})", rule.reason),
+                None => rule.reason.clone(),
+            };
+            if let Some(rs) = &rule.script {
+                let (effects_value, context_map) =
+                    script_args.get_or_insert_with(|| (effects_to_dynamic(effects), context.to_dynamic(mode)));
+                let mut ctx = context_map.clone();
+                ctx.insert("settings".into(), rs.settings.clone());
+                match host.call(&rs.script, &rs.function, vec![effects_value.clone(), Dynamic::from_map(ctx)]) {
+                    Ok(out) => match script_verdict(&out.value) {
+                        Ok(None) => continue,
+                        Ok(Some(None)) => {}
+                        Ok(Some(Some(own))) => reason = own,
+                        Err(what) => {
+                            matched.push((Decision::Refuse, &rule.id, format!("rule `{}` failed, so it refuses: {what}", rule.id)));
+                            continue;
+                        }
+                    },
+                    Err(err) => {
+                        matched.push((Decision::Refuse, &rule.id, format!("rule `{}` failed, so it refuses: {err}", rule.id)));
+                        continue;
+                    }
+                }
+            }
+            matched.push((rule.decision, &rule.id, reason));
+        }
+        let Some(strictest) = matched.iter().map(|m| m.0).max() else {
+            return Judgement {
+                decision: self.default,
+                reason: format!("mode `{mode}` {}: no rule matched, so its default applies", verb(self.default)),
+                rules: Vec::new(),
+                mode: mode.clone(),
+            };
+        };
+        let deciding: Vec<&(Decision, &str, String)> = matched.iter().filter(|m| m.0 == strictest).collect();
+        let reasons: Vec<String> = deciding.iter().map(|m| format!("{} (rule `{}`)", m.2, m.1)).collect();
+        Judgement {
+            decision: strictest,
+            reason: format!("mode `{mode}` {}: {}", verb(strictest), reasons.join("; ")),
+            rules: deciding.iter().map(|m| m.1.to_string()).collect(),
+            mode: mode.clone(),
+        }
+    }
+}
+
+fn verb(d: Decision) -> &'static str {
+    match d {
+        Decision::Allow => "allows",
+        Decision::Ask => "asks",
+        Decision::Refuse => "refuses",
+    }
+}
+
+/// What a rule's script said: `None` no match, `Some(None)` match with the rule's reason,
+/// `Some(Some(reason))` match with its own reason.
+fn script_verdict(value: &Dynamic) -> Result<Option<Option<String>>, String> {
+    if value.is_unit() {
+        return Ok(None);
+    }
+    if let Ok(b) = value.as_bool() {
+        return Ok(b.then_some(None));
+    }
+    if value.is_string() {
+        return Ok(Some(Some(value.clone().into_string().unwrap_or_default())));
+    }
+    Err(format!(
+        "the script returned a `{}`; a rule script returns true, false, () or a reason string",
+        value.type_name()
+    ))
+}
+
+fn effects_to_dynamic(effects: &Effects) -> Dynamic {
+    let places = |touches: &[Touch]| -> Dynamic {
+        let items: rhai::Array = touches
+            .iter()
+            .map(|t| {
+                let mut m = rhai::Map::new();
+                let path = t.path.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| "*".into());
+                m.insert("path".into(), Dynamic::from(path));
+                m.insert("place".into(), Dynamic::from(t.place.class()));
+                if let Place::Root { name, relative } = &t.place {
+                    m.insert("root".into(), Dynamic::from(name.clone()));
+                    m.insert("relative".into(), Dynamic::from(relative.clone()));
+                }
+                Dynamic::from_map(m)
+            })
+            .collect();
+        Dynamic::from_array(items)
+    };
+    let mut map = rhai::Map::new();
+    map.insert("reads".into(), places(&effects.read_places));
+    map.insert("writes".into(), places(&effects.write_places));
+    map.insert("reaches".into(), Dynamic::from_bool(effects.flags.reaches));
+    map.insert("reversible".into(), Dynamic::from_bool(effects.flags.reversible));
+    map.insert("contained".into(), Dynamic::from_bool(effects.flags.contained));
+    map.insert("costs".into(), Dynamic::from_bool(effects.flags.costs));
+    Dynamic::from_map(map)
+}

@@ -1,0 +1,16 @@
+//! The pure core of tollgate.
+//!
+//! It owns effect profiles and scopes, bundles (modes, policies, patterns, providers) with their
+//! validation, the hardened Rhai host, judgement and verdicts. It knows nothing of any agent
+//! vendor, transport or operating-system mechanism: the layers around it gather facts and apply
+//! its outputs.
+
+pub mod decision;
+pub mod diag;
+pub mod effects;
+pub mod scope;
+pub mod script;
+pub mod bundle;
+pub mod judge;
+pub mod verdict;
+pub mod shipped;

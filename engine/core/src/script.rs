@@ -1,0 +1,314 @@
+//! The hardened Rhai host: the one place the script engine is configured.
+//!
+//! Scripts are compiled once per bundle load and called many times. They cannot import modules
+//! or `eval` text, their output is captured rather than printed, and every call is bounded in
+//! operations, call depth, expression depth, string/array/map sizes and wall-clock time. A call
+//! that errors or hits a limit is an error the caller turns into a fail-closed outcome.
+
+use crate::diag::Diagnostic;
+use rhai::{Dynamic, Engine, EvalAltResult, Position, Scope, AST};
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Explicit limits on every script call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptLimits {
+    /// Operations per call.
+    pub max_operations: u64,
+    /// Nested function calls.
+    pub max_call_levels: usize,
+    /// Expression nesting, at top level and inside functions.
+    pub max_expr_depth: usize,
+    /// Bytes in one string.
+    pub max_string_size: usize,
+    /// Items in one array.
+    pub max_array_size: usize,
+    /// Entries in one map.
+    pub max_map_size: usize,
+    /// Wall-clock time per call.
+    pub deadline: Duration,
+    /// Lines of `print`/`debug` output kept per call.
+    pub max_printed_lines: usize,
+}
+
+impl Default for ScriptLimits {
+    fn default() -> Self {
+        ScriptLimits {
+            max_operations: 1_000_000,
+            max_call_levels: 32,
+            max_expr_depth: 64,
+            max_string_size: 64 * 1024,
+            max_array_size: 10_000,
+            max_map_size: 10_000,
+            deadline: Duration::from_millis(250),
+            max_printed_lines: 64,
+        }
+    }
+}
+
+thread_local! {
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static PRINTED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How often (in operations) the wall clock is read: reading it on every operation would cost
+/// more than most scripts.
+const CLOCK_EVERY: u64 = 512;
+
+/// A compiled script.
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// The file it came from, for diagnostics.
+    pub file: String,
+    ast: Arc<AST>,
+}
+
+impl Script {
+    /// True when the script defines `name` taking `arity` parameters.
+    pub fn has_function(&self, name: &str, arity: usize) -> bool {
+        self.ast.iter_functions().any(|f| f.name == name && f.params.len() == arity)
+    }
+}
+
+/// Why a script call gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    /// The script's file.
+    pub file: String,
+    /// 1-based line and column inside the script, when known.
+    pub position: Option<(usize, usize)>,
+    /// What happened.
+    pub message: String,
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some((line, column)) => write!(f, "{}:{line}:{column}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// The result of one call: its value and anything it printed.
+#[derive(Debug, Clone)]
+pub struct CallOutput {
+    /// What the function returned.
+    pub value: Dynamic,
+    /// Lines it printed with `print` or `debug`.
+    pub printed: Vec<String>,
+}
+
+/// The configured engine. One per bundle; shared by every call.
+pub struct ScriptHost {
+    engine: Engine,
+    limits: ScriptLimits,
+}
+
+impl fmt::Debug for ScriptHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScriptHost").field("limits", &self.limits).finish()
+    }
+}
+
+impl Default for ScriptHost {
+    fn default() -> Self {
+        ScriptHost::new(ScriptLimits::default())
+    }
+}
+
+impl ScriptHost {
+    /// An engine with the given limits.
+    pub fn new(limits: ScriptLimits) -> ScriptHost {
+        let mut engine = Engine::new();
+        // `import` is compiled out (`no_module`); `eval` is refused at parse time.
+        engine.disable_symbol("eval");
+        engine.set_strict_variables(true);
+        engine.set_max_operations(limits.max_operations);
+        engine.set_max_call_levels(limits.max_call_levels);
+        engine.set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth);
+        engine.set_max_string_size(limits.max_string_size);
+        engine.set_max_array_size(limits.max_array_size);
+        engine.set_max_map_size(limits.max_map_size);
+        let max_lines = limits.max_printed_lines;
+        let keep = move |line: String| {
+            PRINTED.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < max_lines {
+                    p.push(line);
+                }
+            })
+        };
+        let keep_debug = keep.clone();
+        engine.on_print(move |s| keep(s.to_string()));
+        engine.on_debug(move |s, _, _| keep_debug(s.to_string()));
+        engine.on_progress(|ops| {
+            if ops % CLOCK_EVERY != 0 {
+                return None;
+            }
+            let late = DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() >= at));
+            late.then(|| Dynamic::from("the wall-clock deadline passed"))
+        });
+        ScriptHost { engine, limits }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> ScriptLimits {
+        self.limits
+    }
+
+    /// Compiles a script; a syntax error is a diagnostic at its line and column.
+    pub fn compile(&self, file: &str, text: &str) -> Result<Script, Diagnostic> {
+        match self.engine.compile(text) {
+            Ok(ast) => Ok(Script {
+                file: file.to_string(),
+                ast: Arc::new(ast),
+            }),
+            Err(err) => {
+                let (line, column) = position(err.position()).unwrap_or((0, 0));
+                Err(Diagnostic::at_line(file, line, column, format!("script does not compile: {}", err.err_type()))
+                    .with_hint("scripts are Rhai; `import` and `eval` are not available"))
+            }
+        }
+    }
+
+    /// Calls `function` with arguments, under the limits.
+    pub fn call(&self, script: &Script, function: &str, args: Vec<Dynamic>) -> Result<CallOutput, ScriptError> {
+        PRINTED.with(|p| p.borrow_mut().clear());
+        DEADLINE.with(|d| d.set(Some(Instant::now() + self.limits.deadline)));
+        let mut scope = Scope::new();
+        let options = rhai::CallFnOptions::new().eval_ast(false).rewind_scope(true);
+        let result = self.engine.call_fn_with_options::<Dynamic>(options, &mut scope, &script.ast, function, args);
+        DEADLINE.with(|d| d.set(None));
+        let printed = PRINTED.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        result.map(|value| CallOutput { value, printed }).map_err(|err| ScriptError {
+            file: script.file.clone(),
+            position: position(err.position()),
+            message: describe(&err),
+        })
+    }
+}
+
+fn position(pos: Position) -> Option<(usize, usize)> {
+    pos.line().map(|line| (line, pos.position().unwrap_or(0)))
+}
+
+fn describe(err: &EvalAltResult) -> String {
+    match err {
+        EvalAltResult::ErrorTooManyOperations(_) => "the script hit its operations limit".to_string(),
+        EvalAltResult::ErrorStackOverflow(_) => "the script recursed past its call-depth limit".to_string(),
+        EvalAltResult::ErrorTerminated(why, _) => format!("the script was stopped: {why}"),
+        EvalAltResult::ErrorDataTooLarge(what, _) => format!("the script hit a size limit: {what}"),
+        EvalAltResult::ErrorInFunctionCall(name, _, inner, _) => format!("in `{name}`: {}", describe(inner)),
+        other => other.to_string().lines().next().unwrap_or("script error").to_string(),
+    }
+}
+
+/// Converts JSON into a script value (maps, arrays, strings, numbers, booleans, `()` for null).
+pub fn to_dynamic(value: &serde_json::Value) -> Dynamic {
+    match value {
+        serde_json::Value::Null => Dynamic::UNIT,
+        serde_json::Value::Bool(b) => Dynamic::from_bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Dynamic::from_int(i),
+            None => Dynamic::from_float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Dynamic::from(s.clone()),
+        serde_json::Value::Array(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
+        serde_json::Value::Object(map) => {
+            let mut out = rhai::Map::new();
+            for (k, v) in map {
+                out.insert(k.as_str().into(), to_dynamic(v));
+            }
+            Dynamic::from_map(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> ScriptHost {
+        ScriptHost::new(ScriptLimits {
+            deadline: Duration::from_millis(200),
+            ..ScriptLimits::default()
+        })
+    }
+
+    fn call(text: &str, f: &str) -> Result<CallOutput, ScriptError> {
+        let h = host();
+        let s = h.compile("t.rhai", text).unwrap();
+        h.call(&s, f, vec![])
+    }
+
+    #[test]
+    fn eval_and_import_do_not_compile() {
+        let h = host();
+        let err = h.compile("e.rhai", "fn f() { eval(\"1\") }").unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(h.compile("i.rhai", "import \"x\" as y;\nfn f() { 1 }").is_err());
+    }
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let err = host().compile("s.rhai", "fn f() {\n  let x = ;\n}").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.column > 0);
+        assert!(err.message.contains("does not compile"));
+    }
+
+    #[test]
+    fn endless_loops_hit_a_limit() {
+        let err = call("fn f() { loop { } }", "f").unwrap_err();
+        assert!(err.message.contains("limit") || err.message.contains("stopped"), "{err}");
+    }
+
+    #[test]
+    fn the_deadline_stops_a_slow_script() {
+        let h = ScriptHost::new(ScriptLimits {
+            max_operations: u64::MAX,
+            deadline: Duration::from_millis(20),
+            ..ScriptLimits::default()
+        });
+        let s = h.compile("slow.rhai", "fn f() { loop { } }").unwrap();
+        let err = h.call(&s, "f", vec![]).unwrap_err();
+        assert!(err.message.contains("deadline"), "{err}");
+    }
+
+    #[test]
+    fn endless_recursion_hits_the_depth_limit() {
+        let err = call("fn f() { f() }", "f").unwrap_err();
+        assert!(err.message.contains("call-depth"), "{err}");
+    }
+
+    #[test]
+    fn big_strings_and_arrays_hit_size_limits() {
+        let err = call("fn f() { let s = \"x\"; loop { s = s + s; } }", "f").unwrap_err();
+        assert!(err.message.contains("size limit"), "{err}");
+        let err = call("fn f() { let a = [1]; loop { a = a + a; } }", "f").unwrap_err();
+        assert!(err.message.contains("limit"), "{err}");
+    }
+
+    #[test]
+    fn print_is_captured() {
+        let out = call("fn f() { print(\"hello\"); debug(1); 7 }", "f").unwrap();
+        assert_eq!(out.value.as_int().unwrap(), 7);
+        assert_eq!(out.printed.len(), 2);
+        assert_eq!(out.printed[0], "hello");
+    }
+
+    #[test]
+    fn undefined_variables_are_compile_errors() {
+        assert!(host().compile("u.rhai", "fn f() { nope }").is_err());
+    }
+
+    #[test]
+    fn json_becomes_script_values() {
+        let v = to_dynamic(&serde_json::json!({"a": [1, "x", null, true, 1.5]}));
+        let map = v.cast::<rhai::Map>();
+        assert_eq!(map["a"].clone().into_array().unwrap().len(), 5);
+    }
+}
