@@ -13,19 +13,29 @@ pub struct Args {
     json: bool,
 }
 
+#[derive(Debug, serde::Serialize)]
+struct Counts {
+    modes: usize,
+    policies: usize,
+    patterns: usize,
+    providers: usize,
+    rows: usize,
+    examples: usize,
+}
+
 pub fn run(args: Args) -> u8 {
     let (bundle, sources, mut diagnostics) = bundles::load(&args.bundle);
     let mut failed_examples = bundle.run_examples();
     let examples = bundle.example_count();
     diagnostics.append(&mut failed_examples);
-    let counts = serde_json::json!({
-        "modes": bundle.modes().count(),
-        "policies": bundle.policies().count(),
-        "patterns": bundle.patterns().count(),
-        "providers": bundle.providers().count(),
-        "rows": bundle.rows().count(),
-        "examples": examples,
-    });
+    let counts = Counts {
+        modes: bundle.modes().count(),
+        policies: bundle.policies().count(),
+        patterns: bundle.patterns().count(),
+        providers: bundle.providers().count(),
+        rows: bundle.rows().count(),
+        examples,
+    };
     let labels: Vec<&str> = sources.iter().map(|s| s.label.as_str()).collect();
     if args.json {
         let out = serde_json::json!({
@@ -39,7 +49,7 @@ pub fn run(args: Args) -> u8 {
         bundles::report(&diagnostics);
         let summary = format!(
             "{} modes, {} policies, {} patterns, {} providers, {} rows; {} examples",
-            counts["modes"], counts["policies"], counts["patterns"], counts["providers"], counts["rows"], examples
+            counts.modes, counts.policies, counts.patterns, counts.providers, counts.rows, counts.examples
         );
         if diagnostics.is_empty() {
             println!("ok: {summary} (from {})", labels.join(", "));

@@ -460,3 +460,102 @@ fn effects_to_dynamic(effects: &Effects) -> Dynamic {
     map.insert("costs".into(), Dynamic::from_bool(effects.flags.costs));
     Dynamic::from_map(map)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn decision() -> impl Strategy<Value = Decision> {
+        prop::sample::select(vec![Decision::Allow, Decision::Ask, Decision::Refuse])
+    }
+
+    fn flag() -> impl Strategy<Value = Option<bool>> {
+        prop::option::of(any::<bool>())
+    }
+
+    fn place() -> impl Strategy<Value = Option<Vec<PlaceMatcher>>> {
+        let one = prop::sample::select(vec![0u8, 1, 2, 3, 4]).prop_map(|i| match i {
+            0 => PlaceMatcher::Any,
+            1 => PlaceMatcher::Workspace,
+            2 => PlaceMatcher::Tmp,
+            3 => PlaceMatcher::Outside,
+            _ => PlaceMatcher::Unknown,
+        });
+        prop::option::of(prop::collection::vec(one, 1..3))
+    }
+
+    fn rule() -> impl Strategy<Value = Rule> {
+        (decision(), place(), place(), flag(), flag(), flag(), flag()).prop_map(|(decision, reads, writes, reaches, reversible, contained, costs)| Rule {
+            id: "r".into(),
+            decision,
+            reason: "r".into(),
+            when: When { reads, writes, reaches, reversible, contained, costs },
+            script: None,
+        })
+    }
+
+    fn effects() -> impl Strategy<Value = Effects> {
+        let scope = prop::sample::select(vec![vec![], vec!["./a"], vec!["/etc/x"], vec!["/tmp/y"], vec!["*"], vec!["./a", "/etc/x"]]);
+        (scope.clone(), scope, any::<[bool; 4]>()).prop_map(|(reads, writes, f)| {
+            let profile = crate::effects::EffectProfile {
+                reads: reads.into_iter().map(String::from).collect(),
+                writes: writes.into_iter().map(String::from).collect(),
+                reaches: f[0],
+                reversible: f[1],
+                contained: f[2],
+                costs: f[3],
+            };
+            profile.resolve(&Context::example().workspace)
+        })
+    }
+
+    fn judge(default: Decision, rules: &[Rule]) -> Judge {
+        Judge { mode: "m".into(), default, ceiling: Ceiling::default(), rules: rules.iter().cloned().map(Arc::new).collect() }
+    }
+
+    proptest! {
+        #[test]
+        fn strictest_matching_rule_wins(default in decision(), rules in prop::collection::vec(rule(), 0..6), e in effects()) {
+            let ctx = Context::example();
+            let host = ScriptHost::default();
+            let j = judge(default, &rules).judge(&e, &ctx, &host);
+            let matched: Vec<Decision> = rules.iter().filter(|r| r.when.holds(&e, &ctx.workspace).is_some()).map(|r| r.decision).collect();
+            let expected = matched.iter().copied().max().unwrap_or(default);
+            prop_assert_eq!(j.decision, expected);
+            prop_assert_eq!(j.rules.is_empty(), matched.is_empty());
+        }
+
+        #[test]
+        fn a_narrowing_extension_is_never_more_permissive(
+            parent_default in decision(),
+            parent_rules in prop::collection::vec(rule(), 0..5),
+            raise in 0u8..3,
+            child_rules in prop::collection::vec(rule(), 0..5),
+            e in effects(),
+        ) {
+            // The load-time check: the child's default and new rules decide at least the parent's default.
+            let child_default = parent_default.max(match raise { 0 => Decision::Allow, 1 => Decision::Ask, _ => Decision::Refuse });
+            let child_new: Vec<Rule> = child_rules.into_iter().map(|mut r| { r.decision = r.decision.max(parent_default); r }).collect();
+            let mut all = parent_rules.clone();
+            all.extend(child_new);
+            let ctx = Context::example();
+            let host = ScriptHost::default();
+            let parent = judge(parent_default, &parent_rules).judge(&e, &ctx, &host);
+            let child = judge(child_default, &all).judge(&e, &ctx, &host);
+            prop_assert!(child.decision >= parent.decision);
+        }
+
+        #[test]
+        fn beyond_the_ceiling_is_always_refused(rules in prop::collection::vec(rule(), 0..5), e in effects()) {
+            let ctx = Context::example();
+            let mut j = judge(Decision::Allow, &rules);
+            j.ceiling = Ceiling { writes: Some(vec![]), reaches: Some(false), ..Ceiling::default() };
+            let out = j.judge(&e, &ctx, &ScriptHost::default());
+            if !e.writes.is_empty() || e.flags.reaches {
+                prop_assert_eq!(out.decision, Decision::Refuse);
+                prop_assert_eq!(out.rules, vec!["m/ceiling".to_string()]);
+            }
+        }
+    }
+}

@@ -141,7 +141,7 @@ impl ScriptHost {
                 }
             })
         };
-        let keep_debug = keep.clone();
+        let keep_debug = keep;
         engine.on_print(move |s| keep(s.to_string()));
         engine.on_debug(move |s, _, _| keep_debug(s.to_string()));
         engine.on_progress(|ops| {

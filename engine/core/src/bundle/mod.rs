@@ -939,7 +939,8 @@ impl Compiler {
             let check_ws = Workspace::new("/workspace").with_home("/home/user").with_tmp("/tmp");
             let extends_span = m.extends.as_ref().map(|e| e.span()).unwrap_or(0..0);
             if let Some(own) = &own_ceiling {
-                if let Err(why) = own.le(&p.ceiling, &check_ws) {
+                // Fields the mode leaves out are inherited, so only the ones it sets can widen.
+                if let Err(why) = own.or(&p.ceiling).le(&p.ceiling, &check_ws) {
                     self.diagnostics.push(doc.diag(extends_span.clone(), format!("mode `{id}` widens the mode it extends: its ceiling's {why}"))
                         .with_hint("a mode that extends another may only narrow it"));
                     ok = false;
@@ -1013,3 +1014,6 @@ impl Compiler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

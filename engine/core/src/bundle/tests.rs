@@ -1,0 +1,266 @@
+use super::*;
+use crate::shipped;
+
+fn load(extra: &[(&str, &str)]) -> (Bundle, Vec<Diagnostic>) {
+    let overlay = BundleSource::from_files("t", extra.iter().copied());
+    Bundle::load(&[shipped::source(), overlay])
+}
+
+fn judge(bundle: &Bundle, mode: &str, effects: &str) -> Judgement {
+    let effects: EffectProfile = serde_json::from_str(effects).unwrap();
+    bundle.judge(mode, &effects, &Context::example())
+}
+
+#[test]
+fn the_shipped_bundle_loads_clean_and_its_examples_hold() {
+    let (bundle, diagnostics) = Bundle::load(&[shipped::source()]);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    assert_eq!(bundle.run_examples(), vec![]);
+    let ids: Vec<&str> = bundle.modes().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["ask", "full", "read-only", "workspace-write"]);
+    assert!(bundle.example_count() >= 48, "every cell of the table has an example");
+}
+
+#[test]
+fn a_later_source_replaces_a_mode_with_the_same_id() {
+    let (bundle, d) = load(&[("modes/full.toml", "id = \"full\"\ndefault = \"refuse\"\n")]);
+    assert!(d.is_empty(), "{d:#?}");
+    assert_eq!(judge(&bundle, "full", "{}").decision, Decision::Refuse);
+    assert_eq!(bundle.mode("full").unwrap().file, "t/modes/full.toml");
+}
+
+#[test]
+fn the_same_id_twice_in_one_source_is_an_error() {
+    let (_, d) = load(&[
+        ("patterns/a.toml", "id = \"x\"\nmeta_tools = []\n"),
+        ("patterns/b.toml", "id = \"x\"\nmeta_tools = []\n"),
+    ]);
+    assert_eq!(d.len(), 1);
+    assert!(d[0].message.contains("defined twice"));
+}
+
+#[test]
+fn markdown_modes_take_their_role_from_the_body() {
+    let (bundle, d) = load(&[("modes/reviewer.md", "+++\nid = \"reviewer\"\nextends = \"read-only\"\n+++\nYou review.\n")]);
+    assert!(d.is_empty(), "{d:#?}");
+    let mode = bundle.mode("reviewer").unwrap();
+    assert_eq!(mode.behaviour.role.as_deref(), Some("You review."));
+    assert_eq!(judge(&bundle, "reviewer", r#"{"writes":["./a"]}"#).decision, Decision::Refuse);
+}
+
+#[test]
+fn markdown_without_front_matter_is_an_error_at_line_one() {
+    let (_, d) = load(&[("modes/x.md", "# just markdown\n")]);
+    assert_eq!((d[0].line, d[0].column), (1, 1));
+}
+
+#[test]
+fn errors_in_front_matter_point_at_the_files_own_lines() {
+    let (_, d) = load(&[("modes/x.md", "+++\nid = \"x\"\nbogus = 1\n+++\nbody\n")]);
+    assert_eq!(d[0].line, 3, "{d:#?}");
+}
+
+#[test]
+fn a_mode_file_must_be_named_by_its_id() {
+    let (_, d) = load(&[("modes/one.toml", "id = \"two\"\n")]);
+    assert!(d[0].message.contains("not its file's name"));
+}
+
+#[test]
+fn extending_may_only_narrow() {
+    let (_, d) = load(&[("modes/looser.toml", "id = \"looser\"\nextends = \"ask\"\n[[rules]]\nid = \"r\"\ndecision = \"allow\"\nreason = \"x\"\n")]);
+    assert!(d.is_empty(), "an allow rule under an `allow` default narrows nothing away: {d:#?}");
+
+    let strict = "id = \"strict\"\ndefault = \"ask\"\n";
+    let child = "id = \"child\"\nextends = \"strict\"\n[[rules]]\nid = \"r\"\ndecision = \"allow\"\nreason = \"x\"\nwhen.reaches = true\n";
+    let (bundle, d) = load(&[("modes/strict.toml", strict), ("modes/child.toml", child)]);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert!(d[0].message.contains("more permissive than that mode's default"));
+    assert_eq!(d[0].line, 2);
+    assert!(bundle.mode("child").is_none());
+    assert_eq!(judge(&bundle, "child", "{}").decision, Decision::Refuse, "a mode that did not load refuses");
+
+    let (_, d) = load(&[("modes/strict.toml", strict), ("modes/lax.toml", "id = \"lax\"\nextends = \"strict\"\ndefault = \"allow\"\n")]);
+    assert!(d[0].message.contains("default `allow`"), "{d:#?}");
+
+    let (_, d) = load(&[("modes/r.toml", "id = \"r\"\nextends = \"read-only\"\n[ceiling]\nreaches = true\n")]);
+    assert!(d[0].message.contains("reaching the network"), "{d:#?}");
+}
+
+#[test]
+fn extends_cycles_are_reported() {
+    let (_, d) = load(&[
+        ("modes/a.toml", "id = \"a\"\nextends = \"b\"\n"),
+        ("modes/b.toml", "id = \"b\"\nextends = \"a\"\n"),
+    ]);
+    assert!(d.iter().any(|d| d.message.contains("extends itself")), "{d:#?}");
+}
+
+#[test]
+fn a_rule_that_cannot_load_refuses_rather_than_vanishing() {
+    let policy = "id = \"p\"\n[[rules]]\nid = \"r\"\ndecision = \"ask\"\nreason = \"x\"\nwhen.writes = [\"@nope\"]\n";
+    let mode = "id = \"m\"\ndefault = \"allow\"\ninclude = [\"p\"]\n";
+    let (bundle, d) = load(&[("policies/p.toml", policy), ("modes/m.toml", mode)]);
+    assert!(d[0].message.contains("no path set `@nope`"));
+    let j = judge(&bundle, "m", "{}");
+    assert_eq!(j.decision, Decision::Refuse);
+    assert!(j.reason.contains("could not be loaded"), "{}", j.reason);
+}
+
+#[test]
+fn script_rules_match_reason_and_fail_closed() {
+    let policy = r#"
+id = "p"
+[[rules]]
+id = "big"
+decision = "ask"
+reason = "writes many places"
+script = "p.rhai"
+function = "many"
+[[rules]]
+id = "own-reason"
+decision = "ask"
+reason = "unused"
+script = "p.rhai"
+function = "named"
+[[rules]]
+id = "bad-return"
+decision = "allow"
+reason = "x"
+script = "p.rhai"
+function = "number"
+when.costs = true
+"#;
+    let script = r#"
+fn many(effects, context) { effects.writes.len() > 2 }
+fn named(effects, context) { if effects.reaches { "reaches, says " + context.mode } else { () } }
+fn number(effects, context) { 42 }
+"#;
+    let mode = "id = \"m\"\ndefault = \"allow\"\ninclude = [\"p\"]\n";
+    let (bundle, d) = load(&[("policies/p.toml", policy), ("policies/p.rhai", script), ("modes/m.toml", mode)]);
+    assert!(d.is_empty(), "{d:#?}");
+    assert_eq!(judge(&bundle, "m", r#"{"writes":["./a"]}"#).decision, Decision::Allow);
+    let j = judge(&bundle, "m", r#"{"writes":["./a","./b","./c"]}"#);
+    assert_eq!((j.decision, j.rules.clone()), (Decision::Ask, vec!["p/big".to_string()]));
+    let j = judge(&bundle, "m", r#"{"reaches":true}"#);
+    assert!(j.reason.contains("reaches, says m"), "{}", j.reason);
+    let j = judge(&bundle, "m", r#"{"costs":true}"#);
+    assert_eq!(j.decision, Decision::Refuse, "a script returning nonsense fails closed: {}", j.reason);
+}
+
+#[test]
+fn scripts_must_define_the_named_function() {
+    let policy = "id = \"p\"\n[[rules]]\nid = \"r\"\ndecision = \"ask\"\nreason = \"x\"\nscript = \"p.rhai\"\nfunction = \"missing\"\n";
+    let (_, d) = load(&[("policies/p.toml", policy), ("policies/p.rhai", "fn other(a, b) { true }")]);
+    assert!(d[0].message.contains("no function `missing` taking 2 parameters"), "{d:#?}");
+}
+
+#[test]
+fn rows_by_data_evidence_and_script() {
+    let policy = r#"
+id = "rows"
+settings = { wanted = "none" }
+[[rows]]
+id = "key"
+title = "no API key"
+assertion = "record"
+severity = "gating"
+check = { fact = "record.apiKeySource", ok = ["none"] }
+[[rows]]
+id = "scripted"
+title = "scripted"
+assertion = "launch"
+severity = "advisory"
+script = "rows.rhai"
+function = "check"
+[[rows]]
+id = "both"
+title = "evidence"
+assertion = "effect"
+severity = "advisory"
+evidence = ["key", "scripted"]
+[[row_examples]]
+row = "key"
+facts = { record = { apiKeySource = "none" } }
+verdict = "ok"
+[[row_examples]]
+row = "key"
+facts = { record = { apiKeySource = "ANTHROPIC_API_KEY" } }
+verdict = "gap"
+[[row_examples]]
+row = "key"
+facts = {}
+verdict = "unk"
+[[row_examples]]
+row = "both"
+facts = { record = { apiKeySource = "none" }, env = ["HOME"] }
+verdict = "ok"
+[[row_examples]]
+row = "both"
+facts = { env = ["HOME"] }
+verdict = "unk"
+"#;
+    let script = r#"
+fn check(facts, settings) {
+    if !("env" in facts) { return "unk"; }
+    if facts.env.contains("SECRET") { #{verdict: "gap", evidence: "SECRET is inherited"} } else { "ok" }
+}
+"#;
+    let (bundle, d) = load(&[("policies/rows.toml", policy), ("policies/rows.rhai", script)]);
+    assert!(d.is_empty(), "{d:#?}");
+    assert_eq!(bundle.run_examples(), vec![]);
+    let facts = serde_json::json!({"record": {"apiKeySource": "none"}, "env": ["SECRET"]});
+    let results = bundle.evaluate_rows(&bundle.policy_rows("rows"), &facts);
+    let verdicts: Vec<(&str, Verdict)> = results.iter().map(|r| (r.id.as_str(), r.verdict)).collect();
+    assert_eq!(verdicts, [("key", Verdict::Ok), ("scripted", Verdict::Gap), ("both", Verdict::Gap)]);
+    assert_eq!(results[1].evidence, "SECRET is inherited");
+    let unknown = bundle.evaluate_rows(&["nope"], &facts);
+    assert_eq!(unknown[0].verdict, Verdict::Unk);
+}
+
+#[test]
+fn a_row_script_that_errors_is_unk() {
+    let policy = "id = \"r\"\n[[rows]]\nid = \"x\"\ntitle = \"t\"\nassertion = \"record\"\nseverity = \"gating\"\nscript = \"r.rhai\"\nfunction = \"f\"\n";
+    let (bundle, d) = load(&[("policies/r.toml", policy), ("policies/r.rhai", "fn f(facts, s) { f(facts, s) }")]);
+    assert!(d.is_empty(), "{d:#?}");
+    let r = bundle.evaluate_rows(&["x"], &serde_json::json!({}));
+    assert_eq!(r[0].verdict, Verdict::Unk);
+    assert!(r[0].evidence.contains("call-depth"), "{}", r[0].evidence);
+}
+
+#[test]
+fn a_row_needs_exactly_one_check() {
+    let policy = "id = \"r\"\n[[rows]]\nid = \"x\"\ntitle = \"t\"\nassertion = \"record\"\nseverity = \"gating\"\n";
+    let (_, d) = load(&[("policies/r.toml", policy)]);
+    assert!(d[0].message.contains("exactly one"), "{d:#?}");
+    assert_eq!(d[0].line, 2);
+}
+
+#[test]
+fn patterns_judge_spawns() {
+    let (bundle, _) = Bundle::load(&[shipped::source()]);
+    let single = bundle.pattern("single").unwrap();
+    assert_eq!(single.judge_spawn(Some("x"), 0).decision, Decision::Refuse);
+    let keeps = bundle.pattern("keeps-helpers").unwrap();
+    assert_eq!(keeps.judge_spawn(Some("Explore"), 5).decision, Decision::Allow);
+    assert_eq!(keeps.judge_spawn(Some("other"), 0).decision, Decision::Refuse);
+    let ow = bundle.pattern("orchestrator-workers").unwrap();
+    assert_eq!(ow.judge_spawn(None, 8).decision, Decision::Refuse);
+}
+
+#[test]
+fn the_ceiling_is_checked_first_and_named() {
+    let (bundle, _) = Bundle::load(&[shipped::source()]);
+    let j = judge(&bundle, "read-only", r#"{"writes":["./src/a.rs"]}"#);
+    assert_eq!(j.rules, ["read-only/ceiling"]);
+    assert!(j.reason.contains("/workspace/src/a.rs"), "{}", j.reason);
+}
+
+#[test]
+fn the_default_applies_where_nothing_matches() {
+    let (bundle, _) = load(&[("modes/quiet.toml", "id = \"quiet\"\ndefault = \"ask\"\n")]);
+    let j = judge(&bundle, "quiet", "{}");
+    assert_eq!(j.decision, Decision::Ask);
+    assert!(j.rules.is_empty());
+    assert!(j.reason.contains("default"));
+}
