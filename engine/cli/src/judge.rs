@@ -15,8 +15,8 @@ const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 /// (2 for a usage or bundle error).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  tollgate judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\
-Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's\n\
-name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false\n\
+Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's \
+name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false \
 defaults, except `reversible`, which defaults to true.")]
 pub struct Args {
     /// The mode to judge under (see `tollgate modes`).

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 /// Policy-as-data for AI coding agents: every step judged by its effects (allow, ask, refuse),
 /// every run checked into verdicts (ok, gap, unk).
 #[derive(Debug, Parser)]
-#[command(name = "tollgate", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tollgate", version, long_about = None, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -14,3 +14,6 @@ pub mod bundle;
 pub mod judge;
 pub mod verdict;
 pub mod shipped;
+pub mod shell;
+pub mod classify;
+pub mod provider;

@@ -198,6 +198,13 @@ pub struct PolicyFile {
     #[serde(default)]
     #[schemars(with = "Vec<VerdictExample>")]
     pub row_examples: Vec<Spanned<VerdictExample>>,
+    /// Command rules: how a shell command maps to effects (used by the command classifier).
+    #[serde(default)]
+    #[schemars(with = "Vec<CommandRuleFile>")]
+    pub commands: Vec<Spanned<CommandRuleFile>>,
+    /// Wrapper programs (`timeout`, `nice`, `env`, …) stripped before a command is classified.
+    #[serde(default)]
+    pub wrappers: Vec<WrapperFile>,
     /// Tunable data for this policy's scripts, handed to them as `context.settings`
     /// (and to row scripts as `settings`).
     #[serde(default)]
@@ -384,7 +391,8 @@ pub struct BinaryFile {
     pub install_hint: Option<String>,
 }
 
-/// One tool's effects. `{field}` in a scope is replaced by that field of the tool's input.
+/// One tool's effects. `{field}` in a scope is replaced by that field of the tool's input
+/// (`{field|default}` where it may be absent; absent without a default is unknown, `*`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolFile {
@@ -412,4 +420,66 @@ pub struct ToolFile {
     /// This tool is the spawn meta-tool; the input field naming the sub-agent.
     #[serde(default)]
     pub spawn: Option<String>,
+}
+
+/// A command rule: a prefix of words, and the effects of a command that starts with it.
+/// The longest matching prefix wins; a rule with `flags` applies only when one of them is present
+/// and wins over a rule with the same prefix without them.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandRuleFile {
+    /// Unique within its file.
+    pub id: String,
+    /// The words a command starts with; `a|b` means either. The first is the program, matched
+    /// by its base name (`/usr/bin/git` is `git`).
+    pub prefix: Vec<String>,
+    /// The rule applies only when a word after the prefix matches one of these
+    /// (a trailing `*` matches any rest, e.g. `-i*` for `sed -i.bak`; `-*c` for `bash -lc`).
+    #[serde(default)]
+    pub flags: Option<Vec<String>>,
+    /// What it reads. `{args}` is every argument after the prefix that is not a flag, `{first}`
+    /// and `{last}` one of them, `{opt:-o}` the value of an option, `.` the working directory.
+    #[serde(default)]
+    pub reads: Vec<String>,
+    /// What it writes, with the same placeholders.
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// Whether it leaves this machine.
+    #[serde(default)]
+    pub reaches: bool,
+    /// Whether it can be undone (default true).
+    #[serde(default)]
+    pub reversible: Option<bool>,
+    /// Whether it is inside a proven boundary.
+    #[serde(default)]
+    pub contained: bool,
+    /// Whether it spends money.
+    #[serde(default)]
+    pub costs: bool,
+    /// The command cannot be understood: the conservative profile (writes `*`, reaches, irreversible).
+    #[serde(default)]
+    pub unknown: bool,
+    /// The word after the matched flag is itself a command line (`bash -c '…'`), classified in turn.
+    #[serde(default)]
+    pub shell: bool,
+    /// Commands this rule must be the one to classify (checked when the bundle loads).
+    #[serde(default, rename = "match")]
+    pub matches: Vec<String>,
+    /// Commands this rule must not be the one to classify.
+    #[serde(default)]
+    pub not_match: Vec<String>,
+}
+
+/// A wrapper program, stripped before classification: `timeout 10 cargo test` is `cargo test`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WrapperFile {
+    /// The program.
+    pub program: String,
+    /// Its options that take a value (`-n` of `nice`), so the value is skipped too.
+    #[serde(default)]
+    pub flags_with_value: Vec<String>,
+    /// How many positional arguments it takes before the command (`timeout`'s duration: 1).
+    #[serde(default)]
+    pub positional: usize,
 }

@@ -8,6 +8,7 @@
 pub mod format;
 pub mod source;
 
+use crate::classify::{Classified, Classifier, CommandRule, Wrapper};
 use crate::decision::{Decision, Judgement};
 use crate::diag::Diagnostic;
 use crate::effects::{EffectProfile, Effects};
@@ -213,6 +214,7 @@ pub struct Bundle {
     rows: BTreeMap<String, Row>,
     host: ScriptHost,
     examples: Vec<Example>,
+    classifier: Classifier,
 }
 
 /// Parsed files of one kind, by id, later sources replacing earlier ones.
@@ -375,6 +377,7 @@ impl Bundle {
             rows: BTreeMap::new(),
             host,
             examples: Vec::new(),
+            classifier: Classifier::default(),
         };
         let mut compiler = Compiler {
             scripts,
@@ -382,6 +385,7 @@ impl Bundle {
             diagnostics: d,
         };
         compiler.compile_path_sets(&policies);
+        compiler.compile_commands(&mut bundle, &policies);
         compiler.compile_policies(&mut bundle, &policies);
         compiler.compile_modes(&mut bundle, &modes);
         compiler.compile_patterns(&mut bundle, &patterns);
@@ -433,6 +437,16 @@ impl Bundle {
     /// The rows, by id.
     pub fn rows(&self) -> impl Iterator<Item = &Row> {
         self.rows.values()
+    }
+
+    /// The command classifier built from the bundle's command rules.
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    /// Classifies shell text run in `cwd`.
+    pub fn classify(&self, command: &str, cwd: &std::path::Path) -> Classified {
+        self.classifier.classify(command, cwd)
     }
 
     /// How many examples the bundle's files carry.
@@ -646,6 +660,73 @@ struct Compiler {
 }
 
 impl Compiler {
+    fn compile_commands(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
+        let mut ordered: Vec<&(Doc, PolicyFile)> = policies.items.values().collect();
+        ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));
+        let mut checks: Vec<(Doc, Range<usize>, String, CommandRuleFile)> = Vec::new();
+        for (doc, policy) in ordered {
+            for w in &policy.wrappers {
+                bundle.classifier.add_wrapper(
+                    &w.program,
+                    Wrapper { flags_with_value: w.flags_with_value.clone(), positional: w.positional },
+                );
+            }
+            for spanned in &policy.commands {
+                let r = spanned.get_ref();
+                if r.prefix.is_empty() || r.prefix.iter().any(|p| p.is_empty()) {
+                    self.diagnostics.push(doc.diag(spanned.span(), format!("command rule `{}` needs a non-empty `prefix`", r.id)));
+                    continue;
+                }
+                if r.shell && r.flags.is_none() {
+                    self.diagnostics.push(doc.diag(spanned.span(), format!("command rule `{}` is a shell but names no flag", r.id))
+                        .with_hint("`shell = true` classifies the word after the matched flag, e.g. flags = [\"-c\", \"-*c\"]"));
+                    continue;
+                }
+                let id = format!("{}/{}", policy.id, r.id);
+                bundle.classifier.add_rule(CommandRule {
+                    id: id.clone(),
+                    prefix: r.prefix.iter().map(|p| p.split('|').map(String::from).collect()).collect(),
+                    flags: r.flags.clone(),
+                    reads: r.reads.clone(),
+                    writes: r.writes.clone(),
+                    reaches: r.reaches,
+                    reversible: r.reversible.unwrap_or(true),
+                    contained: r.contained,
+                    costs: r.costs,
+                    unknown: r.unknown,
+                    shell: r.shell,
+                });
+                checks.push((doc.clone(), spanned.span(), id, r.clone()));
+            }
+        }
+        // Examples are checked against the whole classifier, so they also catch a rule shadowed by another.
+        for (doc, span, id, r) in checks {
+            let selected = |command: &str| -> Option<String> {
+                let line = crate::shell::parse(command);
+                let first = line.commands.first()?;
+                let words = &first.words;
+                let program = words.first()?.rsplit('/').next()?.to_string();
+                bundle.classifier.select(&program, words).map(|rule| rule.id.clone())
+            };
+            for command in &r.matches {
+                let got = selected(command);
+                if got.as_deref() != Some(id.as_str()) {
+                    self.diagnostics.push(doc.diag(span.clone(), format!(
+                        "command rule `{}`: `{command}` should match it, but {}",
+                        r.id,
+                        got.map(|g| format!("rule `{g}` classifies it")).unwrap_or_else(|| "no rule classifies it".into())
+                    )).with_hint("fix the rule's `prefix`/`flags`, or the example"));
+                }
+            }
+            for command in &r.not_match {
+                if selected(command).as_deref() == Some(id.as_str()) {
+                    self.diagnostics.push(doc.diag(span.clone(), format!("command rule `{}`: `{command}` should not match it, but does", r.id))
+                        .with_hint("fix the rule's `prefix`/`flags`, or the example"));
+                }
+            }
+        }
+    }
+
     fn compile_path_sets(&mut self, policies: &Layered<PolicyFile>) {
         let mut ordered: Vec<&(Doc, PolicyFile)> = policies.items.values().collect();
         ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));

@@ -264,3 +264,71 @@ fn the_default_applies_where_nothing_matches() {
     assert!(j.rules.is_empty());
     assert!(j.reason.contains("default"));
 }
+
+fn classify(command: &str) -> crate::classify::Classified {
+    let (bundle, d) = Bundle::load(&[shipped::source()]);
+    assert!(d.is_empty(), "{d:#?}");
+    bundle.classify(command, std::path::Path::new("/workspace"))
+}
+
+#[test]
+fn commands_are_classified_by_effects() {
+    let c = classify("cat src/lib.rs");
+    assert_eq!(c.effects.reads, ["/workspace/src/lib.rs", "/workspace"]);
+    assert!(c.effects.writes.is_empty() && !c.effects.reaches);
+
+    let c = classify("rm -rf /etc/x");
+    assert_eq!(c.effects.writes, ["/etc/x"]);
+    assert!(!c.effects.reversible);
+
+    let c = classify("git push origin main");
+    assert!(c.effects.reaches);
+}
+
+#[test]
+fn compound_commands_join_their_effects() {
+    let c = classify("cd sub && cargo test 2>&1 | tee ../out.log; curl -s https://x.test");
+    let programs: Vec<&str> = c.parts.iter().map(|p| p.program.as_str()).collect();
+    assert_eq!(programs, ["cd", "cargo", "tee", "curl"]);
+    assert!(c.effects.writes.contains(&"/workspace/sub".to_string()), "cargo writes in the new cwd: {:?}", c.effects.writes);
+    assert!(c.effects.writes.contains(&"/workspace/sub/../out.log".to_string()));
+    assert!(c.effects.reaches);
+}
+
+#[test]
+fn wrappers_are_stripped() {
+    let c = classify("timeout 60 env RUST_LOG=debug nice -n 5 cargo test");
+    assert_eq!(c.parts[0].rule.as_deref(), Some("commands/cargo"));
+    let c = classify("FOO=1 command -p ls");
+    assert_eq!(c.parts[0].program, "ls");
+}
+
+#[test]
+fn redirections_are_writes() {
+    let c = classify("echo hi > notes.txt 2>/dev/null");
+    assert_eq!(c.effects.writes, ["/workspace/notes.txt"]);
+}
+
+#[test]
+fn what_cannot_be_understood_is_conservative() {
+    for text in ["frobnicate --all", "rm $(cat list)", "eval \"$X\"", "$CMD arg", "bash -c \"$X\"", "sudo ls"] {
+        let c = classify(text);
+        assert_eq!(c.effects.writes, ["*"], "{text}");
+        assert!(c.effects.reaches && !c.effects.reversible, "{text}");
+    }
+}
+
+#[test]
+fn shell_wrappers_are_classified_inside() {
+    let c = classify("/bin/bash -lc 'cargo test && sed -i s/a/b/ tests/t.rs'");
+    let rules: Vec<Option<&str>> = c.parts.iter().map(|p| p.rule.as_deref()).collect();
+    assert_eq!(rules, [Some("commands/shell-command")]);
+    assert!(c.effects.writes.contains(&"/workspace/tests/t.rs".to_string()), "{:?}", c.effects.writes);
+    assert!(!c.effects.reaches);
+}
+
+#[test]
+fn expanded_arguments_are_unknown_places() {
+    let c = classify("rm -rf \"$TARGET\"");
+    assert_eq!(c.effects.writes, ["*"]);
+}

@@ -1,0 +1,158 @@
+//! `tollgate judge` timed as a whole process, the way an agent's hook calls it: spawn, load the
+//! shipped bundle, judge one step, print one line, exit. `/bin/true` is timed the same way as the
+//! floor (what spawning and waiting for any process costs here), and `tollgate --version` shows
+//! the binary's own start-up without a bundle.
+//!
+//! Run with `cargo bench -p tollgate-cli --bench process` (`TOLLGATE_BENCH_RUNS=N` to change the
+//! number of runs, 200 by default). Speed is measured here, never asserted; the figures and the
+//! target are in `docs/performance.md`.
+
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+const TOLLGATE: &str = env!("CARGO_BIN_EXE_tollgate");
+const WARM_UP_RUNS: usize = 10;
+
+/// One command to time.
+struct Subject {
+    label: &'static str,
+    program: &'static str,
+    args: &'static [&'static str],
+    /// Text its stdout must hold, checked once before timing.
+    expect: &'static str,
+    times: Vec<Duration>,
+}
+
+impl Subject {
+    fn new(label: &'static str, program: &'static str, args: &'static [&'static str], expect: &'static str) -> Subject {
+        Subject {
+            label,
+            program,
+            args,
+            expect,
+            times: Vec::new(),
+        }
+    }
+
+    /// Runs it once with output captured (as a hook caller reads it); the wall-clock time.
+    fn run(&self) -> Result<(Duration, String), String> {
+        let start = Instant::now();
+        let out = Command::new(self.program)
+            .args(self.args)
+            .output()
+            .map_err(|e| format!("cannot run `{}`: {e}", self.label))?;
+        let took = start.elapsed();
+        if !out.status.success() {
+            return Err(format!(
+                "`{}` exited with {}: {}",
+                self.label,
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok((took, String::from_utf8_lossy(&out.stdout).into_owned()))
+    }
+}
+
+/// Median, 90th percentile, minimum and mean of a sample.
+struct Summary {
+    median: Duration,
+    p90: Duration,
+    min: Duration,
+    mean: Duration,
+}
+
+fn summarise(times: &[Duration]) -> Summary {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let at = |q: f64| {
+        let index = ((sorted.len().saturating_sub(1)) as f64 * q).round() as usize;
+        sorted.get(index).copied().unwrap_or_default()
+    };
+    let total: Duration = sorted.iter().sum();
+    Summary {
+        median: at(0.5),
+        p90: at(0.9),
+        min: sorted.first().copied().unwrap_or_default(),
+        mean: total / u32::try_from(sorted.len().max(1)).unwrap_or(u32::MAX),
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn signed_ms(a: Duration, b: Duration) -> String {
+    format!("{:+.3} ms", (a.as_secs_f64() - b.as_secs_f64()) * 1e3)
+}
+
+fn bench() -> Result<(), String> {
+    let runs: usize = match std::env::var("TOLLGATE_BENCH_RUNS") {
+        Ok(n) => n.parse().map_err(|_| format!("TOLLGATE_BENCH_RUNS=`{n}` is not a number"))?,
+        Err(_) => 200,
+    };
+    let mut subjects = [
+        Subject::new("/bin/true", "/bin/true", &[], ""),
+        Subject::new("tollgate --version", TOLLGATE, &["--version"], "tollgate"),
+        Subject::new(
+            "tollgate judge",
+            TOLLGATE,
+            &[
+                "judge",
+                "--effects",
+                r#"{"writes":["./src/x"]}"#,
+                "--mode",
+                "workspace-write",
+                "--no-project",
+            ],
+            r#""decision":"allow""#,
+        ),
+    ];
+    for subject in &subjects {
+        let (_, stdout) = subject.run()?;
+        if !stdout.contains(subject.expect) {
+            return Err(format!("`{}` printed {stdout:?}, expected it to hold {:?}", subject.label, subject.expect));
+        }
+        for _ in 0..WARM_UP_RUNS {
+            subject.run()?;
+        }
+    }
+    // Interleaved, so drift in the machine's load touches every subject alike.
+    for _ in 0..runs {
+        for subject in subjects.iter_mut() {
+            let (took, _) = subject.run()?;
+            subject.times.push(took);
+        }
+    }
+
+    println!("process: {runs} runs each, interleaved, after {WARM_UP_RUNS} warm-up runs; wall-clock per run, output captured");
+    println!("binary: {TOLLGATE}");
+    println!();
+    println!("{:<22} {:>11} {:>11} {:>11} {:>11}", "", "median", "p90", "min", "mean");
+    let summaries: Vec<(&str, Summary)> = subjects.iter().map(|s| (s.label, summarise(&s.times))).collect();
+    for (label, s) in &summaries {
+        println!("{label:<22} {:>11} {:>11} {:>11} {:>11}", ms(s.median), ms(s.p90), ms(s.min), ms(s.mean));
+    }
+    if let (Some((_, floor)), Some((_, judge))) = (summaries.first(), summaries.last()) {
+        println!(
+            "{:<22} {:>11} {:>11} {:>11} {:>11}",
+            "judge - /bin/true",
+            signed_ms(judge.median, floor.median),
+            signed_ms(judge.p90, floor.p90),
+            signed_ms(judge.min, floor.min),
+            signed_ms(judge.mean, floor.mean),
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    // `cargo bench` passes `--bench` (and any filter); there is nothing to filter here.
+    match bench() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
