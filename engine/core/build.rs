@@ -27,14 +27,20 @@ fn main() {
         let mut files = Vec::new();
         collect(&dir, &mut files);
         for file in files {
-            let Ok(relative) = file.strip_prefix(&root) else { continue };
+            let Ok(relative) = file.strip_prefix(&root) else {
+                continue;
+            };
             let name = relative.to_string_lossy().replace('\\', "/");
             let keep = name.ends_with(".toml") || name.ends_with(".md") || name.ends_with(".rhai");
             if !keep || name.ends_with("README.md") {
                 continue;
             }
             let absolute = file.canonicalize().unwrap_or(file.clone());
-            let _ = writeln!(code, "    ({name:?}, include_str!({:?})),", absolute.display().to_string());
+            let _ = writeln!(
+                code,
+                "    ({name:?}, include_str!({:?})),",
+                absolute.display().to_string()
+            );
         }
     }
     code.push_str("];\n");

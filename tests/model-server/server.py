@@ -468,8 +468,8 @@ class Handler(BaseHTTPRequestHandler):
             pass
         except Exception as e:  # a script error: tell the client and the log, keep serving
             self.state.log({"n": n, "method": "POST", "path": path, "error": repr(e)})
-            try:
-                self._json(500, {"type": "error", "error": {"type": "api_error",
+            try:  # 400, not 5xx: clients retry server errors with back-off, which only hangs
+                self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                             "message": f"model-server: {e}"}})
             except OSError:
                 pass

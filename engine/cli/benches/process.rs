@@ -88,7 +88,9 @@ fn signed_ms(a: Duration, b: Duration) -> String {
 
 fn bench() -> Result<(), String> {
     let runs: usize = match std::env::var("TOLLGATE_BENCH_RUNS") {
-        Ok(n) => n.parse().map_err(|_| format!("TOLLGATE_BENCH_RUNS=`{n}` is not a number"))?,
+        Ok(n) => n
+            .parse()
+            .map_err(|_| format!("TOLLGATE_BENCH_RUNS=`{n}` is not a number"))?,
         Err(_) => 200,
     };
     let mut subjects = [
@@ -111,7 +113,10 @@ fn bench() -> Result<(), String> {
     for subject in &subjects {
         let (_, stdout) = subject.run()?;
         if !stdout.contains(subject.expect) {
-            return Err(format!("`{}` printed {stdout:?}, expected it to hold {:?}", subject.label, subject.expect));
+            return Err(format!(
+                "`{}` printed {stdout:?}, expected it to hold {:?}",
+                subject.label, subject.expect
+            ));
         }
         for _ in 0..WARM_UP_RUNS {
             subject.run()?;
@@ -131,7 +136,13 @@ fn bench() -> Result<(), String> {
     println!("{:<22} {:>11} {:>11} {:>11} {:>11}", "", "median", "p90", "min", "mean");
     let summaries: Vec<(&str, Summary)> = subjects.iter().map(|s| (s.label, summarise(&s.times))).collect();
     for (label, s) in &summaries {
-        println!("{label:<22} {:>11} {:>11} {:>11} {:>11}", ms(s.median), ms(s.p90), ms(s.min), ms(s.mean));
+        println!(
+            "{label:<22} {:>11} {:>11} {:>11} {:>11}",
+            ms(s.median),
+            ms(s.p90),
+            ms(s.min),
+            ms(s.mean)
+        );
     }
     if let (Some((_, floor)), Some((_, judge))) = (summaries.first(), summaries.last()) {
         println!(

@@ -55,7 +55,11 @@ pub fn run(args: Args) -> u8 {
             println!("ok: {summary} (from {})", labels.join(", "));
         } else {
             let n = diagnostics.len();
-            eprintln!("{n} problem{} found in {summary} (from {})", if n == 1 { "" } else { "s" }, labels.join(", "));
+            eprintln!(
+                "{n} problem{} found in {summary} (from {})",
+                if n == 1 { "" } else { "s" },
+                labels.join(", ")
+            );
         }
     }
     u8::from(!diagnostics.is_empty())

@@ -14,10 +14,12 @@ const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 /// `{"decision","reason","rules","mode"}` and exits 0 whatever the decision
 /// (2 for a usage or bundle error).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  tollgate judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\
+#[command(
+    after_help = "Example:\n  tollgate judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\
 Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's \
 name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false \
-defaults, except `reversible`, which defaults to true.")]
+defaults, except `reversible`, which defaults to true."
+)]
 pub struct Args {
     /// The mode to judge under (see `tollgate modes`).
     #[arg(long, value_name = "ID")]
@@ -48,7 +50,12 @@ pub fn workspace(roots: &[String]) -> Result<Workspace, String> {
     let mut named = Vec::new();
     for root in roots {
         match root.split_once('=') {
-            Some((name, dir)) if !name.is_empty() && !name.contains('/') => named.push((name.to_string(), PathBuf::from(dir))),
+            Some((name, _)) if ["workspace", "tmp", "*"].contains(&name) => {
+                return Err(format!("`{name}` is a reserved scope name and cannot name a root"))
+            }
+            Some((name, dir)) if !name.is_empty() && !name.contains('/') => {
+                named.push((name.to_string(), PathBuf::from(dir)))
+            }
             _ if primary.is_none() => primary = Some(PathBuf::from(root)),
             _ => return Err(format!("`{root}` is a second primary root; name it as NAME=DIR")),
         }
@@ -74,10 +81,16 @@ pub fn run(args: Args) -> u8 {
             let mut buf = String::new();
             let read = std::io::stdin().take(MAX_EFFECTS_BYTES + 1).read_to_string(&mut buf);
             if let Err(e) = read {
-                return usage_error(&format!("cannot read effects from stdin: {e}"), "pass them with --effects JSON");
+                return usage_error(
+                    &format!("cannot read effects from stdin: {e}"),
+                    "pass them with --effects JSON",
+                );
             }
             if buf.len() as u64 > MAX_EFFECTS_BYTES {
-                return usage_error("the effects on stdin are larger than 1 MiB", "effects are a small JSON object");
+                return usage_error(
+                    "the effects on stdin are larger than 1 MiB",
+                    "effects are a small JSON object",
+                );
             }
             buf
         }
@@ -86,7 +99,11 @@ pub fn run(args: Args) -> u8 {
         Ok(v) => v,
         Err(e) => {
             return usage_error(
-                &format!("the effects are not valid JSON (line {}, column {}): {e}", e.line(), e.column()),
+                &format!(
+                    "the effects are not valid JSON (line {}, column {}): {e}",
+                    e.line(),
+                    e.column()
+                ),
                 "pass an object such as {\"writes\":[\"workspace\"]}",
             )
         }
@@ -114,17 +131,28 @@ pub fn run(args: Args) -> u8 {
     if let Some(extra) = &args.context {
         match serde_json::from_str::<serde_json::Value>(extra) {
             Ok(serde_json::Value::Object(map)) => context.extra = map,
-            _ => return usage_error("--context must be a JSON object", "e.g. --context '{\"session\":\"abc\"}'"),
+            _ => {
+                return usage_error(
+                    "--context must be a JSON object",
+                    "e.g. --context '{\"session\":\"abc\"}'",
+                )
+            }
         }
     }
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        return usage_error("the bundle has errors, so nothing was judged", "run `tollgate check` for the full report");
+        return usage_error(
+            "the bundle has errors, so nothing was judged",
+            "run `tollgate check` for the full report",
+        );
     }
     if bundle.mode(&args.mode).is_none() {
         let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-        return usage_error(&format!("there is no mode `{}`", args.mode), &format!("the modes are {}", known.join(", ")));
+        return usage_error(
+            &format!("there is no mode `{}`", args.mode),
+            &format!("the modes are {}", known.join(", ")),
+        );
     }
     let judgement = bundle.judge(&args.mode, &effects, &context);
     match serde_json::to_string(&judgement) {

@@ -63,7 +63,11 @@ fn data_only(c: &mut Criterion) {
     let mut group = c.benchmark_group("judge/data-only");
     for (name, json, expected) in STEPS {
         let e = effects(json, &ctx);
-        assert_eq!(bundle.judge_effects("workspace-write", &e, &ctx).decision, expected, "{name}");
+        assert_eq!(
+            bundle.judge_effects("workspace-write", &e, &ctx).decision,
+            expected,
+            "{name}"
+        );
         group.bench_function(BenchmarkId::new("workspace-write", name), |b| {
             b.iter(|| bundle.judge_effects(black_box("workspace-write"), black_box(&e), black_box(&ctx)))
         });
@@ -154,12 +158,21 @@ fn generated_mode(n: usize) -> String {
     for i in 0..n {
         let (decision, when) = match i % 5 {
             0 => ("refuse", format!("when.writes = [\"/some/glob/{i}/**\"]")),
-            1 => ("ask", format!("when.reads = [\"generated/{i}/*.rs\", \"~/cache/{i}/**\"]")),
+            1 => (
+                "ask",
+                format!("when.reads = [\"generated/{i}/*.rs\", \"~/cache/{i}/**\"]"),
+            ),
             2 => ("refuse", "when.reaches = true\nwhen.writes = [\"outside\"]".to_string()),
-            3 => ("ask", format!("when.writes = [\"**/gen-{i}.lock\"]\nwhen.reversible = false")),
+            3 => (
+                "ask",
+                format!("when.writes = [\"**/gen-{i}.lock\"]\nwhen.reversible = false"),
+            ),
             _ => ("ask", "when.costs = true".to_string()),
         };
-        let _ = write!(toml, "\n[[rules]]\nid = \"r{i}\"\ndecision = \"{decision}\"\nreason = \"rule {i}\"\n{when}\n");
+        let _ = write!(
+            toml,
+            "\n[[rules]]\nid = \"r{i}\"\ndecision = \"{decision}\"\nreason = \"rule {i}\"\n{when}\n"
+        );
     }
     toml
 }
@@ -176,7 +189,11 @@ fn scaling(c: &mut Criterion) {
     let mut group = c.benchmark_group("judge/scaling");
     for n in sizes {
         let mode = format!("scale-{n}");
-        assert_eq!(bundle.judge_effects(&mode, &e, &ctx).decision, Decision::Allow, "{mode}");
+        assert_eq!(
+            bundle.judge_effects(&mode, &e, &ctx).decision,
+            Decision::Allow,
+            "{mode}"
+        );
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("rules", n), &mode, |b, mode| {
             b.iter(|| bundle.judge_effects(black_box(mode), black_box(&e), black_box(&ctx)))
@@ -192,7 +209,9 @@ fn resolution(c: &mut Criterion) {
     // The example workspace does not exist on disk: the first missing component stops the syscalls.
     let example = Context::example().workspace;
     let dotdot = vec!["./src/../../etc/./passwd".to_string()];
-    group.bench_function("dotdot-nonexistent-root", |b| b.iter(|| example.resolve(black_box(&dotdot))));
+    group.bench_function("dotdot-nonexistent-root", |b| {
+        b.iter(|| example.resolve(black_box(&dotdot)))
+    });
     let named = vec!["workspace".to_string(), "tmp".to_string()];
     group.bench_function("named-scopes", |b| b.iter(|| example.resolve(black_box(&named))));
 
@@ -204,7 +223,9 @@ fn resolution(c: &mut Criterion) {
     std::os::unix::fs::symlink(&deep, dir.path().join("link")).expect("symlink");
     let real = Workspace::new(dir.path()).with_tmp("/tmp");
     let existing = vec!["a/b/c/file.rs".to_string()];
-    group.bench_function("real-dir-existing-file", |b| b.iter(|| real.resolve(black_box(&existing))));
+    group.bench_function("real-dir-existing-file", |b| {
+        b.iter(|| real.resolve(black_box(&existing)))
+    });
     let through_link = vec!["link/../c/file.rs".to_string()];
     group.bench_function("real-dir-symlink-and-dotdot", |b| {
         b.iter(|| real.resolve(black_box(&through_link)))

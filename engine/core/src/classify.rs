@@ -56,6 +56,8 @@ pub struct Wrapper {
 pub struct Part {
     /// The program, after wrappers.
     pub program: String,
+    /// The simple command's words from the program on, joined by spaces (what suite patterns match).
+    pub text: String,
     /// The rule that classified it; `None` when nothing did (the conservative profile).
     pub rule: Option<String>,
 }
@@ -110,7 +112,14 @@ impl Classifier {
     fn classify_at(&self, text: &str, cwd: &Path, depth: usize) -> Classified {
         let line = shell::parse(text);
         let mut out = Classified {
-            effects: EffectProfile { reads: vec![], writes: vec![], reaches: false, reversible: true, contained: true, costs: false },
+            effects: EffectProfile {
+                reads: vec![],
+                writes: vec![],
+                reaches: false,
+                reversible: true,
+                contained: true,
+                costs: false,
+            },
             parts: Vec::new(),
             opaque: line.opaque.clone(),
         };
@@ -123,11 +132,9 @@ impl Classifier {
         }
         let mut cwd = cwd.to_path_buf();
         for command in &line.commands {
-            let (effects, part) = self.classify_simple(command, &mut cwd, depth, &mut out.opaque);
+            let (effects, mut parts) = self.classify_simple(command, &mut cwd, depth, &mut out.opaque);
             join(&mut out.effects, effects);
-            if let Some(part) = part {
-                out.parts.push(part);
-            }
+            out.parts.append(&mut parts);
         }
         if out.parts.is_empty() && out.effects.reads.is_empty() && out.effects.writes.is_empty() {
             // Nothing ran: no effects, and nothing to claim containment of.
@@ -142,8 +149,15 @@ impl Classifier {
         cwd: &mut PathBuf,
         depth: usize,
         opaque: &mut Option<String>,
-    ) -> (EffectProfile, Option<Part>) {
-        let mut effects = EffectProfile { reads: vec![], writes: vec![], reaches: false, reversible: true, contained: true, costs: false };
+    ) -> (EffectProfile, Vec<Part>) {
+        let mut effects = EffectProfile {
+            reads: vec![],
+            writes: vec![],
+            reaches: false,
+            reversible: true,
+            contained: true,
+            costs: false,
+        };
         for r in &command.redirects {
             if DEVICES.contains(&r.target.as_str()) {
                 continue;
@@ -157,14 +171,29 @@ impl Classifier {
         }
         let start = self.skip_wrappers(&command.words);
         let words = command.words.get(start..).unwrap_or(&[]);
-        let expanded: Vec<bool> = (0..command.words.len()).map(|i| command.expanded.contains(&i)).collect();
+        let expanded: Vec<bool> = (0..command.words.len())
+            .map(|i| command.expanded.contains(&i))
+            .collect();
         let expanded = expanded.get(start..).unwrap_or(&[]);
-        let Some(first) = words.first() else { return (effects, None) };
+        let Some(first) = words.first() else {
+            return (effects, Vec::new());
+        };
         let program = first.rsplit('/').next().unwrap_or(first).to_string();
+        let text = std::iter::once(program.as_str())
+            .chain(words.iter().skip(1).map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let part = |rule: Option<String>| {
+            vec![Part {
+                program: program.clone(),
+                text: text.clone(),
+                rule,
+            }]
+        };
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
             join(&mut effects, EffectProfile::unknown());
-            return (effects, Some(Part { program, rule: None }));
+            return (effects, part(None));
         }
         if program == "cd" || program == "pushd" {
             match words.get(1) {
@@ -172,18 +201,19 @@ impl Classifier {
                 Some(_) => *cwd = PathBuf::from("*"),
                 None => {}
             }
-            return (effects, Some(Part { program, rule: Some("cd".into()) }));
+            return (effects, part(Some("cd".into())));
         }
         let Some(rule) = self.select(&program, words) else {
             join(&mut effects, EffectProfile::unknown());
-            return (effects, Some(Part { program, rule: None }));
+            return (effects, part(None));
         };
-        let part = Part { program, rule: Some(rule.id.clone()) };
+        let mut parts = part(Some(rule.id.clone()));
         if rule.unknown {
             join(&mut effects, EffectProfile::unknown());
-            return (effects, Some(part));
+            return (effects, parts);
         }
-        let args = Args::new(&words[rule.prefix.len().min(words.len())..], &expanded[rule.prefix.len().min(expanded.len())..]);
+        let skip = rule.prefix.len();
+        let args = Args::new(words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
         if rule.shell {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
             match script {
@@ -193,16 +223,22 @@ impl Classifier {
                         opaque.get_or_insert_with(|| inner.opaque.clone().unwrap_or_default());
                     }
                     join(&mut effects, inner.effects);
+                    // The shell itself did nothing; what it ran is what counts.
+                    parts = inner.parts;
                 }
                 None => join(&mut effects, EffectProfile::unknown()),
             }
-            return (effects, Some(part));
+            return (effects, parts);
         }
         let expand = |scopes: &[String]| -> Vec<String> {
             let mut out = Vec::new();
             for scope in scopes {
                 match args.placeholder(scope) {
-                    Some(values) => out.extend(values.into_iter().map(|v| v.map(|v| absolute(cwd, &v)).unwrap_or_else(|| "*".into()))),
+                    Some(values) => out.extend(
+                        values
+                            .into_iter()
+                            .map(|v| v.map(|v| absolute(cwd, &v)).unwrap_or_else(|| "*".into())),
+                    ),
                     None if scope == "." => out.push(cwd.to_string_lossy().into_owned()),
                     None => out.push(scope.clone()),
                 }
@@ -220,7 +256,7 @@ impl Classifier {
                 costs: rule.costs,
             },
         );
-        (effects, Some(part))
+        (effects, parts)
     }
 
     /// The index of the first word after wrappers and `VAR=value` assignments.
@@ -232,7 +268,9 @@ impl Classifier {
             }
             let Some(word) = words.get(i) else { return i };
             let program = word.rsplit('/').next().unwrap_or(word);
-            let Some(wrapper) = self.wrappers.get(program) else { return i };
+            let Some(wrapper) = self.wrappers.get(program) else {
+                return i;
+            };
             i += 1;
             while let Some(w) = words.get(i) {
                 if w == "--" {
@@ -261,7 +299,12 @@ impl Classifier {
             if rule.prefix.len() > words.len() {
                 continue;
             }
-            let prefix_ok = rule.prefix.iter().zip(words).skip(1).all(|(alts, word)| alts.iter().any(|a| a == word));
+            let prefix_ok = rule
+                .prefix
+                .iter()
+                .zip(words)
+                .skip(1)
+                .all(|(alts, word)| alts.iter().any(|a| a == word));
             if !prefix_ok {
                 continue;
             }
@@ -286,23 +329,24 @@ impl Classifier {
 
 fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
-        Some((name, _)) => !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) && !name.starts_with(|c: char| c.is_ascii_digit()),
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
         None => false,
     }
 }
 
 fn flag_matches(pattern: &str, word: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) if prefix.contains('*') => {
-            // `-*c`-style: starts with the part before `*`, ends with the part after.
-            let (head, tail) = prefix.split_once('*').unwrap_or((prefix, ""));
-            word.starts_with(head) && word.len() > head.len() && word.contains(tail)
+    match pattern.split_once('*') {
+        // `-i*`: a prefix (`-i`, `-i.bak`).
+        Some((head, "")) => word.starts_with(head),
+        // `-*c`: a bundle of short flags ending in `c` (`-c`, `-lc`), never a long option.
+        Some((head, tail)) => {
+            word.starts_with(head) && word.ends_with(tail) && word.len() > head.len() && !word.starts_with("--")
         }
-        Some(prefix) => word.starts_with(prefix),
-        None => match pattern.split_once('*') {
-            Some((head, tail)) => word.starts_with(head) && word.ends_with(tail) && word.len() > head.len() && !word.starts_with("--"),
-            None => word == pattern,
-        },
+        None => word == pattern,
     }
 }
 
@@ -349,7 +393,11 @@ impl<'a> Args<'a> {
             if !all_positional && w.starts_with('-') && w != "-" {
                 continue;
             }
-            out.push(if self.expanded.get(i) == Some(&true) { None } else { Some(w.clone()) });
+            out.push(if self.expanded.get(i) == Some(&true) {
+                None
+            } else {
+                Some(w.clone())
+            });
         }
         out
     }
@@ -372,7 +420,10 @@ impl<'a> Args<'a> {
         for (i, w) in self.words.iter().enumerate() {
             let unknown = |j: usize| self.expanded.get(j) == Some(&true);
             if w == name {
-                return self.words.get(i + 1).map(|v| if unknown(i + 1) { None } else { Some(v.clone()) });
+                return self
+                    .words
+                    .get(i + 1)
+                    .map(|v| if unknown(i + 1) { None } else { Some(v.clone()) });
             }
             if let Some(v) = w.strip_prefix(&format!("{name}=")) {
                 return Some(if unknown(i) { None } else { Some(v.to_string()) });
@@ -388,7 +439,10 @@ impl<'a> Args<'a> {
 
     /// The word after the first flag matching one of `flags`.
     fn after_flag(&self, flags: &[String]) -> Option<String> {
-        let at = self.words.iter().position(|w| flags.iter().any(|f| flag_matches(f, w)))?;
+        let at = self
+            .words
+            .iter()
+            .position(|w| flags.iter().any(|f| flag_matches(f, w)))?;
         if self.expanded.get(at + 1) == Some(&true) {
             return None;
         }

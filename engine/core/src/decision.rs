@@ -4,19 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a mode says of a step. The order is the strictness: combining is taking the maximum.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// The step runs.
@@ -48,6 +36,23 @@ impl Decision {
     }
 }
 
+impl<'de> Deserialize<'de> for Decision {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Decision, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Decision;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a decision: `allow`, `ask` or `refuse`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Decision, E> {
+                Decision::parse(v)
+                    .ok_or_else(|| E::custom(format!("`{v}` is not a decision: expected `allow`, `ask` or `refuse`")))
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
 impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -72,7 +77,10 @@ impl Judgement {
     pub fn refuse_unjudgeable(mode: &str, why: impl Into<String>) -> Judgement {
         Judgement {
             decision: Decision::Refuse,
-            reason: format!("mode `{mode}` could not judge this step, so it is refused: {}", why.into()),
+            reason: format!(
+                "mode `{mode}` could not judge this step, so it is refused: {}",
+                why.into()
+            ),
             rules: Vec::new(),
             mode: mode.to_string(),
         }

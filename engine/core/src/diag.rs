@@ -96,7 +96,12 @@ impl fmt::Display for Diagnostic {
             let number = self.line.to_string();
             let pad = " ".repeat(number.len());
             write!(f, "\n {pad} |\n {number} | {source}\n {pad} | ")?;
-            write!(f, "{}{}", " ".repeat(self.column.saturating_sub(1)), "^".repeat(self.width))?;
+            write!(
+                f,
+                "{}{}",
+                " ".repeat(self.column.saturating_sub(1)),
+                "^".repeat(self.width)
+            )?;
         }
         if let Some(hint) = &self.hint {
             write!(f, "\n  = help: {hint}")?;
@@ -112,8 +117,16 @@ pub fn locate(text: &str, offset: usize) -> (usize, usize, &str) {
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
     let line = before.matches('\n').count() + 1;
     let column = text.get(line_start..offset).map(|s| s.chars().count()).unwrap_or(0) + 1;
-    let line_end = text.get(line_start..).and_then(|rest| rest.find('\n')).map(|i| line_start + i).unwrap_or(text.len());
-    (line, column, text.get(line_start..line_end).unwrap_or("").trim_end_matches('\r'))
+    let line_end = text
+        .get(line_start..)
+        .and_then(|rest| rest.find('\n'))
+        .map(|i| line_start + i)
+        .unwrap_or(text.len());
+    (
+        line,
+        column,
+        text.get(line_start..line_end).unwrap_or("").trim_end_matches('\r'),
+    )
 }
 
 #[cfg(test)]

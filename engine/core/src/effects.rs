@@ -131,7 +131,14 @@ impl Effects {
     /// `self ≤ other`: reads and writes no more, reaches and costs only if `other` does, and is
     /// at least as reversible and as contained.
     pub fn le(&self, other: &Effects) -> bool {
-        profile_le(&self.reads, &self.writes, self.flags, &other.reads, &other.writes, other.flags)
+        profile_le(
+            &self.reads,
+            &self.writes,
+            self.flags,
+            &other.reads,
+            &other.writes,
+            other.flags,
+        )
     }
 }
 
@@ -166,7 +173,14 @@ pub struct Profile {
 impl Profile {
     /// `self ≤ other` in the partial order.
     pub fn le(&self, other: &Profile) -> bool {
-        profile_le(&self.reads, &self.writes, self.flags, &other.reads, &other.writes, other.flags)
+        profile_le(
+            &self.reads,
+            &self.writes,
+            self.flags,
+            &other.reads,
+            &other.writes,
+            other.flags,
+        )
     }
 
     /// The least upper bound: what either can do.

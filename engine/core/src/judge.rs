@@ -60,7 +60,10 @@ impl Context {
             .map(|t| Dynamic::from(t.to_string_lossy().into_owned()))
             .collect();
         map.insert("tmp".into(), Dynamic::from_array(tmp));
-        let home = self.workspace.home().map(|h| Dynamic::from(h.to_string_lossy().into_owned()));
+        let home = self
+            .workspace
+            .home()
+            .map(|h| Dynamic::from(h.to_string_lossy().into_owned()));
         map.insert("home".into(), home.unwrap_or(Dynamic::UNIT));
         map
     }
@@ -189,7 +192,10 @@ impl When {
             return None;
         }
         let mut evidence = None;
-        for (condition, touches) in [(&self.reads, &effects.read_places), (&self.writes, &effects.write_places)] {
+        for (condition, touches) in [
+            (&self.reads, &effects.read_places),
+            (&self.writes, &effects.write_places),
+        ] {
             let Some(matchers) = condition else { continue };
             let hit = touches
                 .iter()
@@ -360,7 +366,9 @@ impl Judge {
         let mut matched: Vec<(Decision, &str, String)> = Vec::new();
         let mut script_args: Option<(Dynamic, rhai::Map)> = None;
         for rule in &self.rules {
-            let Some(evidence) = rule.when.holds(effects, &context.workspace) else { continue };
+            let Some(evidence) = rule.when.holds(effects, &context.workspace) else {
+                continue;
+            };
             let mut reason = match evidence {
                 Some(place) => format!("{} ({place})", rule.reason),
                 None => rule.reason.clone(),
@@ -370,18 +378,30 @@ impl Judge {
                     script_args.get_or_insert_with(|| (effects_to_dynamic(effects), context.to_dynamic(mode)));
                 let mut ctx = context_map.clone();
                 ctx.insert("settings".into(), rs.settings.clone());
-                match host.call(&rs.script, &rs.function, vec![effects_value.clone(), Dynamic::from_map(ctx)]) {
+                match host.call(
+                    &rs.script,
+                    &rs.function,
+                    vec![effects_value.clone(), Dynamic::from_map(ctx)],
+                ) {
                     Ok(out) => match script_verdict(&out.value) {
                         Ok(None) => continue,
                         Ok(Some(None)) => {}
                         Ok(Some(Some(own))) => reason = own,
                         Err(what) => {
-                            matched.push((Decision::Refuse, &rule.id, format!("rule `{}` failed, so it refuses: {what}", rule.id)));
+                            matched.push((
+                                Decision::Refuse,
+                                &rule.id,
+                                format!("rule `{}` failed, so it refuses: {what}", rule.id),
+                            ));
                             continue;
                         }
                     },
                     Err(err) => {
-                        matched.push((Decision::Refuse, &rule.id, format!("rule `{}` failed, so it refuses: {err}", rule.id)));
+                        matched.push((
+                            Decision::Refuse,
+                            &rule.id,
+                            format!("rule `{}` failed, so it refuses: {err}", rule.id),
+                        ));
                         continue;
                     }
                 }
@@ -391,7 +411,10 @@ impl Judge {
         let Some(strictest) = matched.iter().map(|m| m.0).max() else {
             return Judgement {
                 decision: self.default,
-                reason: format!("mode `{mode}` {}: no rule matched, so its default applies", verb(self.default)),
+                reason: format!(
+                    "mode `{mode}` {}: no rule matched, so its default applies",
+                    verb(self.default)
+                ),
                 rules: Vec::new(),
                 mode: mode.clone(),
             };
@@ -439,7 +462,11 @@ fn effects_to_dynamic(effects: &Effects) -> Dynamic {
             .iter()
             .map(|t| {
                 let mut m = rhai::Map::new();
-                let path = t.path.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| "*".into());
+                let path = t
+                    .path
+                    .as_ref()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "*".into());
                 m.insert("path".into(), Dynamic::from(path));
                 m.insert("place".into(), Dynamic::from(t.place.class()));
                 if let Place::Root { name, relative } = &t.place {
@@ -486,17 +513,33 @@ mod tests {
     }
 
     fn rule() -> impl Strategy<Value = Rule> {
-        (decision(), place(), place(), flag(), flag(), flag(), flag()).prop_map(|(decision, reads, writes, reaches, reversible, contained, costs)| Rule {
-            id: "r".into(),
-            decision,
-            reason: "r".into(),
-            when: When { reads, writes, reaches, reversible, contained, costs },
-            script: None,
-        })
+        (decision(), place(), place(), flag(), flag(), flag(), flag()).prop_map(
+            |(decision, reads, writes, reaches, reversible, contained, costs)| Rule {
+                id: "r".into(),
+                decision,
+                reason: "r".into(),
+                when: When {
+                    reads,
+                    writes,
+                    reaches,
+                    reversible,
+                    contained,
+                    costs,
+                },
+                script: None,
+            },
+        )
     }
 
     fn effects() -> impl Strategy<Value = Effects> {
-        let scope = prop::sample::select(vec![vec![], vec!["./a"], vec!["/etc/x"], vec!["/tmp/y"], vec!["*"], vec!["./a", "/etc/x"]]);
+        let scope = prop::sample::select(vec![
+            vec![],
+            vec!["./a"],
+            vec!["/etc/x"],
+            vec!["/tmp/y"],
+            vec!["*"],
+            vec!["./a", "/etc/x"],
+        ]);
         (scope.clone(), scope, any::<[bool; 4]>()).prop_map(|(reads, writes, f)| {
             let profile = crate::effects::EffectProfile {
                 reads: reads.into_iter().map(String::from).collect(),
@@ -511,7 +554,12 @@ mod tests {
     }
 
     fn judge(default: Decision, rules: &[Rule]) -> Judge {
-        Judge { mode: "m".into(), default, ceiling: Ceiling::default(), rules: rules.iter().cloned().map(Arc::new).collect() }
+        Judge {
+            mode: "m".into(),
+            default,
+            ceiling: Ceiling::default(),
+            rules: rules.iter().cloned().map(Arc::new).collect(),
+        }
     }
 
     proptest! {

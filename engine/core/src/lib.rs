@@ -5,15 +5,15 @@
 //! vendor, transport or operating-system mechanism: the layers around it gather facts and apply
 //! its outputs.
 
+pub mod bundle;
+pub mod classify;
 pub mod decision;
 pub mod diag;
 pub mod effects;
+pub mod judge;
+pub mod provider;
 pub mod scope;
 pub mod script;
-pub mod bundle;
-pub mod judge;
-pub mod verdict;
-pub mod shipped;
 pub mod shell;
-pub mod classify;
-pub mod provider;
+pub mod shipped;
+pub mod verdict;

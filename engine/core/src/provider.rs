@@ -35,10 +35,19 @@ pub struct ToolEffects {
 
 impl Provider {
     /// Maps a tool call to its effects. `cwd` is where relative paths and commands resolve.
-    pub fn tool_effects(&self, tool: &str, input: &serde_json::Value, cwd: &Path, classifier: &Classifier) -> ToolEffects {
+    pub fn tool_effects(
+        &self,
+        tool: &str,
+        input: &serde_json::Value,
+        cwd: &Path,
+        classifier: &Classifier,
+    ) -> ToolEffects {
         let Some(spec) = self.spec.tools.get(tool) else {
             return ToolEffects {
-                act: Act { kind: "tool", text: tool.to_string() },
+                act: Act {
+                    kind: "tool",
+                    text: tool.to_string(),
+                },
                 effects: EffectProfile::unknown(),
                 spawn: None,
                 classified: None,
@@ -49,7 +58,10 @@ impl Provider {
             let command = input.get(field).and_then(|v| v.as_str()).unwrap_or("");
             let classified = classifier.classify(command, cwd);
             return ToolEffects {
-                act: Act { kind: "command", text: command.to_string() },
+                act: Act {
+                    kind: "command",
+                    text: command.to_string(),
+                },
                 effects: classified.effects.clone(),
                 spawn: None,
                 classified: Some(classified),
@@ -65,17 +77,38 @@ impl Provider {
             contained: spec.contained,
             costs: spec.costs,
         };
-        let spawn = spec.spawn.as_ref().map(|field| input.get(field).and_then(|v| v.as_str()).unwrap_or("").to_string());
+        let spawn = spec
+            .spawn
+            .as_ref()
+            .map(|field| input.get(field).and_then(|v| v.as_str()).unwrap_or("").to_string());
         let act = if let Some(name) = &spawn {
-            Act { kind: "agent", text: name.clone() }
+            Act {
+                kind: "agent",
+                text: name.clone(),
+            }
         } else if let Some(url) = input.get("url").and_then(|v| v.as_str()) {
-            Act { kind: "url", text: url.to_string() }
+            Act {
+                kind: "url",
+                text: url.to_string(),
+            }
         } else if let Some(path) = effects.writes.first().or(effects.reads.first()) {
-            Act { kind: "path", text: path.clone() }
+            Act {
+                kind: "path",
+                text: path.clone(),
+            }
         } else {
-            Act { kind: "tool", text: tool.to_string() }
+            Act {
+                kind: "tool",
+                text: tool.to_string(),
+            }
         };
-        ToolEffects { act, effects, spawn, classified: None, known: true }
+        ToolEffects {
+            act,
+            effects,
+            spawn,
+            classified: None,
+            known: true,
+        }
     }
 }
 

@@ -59,9 +59,9 @@ impl Scopes {
         match (self, other) {
             (_, Scopes::Everything) => true,
             (Scopes::Everything, Scopes::Paths(_)) => false,
-            (Scopes::Paths(mine), Scopes::Paths(theirs)) => mine
-                .iter()
-                .all(|path| theirs.iter().any(|t| path.starts_with(t))),
+            (Scopes::Paths(mine), Scopes::Paths(theirs)) => {
+                mine.iter().all(|path| theirs.iter().any(|t| path.starts_with(t)))
+            }
         }
     }
 
@@ -363,7 +363,10 @@ mod tests {
     #[test]
     fn dot_dot_is_normalised() {
         let ws = Workspace::new("/nonexistent-root/ws");
-        assert_eq!(ws.resolve(&["../other/x".into()]), paths(&["/nonexistent-root/other/x"]));
+        assert_eq!(
+            ws.resolve(&["../other/x".into()]),
+            paths(&["/nonexistent-root/other/x"])
+        );
         assert_eq!(ws.place(Path::new("/nonexistent-root/other/x")), Place::Outside);
         assert_eq!(ws.resolve(&["./a/../b".into()]), paths(&["/nonexistent-root/ws/b"]));
     }
@@ -394,7 +397,10 @@ mod tests {
 
     #[test]
     fn named_scopes_and_unknown_words() {
-        let ws = Workspace::new("/w").with_root("docs", "/d").with_tmp("/t").with_home("/h");
+        let ws = Workspace::new("/w")
+            .with_root("docs", "/d")
+            .with_tmp("/t")
+            .with_home("/h");
         assert_eq!(ws.resolve(&["workspace".into()]), paths(&["/w", "/d"]));
         assert_eq!(ws.resolve(&["docs".into()]), paths(&["/d"]));
         assert_eq!(ws.resolve(&["tmp".into()]), paths(&["/t"]));
@@ -406,7 +412,9 @@ mod tests {
 
     #[test]
     fn the_deepest_root_decides_and_roots_beat_tmp() {
-        let ws = Workspace::new("/tmp/w").with_root("inner", "/tmp/w/sub").with_tmp("/tmp");
+        let ws = Workspace::new("/tmp/w")
+            .with_root("inner", "/tmp/w/sub")
+            .with_tmp("/tmp");
         assert_eq!(
             ws.place(Path::new("/tmp/w/sub/f")),
             Place::Root {

@@ -48,7 +48,12 @@ impl Default for ScriptLimits {
     }
 }
 
+/// Compiled patterns kept per thread, so a script calling `regex_match` in a loop compiles once.
+const PATTERN_CACHE: usize = 512;
+
 thread_local! {
+    static REGEXES: RefCell<std::collections::HashMap<String, regex::Regex>> = RefCell::new(std::collections::HashMap::new());
+    static GLOBS: RefCell<std::collections::HashMap<String, globset::GlobMatcher>> = RefCell::new(std::collections::HashMap::new());
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
     static PRINTED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
@@ -68,7 +73,9 @@ pub struct Script {
 impl Script {
     /// True when the script defines `name` taking `arity` parameters.
     pub fn has_function(&self, name: &str, arity: usize) -> bool {
-        self.ast.iter_functions().any(|f| f.name == name && f.params.len() == arity)
+        self.ast
+            .iter_functions()
+            .any(|f| f.name == name && f.params.len() == arity)
     }
 }
 
@@ -151,6 +158,8 @@ impl ScriptHost {
             let late = DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() >= at));
             late.then(|| Dynamic::from("the wall-clock deadline passed"))
         });
+        engine.register_fn("regex_match", regex_match);
+        engine.register_fn("glob_match", glob_match);
         ScriptHost { engine, limits }
     }
 
@@ -168,8 +177,13 @@ impl ScriptHost {
             }),
             Err(err) => {
                 let (line, column) = position(err.position()).unwrap_or((0, 0));
-                Err(Diagnostic::at_line(file, line, column, format!("script does not compile: {}", err.err_type()))
-                    .with_hint("scripts are Rhai; `import` and `eval` are not available"))
+                Err(Diagnostic::at_line(
+                    file,
+                    line,
+                    column,
+                    format!("script does not compile: {}", err.err_type()),
+                )
+                .with_hint("scripts are Rhai; `import` and `eval` are not available"))
             }
         }
     }
@@ -180,15 +194,60 @@ impl ScriptHost {
         DEADLINE.with(|d| d.set(Some(Instant::now() + self.limits.deadline)));
         let mut scope = Scope::new();
         let options = rhai::CallFnOptions::new().eval_ast(false).rewind_scope(true);
-        let result = self.engine.call_fn_with_options::<Dynamic>(options, &mut scope, &script.ast, function, args);
+        let result = self
+            .engine
+            .call_fn_with_options::<Dynamic>(options, &mut scope, &script.ast, function, args);
         DEADLINE.with(|d| d.set(None));
         let printed = PRINTED.with(|p| std::mem::take(&mut *p.borrow_mut()));
-        result.map(|value| CallOutput { value, printed }).map_err(|err| ScriptError {
-            file: script.file.clone(),
-            position: position(err.position()),
-            message: describe(&err),
-        })
+        result
+            .map(|value| CallOutput { value, printed })
+            .map_err(|err| ScriptError {
+                file: script.file.clone(),
+                position: position(err.position()),
+                message: describe(&err),
+            })
     }
+}
+
+/// `regex_match(text, pattern)`: true when the regular expression matches anywhere in `text`.
+fn regex_match(text: &str, pattern: &str) -> Result<bool, Box<EvalAltResult>> {
+    REGEXES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(re) = cache.get(pattern) {
+            return Ok(re.is_match(text));
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| format!("`{pattern}` is not a valid regular expression: {e}"))?;
+        let found = re.is_match(text);
+        if cache.len() >= PATTERN_CACHE {
+            cache.clear();
+        }
+        cache.insert(pattern.to_string(), re);
+        Ok(found)
+    })
+}
+
+/// `glob_match(path, pattern)`: true when the path matches the glob (`*` does not cross `/`).
+fn glob_match(path: &str, pattern: &str) -> Result<bool, Box<EvalAltResult>> {
+    GLOBS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(g) = cache.get(pattern) {
+            return Ok(g.is_match(path));
+        }
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("`{pattern}` is not a valid glob: {e}"))?
+            .compile_matcher();
+        let found = glob.is_match(path);
+        if cache.len() >= PATTERN_CACHE {
+            cache.clear();
+        }
+        cache.insert(pattern.to_string(), glob);
+        Ok(found)
+    })
 }
 
 fn position(pos: Position) -> Option<(usize, usize)> {
@@ -263,7 +322,10 @@ mod tests {
     #[test]
     fn endless_loops_hit_a_limit() {
         let err = call("fn f() { loop { } }", "f").unwrap_err();
-        assert!(err.message.contains("limit") || err.message.contains("stopped"), "{err}");
+        assert!(
+            err.message.contains("limit") || err.message.contains("stopped"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -303,6 +365,21 @@ mod tests {
     #[test]
     fn undefined_variables_are_compile_errors() {
         assert!(host().compile("u.rhai", "fn f() { nope }").is_err());
+    }
+
+    #[test]
+    fn regex_and_glob_helpers() {
+        let out = call(r#"fn f() { [regex_match("all tests pass", "(?i)ALL TESTS"), glob_match("tests/a/b.rs", "tests/**"), glob_match("src/a.rs", "*.rs")] }"#, "f").unwrap();
+        let flags: Vec<bool> = out
+            .value
+            .into_array()
+            .unwrap()
+            .into_iter()
+            .map(|d| d.as_bool().unwrap())
+            .collect();
+        assert_eq!(flags, [true, true, false]);
+        let err = call(r#"fn f() { regex_match("x", "(") }"#, "f").unwrap_err();
+        assert!(err.message.contains("not a valid regular expression"), "{err}");
     }
 
     #[test]

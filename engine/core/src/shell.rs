@@ -340,22 +340,42 @@ mod tests {
     fn splits_compound_commands() {
         assert_eq!(
             words("cd src && cargo test || echo no; ls | wc -l & true"),
-            vec![vec!["cd", "src"], vec!["cargo", "test"], vec!["echo", "no"], vec!["ls"], vec!["wc", "-l"], vec!["true"]]
+            vec![
+                vec!["cd", "src"],
+                vec!["cargo", "test"],
+                vec!["echo", "no"],
+                vec!["ls"],
+                vec!["wc", "-l"],
+                vec!["true"]
+            ]
         );
     }
 
     #[test]
     fn removes_quotes_and_escapes() {
-        assert_eq!(words(r#"echo 'a b' "c \"d\"" e\ f"#), vec![vec!["echo", "a b", "c \"d\"", "e f"]]);
+        assert_eq!(
+            words(r#"echo 'a b' "c \"d\"" e\ f"#),
+            vec![vec!["echo", "a b", "c \"d\"", "e f"]]
+        );
     }
 
     #[test]
     fn redirections_are_collected() {
         let line = parse("echo hi > out.txt 2>/dev/null >> log && cat < in.txt 2>&1");
         assert_eq!(line.commands[0].words, ["echo", "hi"]);
-        let targets: Vec<(bool, &str)> = line.commands[0].redirects.iter().map(|r| (r.output, r.target.as_str())).collect();
+        let targets: Vec<(bool, &str)> = line.commands[0]
+            .redirects
+            .iter()
+            .map(|r| (r.output, r.target.as_str()))
+            .collect();
         assert_eq!(targets, [(true, "out.txt"), (true, "/dev/null"), (true, "log")]);
-        assert_eq!(line.commands[1].redirects, vec![Redirect { output: false, target: "in.txt".into() }]);
+        assert_eq!(
+            line.commands[1].redirects,
+            vec![Redirect {
+                output: false,
+                target: "in.txt".into()
+            }]
+        );
         assert!(line.opaque.is_none());
     }
 

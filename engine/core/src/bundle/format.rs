@@ -235,6 +235,9 @@ pub struct RowFile {
     pub assertion: Assertion,
     /// Whether a verdict other than ok counts against the run.
     pub severity: Severity,
+    /// What the row is evaluated over: a run's `trace` (replay, the live hooks) or its `launch`.
+    #[serde(default)]
+    pub facts: FactsKind,
     /// A data check over one fact.
     #[serde(default)]
     pub check: Option<FactCheckFile>,
@@ -249,6 +252,17 @@ pub struct RowFile {
     /// `"unk"`, or a map `#{verdict: …, evidence: …}`.
     #[serde(default)]
     pub function: Option<String>,
+}
+
+/// What a row is evaluated over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FactsKind {
+    /// A run's trace: its steps, edits, outcomes and final claim.
+    #[default]
+    Trace,
+    /// A launch: what was imposed and what the vendor recorded.
+    Launch,
 }
 
 /// A data check: look up one fact by its dotted path and compare it.

@@ -107,7 +107,9 @@ impl Pattern {
             mode: format!("pattern:{id}"),
         };
         if !self.spec.meta_tools.contains(&MetaTool::Spawn) {
-            return refuse(format!("pattern `{id}` refuses: it offers no spawn meta-tool, so it cannot start sub-agents"));
+            return refuse(format!(
+                "pattern `{id}` refuses: it offers no spawn meta-tool, so it cannot start sub-agents"
+            ));
         }
         if let Some(helpers) = &self.spec.helpers {
             let named = helper.unwrap_or("");
@@ -188,14 +190,22 @@ pub struct Row {
     pub severity: Severity,
     /// The policy it belongs to.
     pub policy: String,
+    /// What it is evaluated over.
+    pub facts: FactsKind,
     check: RowCheck,
 }
 
 #[derive(Debug, Clone)]
 enum ExampleKind {
-    Judgement { owner: Option<String>, example: JudgementExample },
+    Judgement {
+        owner: Option<String>,
+        example: JudgementExample,
+    },
     Verdict(VerdictExample),
-    Spawn { pattern: String, example: SpawnExample },
+    Spawn {
+        pattern: String,
+        example: SpawnExample,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -239,7 +249,8 @@ impl<T> Layered<T> {
             );
             return;
         }
-        self.seen_in_source.insert((doc.source, id.clone()), doc.display.clone());
+        self.seen_in_source
+            .insert((doc.source, id.clone()), doc.display.clone());
         self.items.insert(id, (doc, item));
     }
 }
@@ -249,7 +260,11 @@ fn parse<T: serde::de::DeserializeOwned>(doc: &Doc, diagnostics: &mut Vec<Diagno
         Ok(v) => Some(v),
         Err(err) => {
             let message = err.message().trim_end_matches('\n').replace('\n', "; ");
-            let hint = if message.contains("unknown field") {
+            // Text that is not TOML at all is a syntax error, whatever serde would add.
+            let syntax = toml::from_str::<toml::Table>(&doc.text).is_err();
+            let hint = if syntax {
+                "check the TOML syntax near this point"
+            } else if message.contains("unknown field") {
                 "remove the key, or check its spelling against `tollgate schema`"
             } else if message.contains("missing field") {
                 "add the key; `tollgate schema` lists what each file needs"
@@ -343,8 +358,13 @@ impl Bundle {
                         }
                         if let Some(mode) = parse::<ModeFile>(&doc, &mut d) {
                             if mode.id != file_stem(relative) {
-                                d.push(Diagnostic::file(&doc.display, format!("the mode's id `{}` is not its file's name", mode.id))
-                                    .with_hint(format!("name the file `{}` or change the id", mode.id)));
+                                d.push(
+                                    Diagnostic::file(
+                                        &doc.display,
+                                        format!("the mode's id `{}` is not its file's name", mode.id),
+                                    )
+                                    .with_hint(format!("name the file `{}` or change the id", mode.id)),
+                                );
                             }
                             modes.insert(mode.id.clone(), doc, (mode, role), &mut d);
                         }
@@ -391,9 +411,18 @@ impl Bundle {
         compiler.compile_patterns(&mut bundle, &patterns);
         for (id, (doc, spec)) in providers.items {
             if !is_id(&id) {
-                compiler.diagnostics.push(Diagnostic::file(&doc.display, format!("`{id}` is not a valid provider id")));
+                compiler.diagnostics.push(Diagnostic::file(
+                    &doc.display,
+                    format!("`{id}` is not a valid provider id"),
+                ));
             }
-            bundle.providers.insert(id, Provider { spec, file: doc.display });
+            bundle.providers.insert(
+                id,
+                Provider {
+                    spec,
+                    file: doc.display,
+                },
+            );
         }
         compiler.check_row_evidence(&bundle);
         (bundle, compiler.diagnostics)
@@ -481,6 +510,16 @@ impl Bundle {
             .collect()
     }
 
+    /// The ids of the rows evaluated over one kind of facts, by policy then file order.
+    pub fn rows_about(&self, facts: FactsKind) -> Vec<&str> {
+        self.policies
+            .values()
+            .flat_map(|p| p.rows.iter())
+            .filter(|id| self.rows.get(*id).is_some_and(|r| r.facts == facts))
+            .map(String::as_str)
+            .collect()
+    }
+
     /// The ids of the rows a policy declares, in file order.
     pub fn policy_rows(&self, policy: &str) -> Vec<&str> {
         self.policies
@@ -543,7 +582,9 @@ impl Bundle {
                     value = value.and_then(|v| v.get(part));
                 }
                 match value {
-                    None | Some(serde_json::Value::Null) => (Verdict::Unk, format!("the fact `{fact}` is not in the record")),
+                    None | Some(serde_json::Value::Null) => {
+                        (Verdict::Unk, format!("the fact `{fact}` is not in the record"))
+                    }
                     Some(v) => {
                         let shown = format!("`{fact}` is {v}");
                         let holds = match (ok, gap) {
@@ -556,19 +597,34 @@ impl Bundle {
                 }
             }
             RowCheck::Evidence(ids) => {
-                let results: Vec<RowResult> = ids.iter().map(|i| self.evaluate_row(i, facts, done, visiting)).collect();
+                let results: Vec<RowResult> = ids
+                    .iter()
+                    .map(|i| self.evaluate_row(i, facts, done, visiting))
+                    .collect();
                 let list = |v: Verdict| {
-                    results.iter().filter(|r| r.verdict == v).map(|r| r.id.clone()).collect::<Vec<_>>().join(", ")
+                    results
+                        .iter()
+                        .filter(|r| r.verdict == v)
+                        .map(|r| r.id.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 if results.iter().any(|r| r.verdict == Verdict::Gap) {
-                    (Verdict::Gap, format!("its evidence did not hold: {}", list(Verdict::Gap)))
+                    (
+                        Verdict::Gap,
+                        format!("its evidence did not hold: {}", list(Verdict::Gap)),
+                    )
                 } else if results.iter().any(|r| r.verdict == Verdict::Unk) {
                     (Verdict::Unk, format!("its evidence is unknown: {}", list(Verdict::Unk)))
                 } else {
                     (Verdict::Ok, format!("its evidence held: {}", ids.join(", ")))
                 }
             }
-            RowCheck::Script { script, function, settings } => {
+            RowCheck::Script {
+                script,
+                function,
+                settings,
+            } => {
                 let args = vec![to_dynamic(facts), to_dynamic(settings)];
                 match self.host.call(script, function, args) {
                     Ok(out) => row_outcome(&out.value),
@@ -593,7 +649,11 @@ impl Bundle {
                         (None, Some(policy)) => self.judge_with_policy(policy, &ex.effects, &context),
                         (None, None) => Judgement::refuse_unjudgeable("", "the example names no mode"),
                     };
-                    (ex.decision.to_string(), judgement.decision.to_string(), judgement.reason)
+                    (
+                        ex.decision.to_string(),
+                        judgement.decision.to_string(),
+                        judgement.reason,
+                    )
                 }
                 ExampleKind::Verdict(ex) => {
                     let facts = toml_table_to_json(&ex.facts);
@@ -609,7 +669,11 @@ impl Bundle {
                         Some(p) => p.judge_spawn(ex.helper.as_deref(), ex.spawned),
                         None => Judgement::refuse_unjudgeable(pattern, "the pattern did not load"),
                     };
-                    (ex.decision.to_string(), judgement.decision.to_string(), judgement.reason)
+                    (
+                        ex.decision.to_string(),
+                        judgement.decision.to_string(),
+                        judgement.reason,
+                    )
                 }
             };
             if expected != got {
@@ -649,7 +713,9 @@ fn row_outcome(value: &rhai::Dynamic) -> (Verdict, String) {
     }
     (
         Verdict::Unk,
-        format!("the row's script returned `{value}`; it must return \"ok\", \"gap\", \"unk\" or #{{verdict, evidence}}"),
+        format!(
+            "the row's script returned `{value}`; it must return \"ok\", \"gap\", \"unk\" or #{{verdict, evidence}}"
+        ),
     )
 }
 
@@ -668,24 +734,41 @@ impl Compiler {
             for w in &policy.wrappers {
                 bundle.classifier.add_wrapper(
                     &w.program,
-                    Wrapper { flags_with_value: w.flags_with_value.clone(), positional: w.positional },
+                    Wrapper {
+                        flags_with_value: w.flags_with_value.clone(),
+                        positional: w.positional,
+                    },
                 );
             }
             for spanned in &policy.commands {
                 let r = spanned.get_ref();
                 if r.prefix.is_empty() || r.prefix.iter().any(|p| p.is_empty()) {
-                    self.diagnostics.push(doc.diag(spanned.span(), format!("command rule `{}` needs a non-empty `prefix`", r.id)));
+                    self.diagnostics.push(doc.diag(
+                        spanned.span(),
+                        format!("command rule `{}` needs a non-empty `prefix`", r.id),
+                    ));
                     continue;
                 }
                 if r.shell && r.flags.is_none() {
-                    self.diagnostics.push(doc.diag(spanned.span(), format!("command rule `{}` is a shell but names no flag", r.id))
-                        .with_hint("`shell = true` classifies the word after the matched flag, e.g. flags = [\"-c\", \"-*c\"]"));
+                    self.diagnostics.push(
+                        doc.diag(
+                            spanned.span(),
+                            format!("command rule `{}` is a shell but names no flag", r.id),
+                        )
+                        .with_hint(
+                            "`shell = true` classifies the word after the matched flag, e.g. flags = [\"-c\", \"-*c\"]",
+                        ),
+                    );
                     continue;
                 }
                 let id = format!("{}/{}", policy.id, r.id);
                 bundle.classifier.add_rule(CommandRule {
                     id: id.clone(),
-                    prefix: r.prefix.iter().map(|p| p.split('|').map(String::from).collect()).collect(),
+                    prefix: r
+                        .prefix
+                        .iter()
+                        .map(|p| p.split('|').map(String::from).collect())
+                        .collect(),
                     flags: r.flags.clone(),
                     reads: r.reads.clone(),
                     writes: r.writes.clone(),
@@ -711,17 +794,29 @@ impl Compiler {
             for command in &r.matches {
                 let got = selected(command);
                 if got.as_deref() != Some(id.as_str()) {
-                    self.diagnostics.push(doc.diag(span.clone(), format!(
-                        "command rule `{}`: `{command}` should match it, but {}",
-                        r.id,
-                        got.map(|g| format!("rule `{g}` classifies it")).unwrap_or_else(|| "no rule classifies it".into())
-                    )).with_hint("fix the rule's `prefix`/`flags`, or the example"));
+                    self.diagnostics.push(
+                        doc.diag(
+                            span.clone(),
+                            format!(
+                                "command rule `{}`: `{command}` should match it, but {}",
+                                r.id,
+                                got.map(|g| format!("rule `{g}` classifies it"))
+                                    .unwrap_or_else(|| "no rule classifies it".into())
+                            ),
+                        )
+                        .with_hint("fix the rule's `prefix`/`flags`, or the example"),
+                    );
                 }
             }
             for command in &r.not_match {
                 if selected(command).as_deref() == Some(id.as_str()) {
-                    self.diagnostics.push(doc.diag(span.clone(), format!("command rule `{}`: `{command}` should not match it, but does", r.id))
-                        .with_hint("fix the rule's `prefix`/`flags`, or the example"));
+                    self.diagnostics.push(
+                        doc.diag(
+                            span.clone(),
+                            format!("command rule `{}`: `{command}` should not match it, but does", r.id),
+                        )
+                        .with_hint("fix the rule's `prefix`/`flags`, or the example"),
+                    );
                 }
             }
         }
@@ -745,7 +840,14 @@ impl Compiler {
         }
     }
 
-    fn script(&mut self, doc: &Doc, span: Range<usize>, script: &Option<String>, function: &Option<String>, arity: usize) -> Option<Option<(Script, String)>> {
+    fn script(
+        &mut self,
+        doc: &Doc,
+        span: Range<usize>,
+        script: &Option<String>,
+        function: &Option<String>,
+        arity: usize,
+    ) -> Option<Option<(Script, String)>> {
         match (script, function) {
             (None, None) => Some(None),
             (Some(file), Some(function)) => {
@@ -781,7 +883,12 @@ impl Compiler {
         }
     }
 
-    fn matchers(&mut self, doc: &Doc, span: Range<usize>, entries: &Option<Vec<String>>) -> Option<Option<Vec<PlaceMatcher>>> {
+    fn matchers(
+        &mut self,
+        doc: &Doc,
+        span: Range<usize>,
+        entries: &Option<Vec<String>>,
+    ) -> Option<Option<Vec<PlaceMatcher>>> {
         let Some(entries) = entries else { return Some(None) };
         let mut out = Vec::new();
         for entry in entries {
@@ -794,10 +901,14 @@ impl Compiler {
                 name if name.starts_with('@') => {
                     let Some(set) = self.path_sets.get(&name[1..]) else {
                         let known: Vec<String> = self.path_sets.keys().map(|k| format!("`@{k}`")).collect();
-                        self.diagnostics.push(
-                            doc.diag(span, format!("there is no path set `{name}`"))
-                                .with_hint(format!("path sets are declared in policy files under [paths.NAME]; known: {}", known.join(", "))),
-                        );
+                        self.diagnostics
+                            .push(
+                                doc.diag(span, format!("there is no path set `{name}`"))
+                                    .with_hint(format!(
+                                        "path sets are declared in policy files under [paths.NAME]; known: {}",
+                                        known.join(", ")
+                                    )),
+                            );
                         return None;
                     };
                     PlaceMatcher::Paths(set.clone())
@@ -828,7 +939,11 @@ impl Compiler {
         let writes = self.matchers(doc, span.clone(), &r.when.writes);
         let script = self.script(doc, span, &r.script, &r.function, 2);
         let (Some(reads), Some(writes), Some(script)) = (reads, writes, script) else {
-            let why = self.diagnostics.get(before).map(|d| format!("{} at {}", d.message, d.location())).unwrap_or_default();
+            let why = self
+                .diagnostics
+                .get(before)
+                .map(|d| format!("{} at {}", d.message, d.location()))
+                .unwrap_or_default();
             return Rule {
                 id,
                 decision: Decision::Refuse,
@@ -857,12 +972,21 @@ impl Compiler {
         }
     }
 
-    fn rules(&mut self, owner: &str, doc: &Doc, rules: &[Spanned<RuleFile>], settings: &serde_json::Value) -> Vec<Arc<Rule>> {
+    fn rules(
+        &mut self,
+        owner: &str,
+        doc: &Doc,
+        rules: &[Spanned<RuleFile>],
+        settings: &serde_json::Value,
+    ) -> Vec<Arc<Rule>> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
         for spanned in rules {
             if !seen.insert(spanned.get_ref().id.clone()) {
-                self.diagnostics.push(doc.diag(spanned.span(), format!("the rule id `{}` is used twice in this file", spanned.get_ref().id)));
+                self.diagnostics.push(doc.diag(
+                    spanned.span(),
+                    format!("the rule id `{}` is used twice in this file", spanned.get_ref().id),
+                ));
                 continue;
             }
             out.push(Arc::new(self.rule(owner, doc, spanned, settings)));
@@ -886,39 +1010,72 @@ impl Compiler {
             for spanned in &p.rows {
                 let span = spanned.span();
                 let r = spanned.get_ref();
-                let checks = usize::from(r.check.is_some()) + usize::from(r.evidence.is_some()) + usize::from(r.script.is_some() || r.function.is_some());
+                let checks = usize::from(r.check.is_some())
+                    + usize::from(r.evidence.is_some())
+                    + usize::from(r.script.is_some() || r.function.is_some());
                 if checks != 1 {
-                    self.diagnostics.push(doc.diag(span, format!("row `{}` needs exactly one of `check`, `evidence`, or `script` with `function`", r.id)));
+                    self.diagnostics.push(doc.diag(
+                        span,
+                        format!(
+                            "row `{}` needs exactly one of `check`, `evidence`, or `script` with `function`",
+                            r.id
+                        ),
+                    ));
                     continue;
                 }
                 let check = if let Some(c) = &r.check {
-                    let values = |v: &Option<Vec<toml::Value>>| v.as_ref().map(|v| v.iter().map(|x| serde_json::to_value(x).unwrap_or_default()).collect());
-                    RowCheck::Fact { fact: c.fact.clone(), ok: values(&c.ok), gap: values(&c.gap) }
+                    let values = |v: &Option<Vec<toml::Value>>| {
+                        v.as_ref()
+                            .map(|v| v.iter().map(|x| serde_json::to_value(x).unwrap_or_default()).collect())
+                    };
+                    RowCheck::Fact {
+                        fact: c.fact.clone(),
+                        ok: values(&c.ok),
+                        gap: values(&c.gap),
+                    }
                 } else if let Some(e) = &r.evidence {
                     RowCheck::Evidence(e.clone())
                 } else {
                     match self.script(doc, span, &r.script, &r.function, 2) {
-                        Some(Some((script, function))) => RowCheck::Script { script, function, settings: settings.clone() },
+                        Some(Some((script, function))) => RowCheck::Script {
+                            script,
+                            function,
+                            settings: settings.clone(),
+                        },
                         _ => continue,
                     }
                 };
                 if let Some(existing) = bundle.rows.get(&r.id) {
                     if existing.policy != *id {
-                        self.diagnostics.push(doc.diag(spanned.span(), format!("row `{}` is also declared by policy `{}`", r.id, existing.policy)));
+                        self.diagnostics.push(doc.diag(
+                            spanned.span(),
+                            format!("row `{}` is also declared by policy `{}`", r.id, existing.policy),
+                        ));
                         continue;
                     }
                 }
                 rows.push(r.id.clone());
                 bundle.rows.insert(
                     r.id.clone(),
-                    Row { id: r.id.clone(), title: r.title.clone(), assertion: r.assertion, severity: r.severity, policy: id.clone(), check },
+                    Row {
+                        id: r.id.clone(),
+                        title: r.title.clone(),
+                        assertion: r.assertion,
+                        severity: r.severity,
+                        policy: id.clone(),
+                        facts: r.facts,
+                        check,
+                    },
                 );
             }
             for spanned in &p.examples {
                 let ex = spanned.get_ref();
                 bundle.examples.push(Example {
                     at: Self::example(doc, spanned.span(), "judgement", &ex.note),
-                    kind: ExampleKind::Judgement { owner: Some(id.clone()), example: ex.clone() },
+                    kind: ExampleKind::Judgement {
+                        owner: Some(id.clone()),
+                        example: ex.clone(),
+                    },
                 });
             }
             for spanned in &p.row_examples {
@@ -930,7 +1087,14 @@ impl Compiler {
             }
             bundle.policies.insert(
                 id.clone(),
-                Policy { id: id.clone(), description: p.description.clone(), file: doc.display.clone(), rules, rows, settings },
+                Policy {
+                    id: id.clone(),
+                    description: p.description.clone(),
+                    file: doc.display.clone(),
+                    rules,
+                    rows,
+                    settings,
+                },
             );
         }
     }
@@ -940,8 +1104,15 @@ impl Compiler {
             if let RowCheck::Evidence(ids) = &row.check {
                 for id in ids {
                     if !bundle.rows.contains_key(id) {
-                        let file = bundle.policies.get(&row.policy).map(|p| p.file.clone()).unwrap_or_default();
-                        self.diagnostics.push(Diagnostic::file(file, format!("row `{}` names `{id}` as evidence, and there is no such row", row.id)));
+                        let file = bundle
+                            .policies
+                            .get(&row.policy)
+                            .map(|p| p.file.clone())
+                            .unwrap_or_default();
+                        self.diagnostics.push(Diagnostic::file(
+                            file,
+                            format!("row `{}` names `{id}` as evidence, and there is no such row", row.id),
+                        ));
                     }
                 }
             }
@@ -955,17 +1126,31 @@ impl Compiler {
         }
     }
 
-    fn compile_mode(&mut self, bundle: &mut Bundle, modes: &Layered<(ModeFile, Option<String>)>, id: &str, stack: &mut Vec<String>) -> bool {
+    fn compile_mode(
+        &mut self,
+        bundle: &mut Bundle,
+        modes: &Layered<(ModeFile, Option<String>)>,
+        id: &str,
+        stack: &mut Vec<String>,
+    ) -> bool {
         if bundle.modes.contains_key(id) {
             return true;
         }
-        let Some((doc, (m, role))) = modes.items.get(id) else { return false };
+        let Some((doc, (m, role))) = modes.items.get(id) else {
+            return false;
+        };
         if !is_id(id) {
-            self.diagnostics.push(Diagnostic::file(&doc.display, format!("`{id}` is not a valid mode id")).with_hint("use lowercase letters, digits and `-`"));
+            self.diagnostics.push(
+                Diagnostic::file(&doc.display, format!("`{id}` is not a valid mode id"))
+                    .with_hint("use lowercase letters, digits and `-`"),
+            );
             return false;
         }
         if stack.iter().any(|s| s == id) {
-            self.diagnostics.push(Diagnostic::file(&doc.display, format!("mode `{id}` extends itself through {}", stack.join(" → "))));
+            self.diagnostics.push(Diagnostic::file(
+                &doc.display,
+                format!("mode `{id}` extends itself through {}", stack.join(" → ")),
+            ));
             return false;
         }
         let parent = match &m.extends {
@@ -983,7 +1168,10 @@ impl Compiler {
                         format!("mode `{id}` extends `{name}`, which does not exist")
                     };
                     let known: Vec<String> = modes.items.keys().map(|k| format!("`{k}`")).collect();
-                    self.diagnostics.push(doc.diag(ext.span(), message).with_hint(format!("the modes are {}", known.join(", "))));
+                    self.diagnostics.push(
+                        doc.diag(ext.span(), message)
+                            .with_hint(format!("the modes are {}", known.join(", "))),
+                    );
                     return false;
                 }
                 bundle.modes.get(name.as_str()).map(|p| p.judge.clone())
@@ -1006,15 +1194,24 @@ impl Compiler {
                 None => {
                     let known: Vec<String> = bundle.policies.keys().map(|k| format!("`{k}`")).collect();
                     self.diagnostics.push(
-                        doc.diag(include.span(), format!("mode `{id}` includes the policy `{}`, which does not exist", include.get_ref()))
-                            .with_hint(format!("the policies are {}", known.join(", "))),
+                        doc.diag(
+                            include.span(),
+                            format!(
+                                "mode `{id}` includes the policy `{}`, which does not exist",
+                                include.get_ref()
+                            ),
+                        )
+                        .with_hint(format!("the policies are {}", known.join(", "))),
                     );
                     ok = false;
                 }
             }
         }
         new_rules.extend(self.rules(id, doc, &m.rules, &serde_json::Value::Null));
-        let default = m.default.or(parent.as_ref().map(|p| p.default)).unwrap_or(Decision::Refuse);
+        let default = m
+            .default
+            .or(parent.as_ref().map(|p| p.default))
+            .unwrap_or(Decision::Refuse);
         let mut ceiling = own_ceiling.clone().unwrap_or_default();
         if let Some(p) = &parent {
             let check_ws = Workspace::new("/workspace").with_home("/home/user").with_tmp("/tmp");
@@ -1022,8 +1219,13 @@ impl Compiler {
             if let Some(own) = &own_ceiling {
                 // Fields the mode leaves out are inherited, so only the ones it sets can widen.
                 if let Err(why) = own.or(&p.ceiling).le(&p.ceiling, &check_ws) {
-                    self.diagnostics.push(doc.diag(extends_span.clone(), format!("mode `{id}` widens the mode it extends: its ceiling's {why}"))
-                        .with_hint("a mode that extends another may only narrow it"));
+                    self.diagnostics.push(
+                        doc.diag(
+                            extends_span.clone(),
+                            format!("mode `{id}` widens the mode it extends: its ceiling's {why}"),
+                        )
+                        .with_hint("a mode that extends another may only narrow it"),
+                    );
                     ok = false;
                 }
             }
@@ -1052,7 +1254,10 @@ impl Compiler {
             ex.mode.get_or_insert_with(|| id.to_string());
             bundle.examples.push(Example {
                 at: Self::example(doc, spanned.span(), "judgement", &ex.note),
-                kind: ExampleKind::Judgement { owner: None, example: ex },
+                kind: ExampleKind::Judgement {
+                    owner: None,
+                    example: ex,
+                },
             });
         }
         let mut behaviour = m.behaviour.clone().unwrap_or_default();
@@ -1069,7 +1274,12 @@ impl Compiler {
                 behaviour,
                 extends: m.extends.as_ref().map(|e| e.get_ref().clone()),
                 file: doc.display.clone(),
-                judge: Judge { mode: id.to_string(), default, ceiling, rules },
+                judge: Judge {
+                    mode: id.to_string(),
+                    default,
+                    ceiling,
+                    rules,
+                },
             },
         );
         true
@@ -1077,10 +1287,15 @@ impl Compiler {
 
     fn compile_patterns(&mut self, bundle: &mut Bundle, patterns: &Layered<PatternFile>) {
         for (id, (doc, spec)) in &patterns.items {
-            if !spec.meta_tools.contains(&MetaTool::Spawn) && (spec.limits.spawns.unwrap_or(0) > 0 || spec.helpers.is_some()) {
+            if !spec.meta_tools.contains(&MetaTool::Spawn)
+                && (spec.limits.spawns.unwrap_or(0) > 0 || spec.helpers.is_some())
+            {
                 self.diagnostics.push(
-                    Diagnostic::file(&doc.display, format!("pattern `{id}` limits or names helpers but does not offer `spawn`"))
-                        .with_hint("add `spawn` to `meta_tools`, or remove `limits.spawns` and `helpers`"),
+                    Diagnostic::file(
+                        &doc.display,
+                        format!("pattern `{id}` limits or names helpers but does not offer `spawn`"),
+                    )
+                    .with_hint("add `spawn` to `meta_tools`, or remove `limits.spawns` and `helpers`"),
                 );
                 continue;
             }
@@ -1088,10 +1303,19 @@ impl Compiler {
                 let ex = spanned.get_ref();
                 bundle.examples.push(Example {
                     at: Self::example(doc, spanned.span(), "spawn", &ex.note),
-                    kind: ExampleKind::Spawn { pattern: id.clone(), example: ex.clone() },
+                    kind: ExampleKind::Spawn {
+                        pattern: id.clone(),
+                        example: ex.clone(),
+                    },
                 });
             }
-            bundle.patterns.insert(id.clone(), Pattern { spec: spec.clone(), file: doc.display.clone() });
+            bundle.patterns.insert(
+                id.clone(),
+                Pattern {
+                    spec: spec.clone(),
+                    file: doc.display.clone(),
+                },
+            );
         }
     }
 }

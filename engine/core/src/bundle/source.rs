@@ -84,7 +84,9 @@ pub fn is_bundle_file(relative: &str) -> bool {
     let folder = parts.next().unwrap_or("");
     let depth = relative.matches('/').count();
     match folder {
-        "modes" => depth == 1 && (relative.ends_with(".toml") || relative.ends_with(".md")),
+        "modes" => {
+            depth == 1 && (relative.ends_with(".toml") || relative.ends_with(".md") || relative.ends_with(".rhai"))
+        }
         "policies" => relative.ends_with(".toml") || relative.ends_with(".rhai"),
         "patterns" | "providers" => depth == 1 && relative.ends_with(".toml"),
         _ => false,

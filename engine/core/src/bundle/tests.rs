@@ -41,11 +41,17 @@ fn the_same_id_twice_in_one_source_is_an_error() {
 
 #[test]
 fn markdown_modes_take_their_role_from_the_body() {
-    let (bundle, d) = load(&[("modes/reviewer.md", "+++\nid = \"reviewer\"\nextends = \"read-only\"\n+++\nYou review.\n")]);
+    let (bundle, d) = load(&[(
+        "modes/reviewer.md",
+        "+++\nid = \"reviewer\"\nextends = \"read-only\"\n+++\nYou review.\n",
+    )]);
     assert!(d.is_empty(), "{d:#?}");
     let mode = bundle.mode("reviewer").unwrap();
     assert_eq!(mode.behaviour.role.as_deref(), Some("You review."));
-    assert_eq!(judge(&bundle, "reviewer", r#"{"writes":["./a"]}"#).decision, Decision::Refuse);
+    assert_eq!(
+        judge(&bundle, "reviewer", r#"{"writes":["./a"]}"#).decision,
+        Decision::Refuse
+    );
 }
 
 #[test]
@@ -68,8 +74,14 @@ fn a_mode_file_must_be_named_by_its_id() {
 
 #[test]
 fn extending_may_only_narrow() {
-    let (_, d) = load(&[("modes/looser.toml", "id = \"looser\"\nextends = \"ask\"\n[[rules]]\nid = \"r\"\ndecision = \"allow\"\nreason = \"x\"\n")]);
-    assert!(d.is_empty(), "an allow rule under an `allow` default narrows nothing away: {d:#?}");
+    let (_, d) = load(&[(
+        "modes/looser.toml",
+        "id = \"looser\"\nextends = \"ask\"\n[[rules]]\nid = \"r\"\ndecision = \"allow\"\nreason = \"x\"\n",
+    )]);
+    assert!(
+        d.is_empty(),
+        "an allow rule under an `allow` default narrows nothing away: {d:#?}"
+    );
 
     let strict = "id = \"strict\"\ndefault = \"ask\"\n";
     let child = "id = \"child\"\nextends = \"strict\"\n[[rules]]\nid = \"r\"\ndecision = \"allow\"\nreason = \"x\"\nwhen.reaches = true\n";
@@ -78,12 +90,25 @@ fn extending_may_only_narrow() {
     assert!(d[0].message.contains("more permissive than that mode's default"));
     assert_eq!(d[0].line, 2);
     assert!(bundle.mode("child").is_none());
-    assert_eq!(judge(&bundle, "child", "{}").decision, Decision::Refuse, "a mode that did not load refuses");
+    assert_eq!(
+        judge(&bundle, "child", "{}").decision,
+        Decision::Refuse,
+        "a mode that did not load refuses"
+    );
 
-    let (_, d) = load(&[("modes/strict.toml", strict), ("modes/lax.toml", "id = \"lax\"\nextends = \"strict\"\ndefault = \"allow\"\n")]);
+    let (_, d) = load(&[
+        ("modes/strict.toml", strict),
+        (
+            "modes/lax.toml",
+            "id = \"lax\"\nextends = \"strict\"\ndefault = \"allow\"\n",
+        ),
+    ]);
     assert!(d[0].message.contains("default `allow`"), "{d:#?}");
 
-    let (_, d) = load(&[("modes/r.toml", "id = \"r\"\nextends = \"read-only\"\n[ceiling]\nreaches = true\n")]);
+    let (_, d) = load(&[(
+        "modes/r.toml",
+        "id = \"r\"\nextends = \"read-only\"\n[ceiling]\nreaches = true\n",
+    )]);
     assert!(d[0].message.contains("reaching the network"), "{d:#?}");
 }
 
@@ -137,22 +162,40 @@ fn named(effects, context) { if effects.reaches { "reaches, says " + context.mod
 fn number(effects, context) { 42 }
 "#;
     let mode = "id = \"m\"\ndefault = \"allow\"\ninclude = [\"p\"]\n";
-    let (bundle, d) = load(&[("policies/p.toml", policy), ("policies/p.rhai", script), ("modes/m.toml", mode)]);
+    let (bundle, d) = load(&[
+        ("policies/p.toml", policy),
+        ("policies/p.rhai", script),
+        ("modes/m.toml", mode),
+    ]);
     assert!(d.is_empty(), "{d:#?}");
     assert_eq!(judge(&bundle, "m", r#"{"writes":["./a"]}"#).decision, Decision::Allow);
     let j = judge(&bundle, "m", r#"{"writes":["./a","./b","./c"]}"#);
-    assert_eq!((j.decision, j.rules.clone()), (Decision::Ask, vec!["p/big".to_string()]));
+    assert_eq!(
+        (j.decision, j.rules.clone()),
+        (Decision::Ask, vec!["p/big".to_string()])
+    );
     let j = judge(&bundle, "m", r#"{"reaches":true}"#);
     assert!(j.reason.contains("reaches, says m"), "{}", j.reason);
     let j = judge(&bundle, "m", r#"{"costs":true}"#);
-    assert_eq!(j.decision, Decision::Refuse, "a script returning nonsense fails closed: {}", j.reason);
+    assert_eq!(
+        j.decision,
+        Decision::Refuse,
+        "a script returning nonsense fails closed: {}",
+        j.reason
+    );
 }
 
 #[test]
 fn scripts_must_define_the_named_function() {
     let policy = "id = \"p\"\n[[rules]]\nid = \"r\"\ndecision = \"ask\"\nreason = \"x\"\nscript = \"p.rhai\"\nfunction = \"missing\"\n";
-    let (_, d) = load(&[("policies/p.toml", policy), ("policies/p.rhai", "fn other(a, b) { true }")]);
-    assert!(d[0].message.contains("no function `missing` taking 2 parameters"), "{d:#?}");
+    let (_, d) = load(&[
+        ("policies/p.toml", policy),
+        ("policies/p.rhai", "fn other(a, b) { true }"),
+    ]);
+    assert!(
+        d[0].message.contains("no function `missing` taking 2 parameters"),
+        "{d:#?}"
+    );
 }
 
 #[test]
@@ -185,7 +228,7 @@ facts = { record = { apiKeySource = "none" } }
 verdict = "ok"
 [[row_examples]]
 row = "key"
-facts = { record = { apiKeySource = "ANTHROPIC_API_KEY" } }
+facts = { record = { apiKeySource = "VENDOR_API_KEY" } }
 verdict = "gap"
 [[row_examples]]
 row = "key"
@@ -212,7 +255,10 @@ fn check(facts, settings) {
     let facts = serde_json::json!({"record": {"apiKeySource": "none"}, "env": ["SECRET"]});
     let results = bundle.evaluate_rows(&bundle.policy_rows("rows"), &facts);
     let verdicts: Vec<(&str, Verdict)> = results.iter().map(|r| (r.id.as_str(), r.verdict)).collect();
-    assert_eq!(verdicts, [("key", Verdict::Ok), ("scripted", Verdict::Gap), ("both", Verdict::Gap)]);
+    assert_eq!(
+        verdicts,
+        [("key", Verdict::Ok), ("scripted", Verdict::Gap), ("both", Verdict::Gap)]
+    );
     assert_eq!(results[1].evidence, "SECRET is inherited");
     let unknown = bundle.evaluate_rows(&["nope"], &facts);
     assert_eq!(unknown[0].verdict, Verdict::Unk);
@@ -221,7 +267,10 @@ fn check(facts, settings) {
 #[test]
 fn a_row_script_that_errors_is_unk() {
     let policy = "id = \"r\"\n[[rows]]\nid = \"x\"\ntitle = \"t\"\nassertion = \"record\"\nseverity = \"gating\"\nscript = \"r.rhai\"\nfunction = \"f\"\n";
-    let (bundle, d) = load(&[("policies/r.toml", policy), ("policies/r.rhai", "fn f(facts, s) { f(facts, s) }")]);
+    let (bundle, d) = load(&[
+        ("policies/r.toml", policy),
+        ("policies/r.rhai", "fn f(facts, s) { f(facts, s) }"),
+    ]);
     assert!(d.is_empty(), "{d:#?}");
     let r = bundle.evaluate_rows(&["x"], &serde_json::json!({}));
     assert_eq!(r[0].verdict, Verdict::Unk);
@@ -290,7 +339,11 @@ fn compound_commands_join_their_effects() {
     let c = classify("cd sub && cargo test 2>&1 | tee ../out.log; curl -s https://x.test");
     let programs: Vec<&str> = c.parts.iter().map(|p| p.program.as_str()).collect();
     assert_eq!(programs, ["cd", "cargo", "tee", "curl"]);
-    assert!(c.effects.writes.contains(&"/workspace/sub".to_string()), "cargo writes in the new cwd: {:?}", c.effects.writes);
+    assert!(
+        c.effects.writes.contains(&"/workspace/sub".to_string()),
+        "cargo writes in the new cwd: {:?}",
+        c.effects.writes
+    );
     assert!(c.effects.writes.contains(&"/workspace/sub/../out.log".to_string()));
     assert!(c.effects.reaches);
 }
@@ -311,7 +364,14 @@ fn redirections_are_writes() {
 
 #[test]
 fn what_cannot_be_understood_is_conservative() {
-    for text in ["frobnicate --all", "rm $(cat list)", "eval \"$X\"", "$CMD arg", "bash -c \"$X\"", "sudo ls"] {
+    for text in [
+        "frobnicate --all",
+        "rm $(cat list)",
+        "eval \"$X\"",
+        "$CMD arg",
+        "bash -c \"$X\"",
+        "sudo ls",
+    ] {
         let c = classify(text);
         assert_eq!(c.effects.writes, ["*"], "{text}");
         assert!(c.effects.reaches && !c.effects.reversible, "{text}");
@@ -322,8 +382,13 @@ fn what_cannot_be_understood_is_conservative() {
 fn shell_wrappers_are_classified_inside() {
     let c = classify("/bin/bash -lc 'cargo test && sed -i s/a/b/ tests/t.rs'");
     let rules: Vec<Option<&str>> = c.parts.iter().map(|p| p.rule.as_deref()).collect();
-    assert_eq!(rules, [Some("commands/shell-command")]);
-    assert!(c.effects.writes.contains(&"/workspace/tests/t.rs".to_string()), "{:?}", c.effects.writes);
+    assert_eq!(rules, [Some("commands/cargo"), Some("commands/sed-in-place")]);
+    assert_eq!(c.parts[0].text, "cargo test");
+    assert!(
+        c.effects.writes.contains(&"/workspace/tests/t.rs".to_string()),
+        "{:?}",
+        c.effects.writes
+    );
     assert!(!c.effects.reaches);
 }
 
