@@ -17,3 +17,4 @@ pub mod script;
 pub mod shell;
 pub mod shipped;
 pub mod verdict;
+pub mod trace;

@@ -100,7 +100,7 @@ pub enum Strictness {
 }
 
 /// One row's outcome, with its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowResult {
     /// The row's id.
     pub id: String,

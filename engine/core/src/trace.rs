@@ -1,0 +1,460 @@
+//! Traces: what the layers observed of a run, in one normalised shape, and the facts rows read.
+//!
+//! A trace is ordered steps (the act, its effects, its outcome, the edits it made where they are
+//! visible), the vendor's record (its init line), and the final claim. Readers of vendor formats
+//! live in the replay layer; the hook adapters write tollgate's own event log ([`Event`]), which
+//! folds into a trace here, so the live hooks and replay see the same facts.
+
+use crate::effects::EffectProfile;
+use crate::scope::{Place, Workspace};
+use serde::{Deserialize, Serialize};
+
+/// Lines kept per edit: an edit larger than this is kept as not visible rather than held whole.
+pub const MAX_EDIT_LINES: usize = 20_000;
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// It ran and succeeded.
+    Completed,
+    /// It ran and failed.
+    Failed,
+    /// It was stopped before running (by a hook, a person or the agent CLI).
+    Refused,
+    /// The record does not say.
+    #[default]
+    Unknown,
+}
+
+/// A step's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Outcome {
+    /// How it ended.
+    pub status: Status,
+    /// The exit code, where the record has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+}
+
+/// One line of an edit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditLine {
+    /// 1-based line number in the file (old numbering for removed lines, new for added), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The text, without its newline.
+    pub text: String,
+}
+
+/// What an edit did to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditKind {
+    /// The file was created.
+    Create,
+    /// The file was changed.
+    Update,
+    /// The file was deleted.
+    Delete,
+    /// The file was written, and how is not known.
+    Unknown,
+}
+
+/// A change to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    /// The file, absolute where the record allows.
+    pub path: String,
+    /// What happened to it.
+    pub kind: EditKind,
+    /// Lines removed.
+    #[serde(default)]
+    pub removed: Vec<EditLine>,
+    /// Lines added.
+    #[serde(default)]
+    pub added: Vec<EditLine>,
+    /// False when the record shows that the file changed but not how.
+    pub visible: bool,
+}
+
+impl Edit {
+    /// An edit whose content the record does not show.
+    pub fn invisible(path: impl Into<String>, kind: EditKind) -> Edit {
+        Edit { path: path.into(), kind, removed: Vec::new(), added: Vec::new(), visible: false }
+    }
+
+    /// Drops the content of an edit too large to keep; it is then not visible.
+    pub fn bounded(mut self) -> Edit {
+        if self.removed.len() + self.added.len() > MAX_EDIT_LINES {
+            self.removed.clear();
+            self.added.clear();
+            self.visible = false;
+        }
+        self
+    }
+}
+
+/// What a step does, in words: a command, a path, a URL, a sub-agent, a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StepAct {
+    /// `command`, `path`, `url`, `agent` or `tool`.
+    pub kind: String,
+    /// The text.
+    pub text: String,
+}
+
+/// One step of a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Step {
+    /// The vendor's id for the call (e.g. a tool-use id), to pair it with its result.
+    #[serde(default)]
+    pub id: String,
+    /// The tool's name as the vendor called it.
+    pub tool: String,
+    /// What it does.
+    pub act: StepAct,
+    /// Its effects.
+    pub effects: EffectProfile,
+    /// For a command: each simple command's text after wrappers (`cargo test`), what suite
+    /// patterns match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// For a command: the classifier's rule for each simple command (`commands/remove`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_rules: Vec<String>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The edits it made, where the record shows them (or that it made them).
+    #[serde(default)]
+    pub edits: Vec<Edit>,
+    /// The working directory it ran in, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// The run's final claim.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Claim {
+    /// The last assistant message.
+    #[serde(default)]
+    pub message: String,
+    /// The vendor's final result text, where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// Whether the vendor reported the run as an error.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// A line the reader could not use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Malformed {
+    /// 1-based line number.
+    pub line: u64,
+    /// Why.
+    pub error: String,
+}
+
+/// A run, normalised.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Trace {
+    /// The format it was read from.
+    pub format: String,
+    /// The vendor's own record of the run's set-up (e.g. the init line), as it was.
+    #[serde(default)]
+    pub record: Option<serde_json::Value>,
+    /// The working directory of the run, from the record.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// The final claim; `None` when the record ends without one.
+    #[serde(rename = "final")]
+    pub claim: Option<Claim>,
+    /// True when the record shows the run ended (a result line, a completed turn).
+    pub ended: bool,
+    /// Lines read.
+    pub lines: u64,
+    /// Lines of types the reader does not use, by type.
+    pub skipped: std::collections::BTreeMap<String, u64>,
+    /// Lines that could not be read.
+    pub malformed: Vec<Malformed>,
+}
+
+impl Trace {
+    /// A step by the vendor's id, newest first.
+    pub fn step_mut(&mut self, id: &str) -> Option<&mut Step> {
+        self.steps.iter_mut().rev().find(|s| s.id == id)
+    }
+
+    /// Counts a skipped line of a type.
+    pub fn skip(&mut self, kind: &str) {
+        *self.skipped.entry(kind.to_string()).or_default() += 1;
+    }
+
+    /// The facts rows read: the trace, with every place a step touches classified against the
+    /// workspace and every edit's path made relative to its root.
+    pub fn facts(&self, workspace: &Workspace) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let Some(steps) = value.get_mut("steps").and_then(|s| s.as_array_mut()) {
+            for (step, json) in self.steps.iter().zip(steps.iter_mut()) {
+                let resolved = step.effects.resolve(workspace);
+                let places = |touches: &[crate::effects::Touch]| -> serde_json::Value {
+                    touches.iter().map(|t| place_json(t.path.as_deref(), &t.place)).collect()
+                };
+                if let Some(obj) = json.as_object_mut() {
+                    obj.insert("reads".into(), places(&resolved.read_places));
+                    obj.insert("writes".into(), places(&resolved.write_places));
+                    let writes_workspace = resolved.write_places.iter().any(|t| matches!(t.place, Place::Root { .. }));
+                    obj.insert("writes_workspace".into(), writes_workspace.into());
+                }
+                if let Some(edits) = json.get_mut("edits").and_then(|e| e.as_array_mut()) {
+                    for (edit, ejson) in step.edits.iter().zip(edits.iter_mut()) {
+                        let resolved = workspace.resolve(std::slice::from_ref(&edit.path));
+                        let relative = match &resolved {
+                            crate::scope::Scopes::Paths(p) => p.iter().next().map(|p| workspace.place(p)),
+                            crate::scope::Scopes::Everything => None,
+                        };
+                        if let (Some(obj), Some(Place::Root { relative, .. })) = (ejson.as_object_mut(), relative) {
+                            obj.insert("relative".into(), relative.into());
+                        }
+                    }
+                }
+            }
+        }
+        value
+    }
+}
+
+fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("path".into(), path.map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| "*".into()).into());
+    obj.insert("place".into(), place.class().into());
+    if let Place::Root { name, relative } = place {
+        obj.insert("root".into(), name.clone().into());
+        obj.insert("relative".into(), relative.clone().into());
+    }
+    serde_json::Value::Object(obj)
+}
+
+/// Parses a unified diff (as `git diff` or `diff -u` print it) into edits, one per file.
+/// Paths are as the diff names them (`a/`/`b/` prefixes removed); `base` makes them absolute.
+pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut old_line = 0u64;
+    let mut new_line = 0u64;
+    let mut old_path: Option<String> = None;
+    let strip = |p: &str| -> Option<String> {
+        let p = p.split('\t').next().unwrap_or(p).trim();
+        if p == "/dev/null" {
+            return None;
+        }
+        let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
+        Some(if p.starts_with('/') { p.to_string() } else { base.join(p).to_string_lossy().into_owned() })
+    };
+    let mut in_hunk = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("--- ") {
+            old_path = strip(rest);
+            in_hunk = false;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("+++ ") {
+            let new_path = strip(rest);
+            let (path, kind) = match (&old_path, new_path) {
+                (Some(old), None) => (old.clone(), EditKind::Delete),
+                (None, Some(new)) => (new, EditKind::Create),
+                (_, Some(new)) => (new, EditKind::Update),
+                (None, None) => continue,
+            };
+            edits.push(Edit { path, kind, removed: Vec::new(), added: Vec::new(), visible: true });
+            in_hunk = false;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("@@ ") {
+            // @@ -a,b +c,d @@
+            let mut parts = rest.split_whitespace();
+            let start = |s: Option<&str>, sign: char| -> u64 {
+                s.and_then(|s| s.strip_prefix(sign)).and_then(|s| s.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+            };
+            old_line = start(parts.next(), '-');
+            new_line = start(parts.next(), '+');
+            in_hunk = true;
+            continue;
+        }
+        if line.starts_with("diff ") {
+            in_hunk = false;
+            continue;
+        }
+        let Some(edit) = edits.last_mut() else { continue };
+        if !in_hunk {
+            continue;
+        }
+        if let Some(text) = line.strip_prefix('-') {
+            edit.removed.push(EditLine { line: Some(old_line), text: text.to_string() });
+            old_line += 1;
+        } else if let Some(text) = line.strip_prefix('+') {
+            edit.added.push(EditLine { line: Some(new_line), text: text.to_string() });
+            new_line += 1;
+        } else if !line.starts_with('\\') {
+            old_line += 1;
+            new_line += 1;
+        }
+    }
+    edits.into_iter().map(Edit::bounded).collect()
+}
+
+/// One line of tollgate's own event log (`.tollgate/runs/<session>.jsonl`), written by the hook
+/// adapters and read back by replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The session started.
+    Started {
+        /// The session's id.
+        session: String,
+        /// Its working directory.
+        #[serde(default)]
+        cwd: Option<String>,
+        /// The active mode.
+        #[serde(default)]
+        mode: Option<String>,
+        /// The agent CLI.
+        #[serde(default)]
+        provider: Option<String>,
+        /// The vendor's record, when the adapter saw one.
+        #[serde(default)]
+        record: Option<serde_json::Value>,
+    },
+    /// A step was judged before it ran.
+    Judged {
+        /// The step, as far as it was known then.
+        step: Step,
+        /// The decision.
+        decision: crate::decision::Decision,
+        /// Why.
+        reason: String,
+        /// The rules that decided.
+        rules: Vec<String>,
+        /// The mode that judged.
+        mode: String,
+    },
+    /// A step's outcome was observed after it ran.
+    Observed {
+        /// The step's id.
+        id: String,
+        /// How it ended.
+        outcome: Outcome,
+        /// The edits it made, where visible.
+        #[serde(default)]
+        edits: Vec<Edit>,
+    },
+    /// The active mode changed.
+    ModeChanged {
+        /// The mode before.
+        #[serde(default)]
+        from: Option<String>,
+        /// The mode after.
+        to: String,
+    },
+    /// The agent made its final claim (it tried to stop).
+    Claimed {
+        /// The claim.
+        claim: Claim,
+    },
+    /// Rows were evaluated.
+    Verdict {
+        /// The results.
+        rows: Vec<crate::verdict::RowResult>,
+    },
+    /// The session ended.
+    Ended {},
+}
+
+impl Trace {
+    /// Folds one event of tollgate's own log into the trace.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::Started { cwd, record, .. } => {
+                if cwd.is_some() {
+                    self.cwd = cwd;
+                }
+                if record.is_some() {
+                    self.record = record;
+                }
+            }
+            Event::Judged { mut step, decision, .. } => {
+                if decision == crate::decision::Decision::Refuse {
+                    step.outcome.status = Status::Refused;
+                }
+                self.steps.push(step);
+            }
+            Event::Observed { id, outcome, edits } => {
+                if let Some(step) = self.step_mut(&id) {
+                    step.outcome = outcome;
+                    if !edits.is_empty() {
+                        step.edits = edits;
+                    }
+                }
+            }
+            Event::Claimed { claim } => self.claim = Some(claim),
+            Event::Ended {} => self.ended = true,
+            Event::ModeChanged { .. } | Event::Verdict { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn unified_diffs_become_edits_with_line_numbers() {
+        let diff = "diff --git a/tests/t.rs b/tests/t.rs\n--- a/tests/t.rs\n+++ b/tests/t.rs\n@@ -3,3 +3,2 @@ fn f() {\n     let x = 1;\n-    assert_eq!(x, 1);\n+    // gone\n }\n--- a/old.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-fn a() {}\n";
+        let edits = parse_unified_diff(diff, Path::new("/w"));
+        assert_eq!(edits.len(), 2);
+        assert_eq!(edits[0].path, "/w/tests/t.rs");
+        assert_eq!(edits[0].kind, EditKind::Update);
+        assert_eq!(edits[0].removed, vec![EditLine { line: Some(4), text: "    assert_eq!(x, 1);".into() }]);
+        assert_eq!(edits[0].added[0].line, Some(4));
+        assert_eq!(edits[1].kind, EditKind::Delete);
+        assert_eq!(edits[1].path, "/w/old.rs");
+    }
+
+    #[test]
+    fn garbage_is_no_edits() {
+        assert!(parse_unified_diff("not a diff\n+++\n@@ x", Path::new("/")).is_empty());
+    }
+
+    #[test]
+    fn events_fold_into_a_trace() {
+        let mut t = Trace::default();
+        t.apply(Event::Started { session: "s".into(), cwd: Some("/w".into()), mode: None, provider: None, record: None });
+        let step = Step { id: "1".into(), tool: "Bash".into(), ..Step::default() };
+        t.apply(Event::Judged { step, decision: crate::decision::Decision::Allow, reason: String::new(), rules: vec![], mode: "m".into() });
+        t.apply(Event::Observed { id: "1".into(), outcome: Outcome { status: Status::Completed, exit_code: Some(0) }, edits: vec![] });
+        t.apply(Event::Claimed { claim: Claim { message: "done".into(), ..Claim::default() } });
+        assert_eq!(t.cwd.as_deref(), Some("/w"));
+        assert_eq!(t.steps[0].outcome.exit_code, Some(0));
+        assert_eq!(t.claim.as_ref().map(|c| c.message.as_str()), Some("done"));
+        let line = serde_json::to_string(&Event::Ended {}).unwrap();
+        assert_eq!(line, r#"{"event":"ended"}"#);
+    }
+
+    #[test]
+    fn facts_classify_places_and_relative_edit_paths() {
+        let mut t = Trace::default();
+        t.steps.push(Step {
+            tool: "Write".into(),
+            effects: EffectProfile { writes: vec!["/w/tests/a.rs".into()], ..EffectProfile::default() },
+            edits: vec![Edit::invisible("/w/tests/a.rs", EditKind::Unknown)],
+            ..Step::default()
+        });
+        let facts = t.facts(&Workspace::new("/w"));
+        assert_eq!(facts["steps"][0]["writes_workspace"], true);
+        assert_eq!(facts["steps"][0]["writes"][0]["relative"], "tests/a.rs");
+        assert_eq!(facts["steps"][0]["edits"][0]["relative"], "tests/a.rs");
+    }
+}
