@@ -4,6 +4,7 @@ mod bundles;
 mod check;
 mod judge;
 mod modes;
+mod replay;
 mod schema;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,7 @@ enum Command {
     Check(check::Args),
     Judge(judge::Args),
     Modes(modes::Args),
+    Replay(replay::Args),
     Schema(schema::Args),
 }
 
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Judge(args) => judge::run(args),
         Command::Modes(args) => modes::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Schema(args) => schema::run(args),
     };
     ExitCode::from(code)

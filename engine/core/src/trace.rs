@@ -209,22 +209,32 @@ impl Trace {
                     let writes_workspace = resolved.write_places.iter().any(|t| matches!(t.place, Place::Root { .. }));
                     obj.insert("writes_workspace".into(), writes_workspace.into());
                 }
-                if let Some(edits) = json.get_mut("edits").and_then(|e| e.as_array_mut()) {
-                    for (edit, ejson) in step.edits.iter().zip(edits.iter_mut()) {
-                        let resolved = workspace.resolve(std::slice::from_ref(&edit.path));
-                        let relative = match &resolved {
-                            crate::scope::Scopes::Paths(p) => p.iter().next().map(|p| workspace.place(p)),
-                            crate::scope::Scopes::Everything => None,
-                        };
-                        if let (Some(obj), Some(Place::Root { relative, .. })) = (ejson.as_object_mut(), relative) {
-                            obj.insert("relative".into(), relative.into());
-                        }
-                    }
+                if let Some(obj) = json.as_object_mut() {
+                    obj.insert("edits".into(), edits_facts(&step.edits, workspace));
                 }
             }
         }
         value
     }
+}
+
+/// Edits as facts: each with `relative`, its path below the workspace root it lies in (absent
+/// when it lies in none).
+pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
+    edits
+        .iter()
+        .map(|edit| {
+            let mut value = serde_json::to_value(edit).unwrap_or(serde_json::Value::Null);
+            let place = match workspace.resolve(std::slice::from_ref(&edit.path)) {
+                crate::scope::Scopes::Paths(p) => p.iter().next().map(|p| workspace.place(p)),
+                crate::scope::Scopes::Everything => None,
+            };
+            if let (Some(obj), Some(Place::Root { relative, .. })) = (value.as_object_mut(), place) {
+                obj.insert("relative".into(), relative.into());
+            }
+            value
+        })
+        .collect()
 }
 
 fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Value {

@@ -1,0 +1,80 @@
+//! Replay: recorded agent runs become traces of facts.
+//!
+//! Each reader turns one vendor format into a [`Trace`]: Claude Code's headless stream and session
+//! file, Codex's `exec --json` stream and rollout file, and tollgate's own event log. Files are
+//! streamed line by line, never loaded whole; unknown fields and line types are skipped and
+//! counted; a malformed line is recorded with its number and the rest still counts. Which tool
+//! does what comes from the bundle's provider files and command classifier, never from here.
+
+mod claude;
+mod codex;
+mod detect;
+mod events;
+mod lines;
+
+use std::io::BufRead;
+use std::path::Path;
+use tollgate_core::bundle::Bundle;
+pub use tollgate_core::trace::Trace;
+
+pub use detect::{detect, Format};
+pub use lines::MAX_LINE_BYTES;
+
+/// What a reader needs besides the lines: the bundle (for tool maps and the classifier).
+#[derive(Debug)]
+pub struct ReadContext<'a> {
+    /// The loaded bundle.
+    pub bundle: &'a Bundle,
+}
+
+/// Reads a whole recording in a given format.
+pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace {
+    let mut trace = Trace { format: format.name().to_string(), ..Trace::default() };
+    let mut reader: Box<dyn LineReader + '_> = match format {
+        Format::ClaudeStream => Box::new(claude::Reader::new(cx, false)),
+        Format::ClaudeSession => Box::new(claude::Reader::new(cx, true)),
+        Format::CodexExec => Box::new(codex::ExecReader::new(cx)),
+        Format::CodexRollout => Box::new(codex::RolloutReader::new(cx)),
+        Format::Events => Box::new(events::Reader),
+    };
+    lines::for_each(input, |number, line| {
+        trace.lines = number;
+        match line {
+            Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(bytes) {
+                Ok(value) => reader.line(&mut trace, value),
+                Err(e) => trace.malformed.push(tollgate_core::trace::Malformed { line: number, error: e.to_string() }),
+            },
+            Err(error) => trace.malformed.push(tollgate_core::trace::Malformed { line: number, error }),
+        }
+    });
+    reader.finish(&mut trace);
+    trace
+}
+
+/// Reads a file, detecting its format from its content unless one is given.
+pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> std::io::Result<Trace> {
+    let file = std::fs::File::open(path)?;
+    let mut input = std::io::BufReader::with_capacity(256 * 1024, file);
+    let format = match format {
+        Some(f) => f,
+        None => detect(&mut input)?.ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the format could not be recognised from the content (pass --format)",
+            )
+        })?,
+    };
+    Ok(read(input, format, cx))
+}
+
+/// One format's reader: fed each parsed line in order, then finished.
+trait LineReader {
+    fn line(&mut self, trace: &mut Trace, value: serde_json::Value);
+    fn finish(&mut self, _trace: &mut Trace) {}
+}
+
+/// The string at `key`, if it is one.
+fn text<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(|v| v.as_str())
+}

@@ -1,0 +1,186 @@
+//! End-to-end: `tollgate replay` over real recordings of Claude Code and Codex.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/replay")
+}
+
+fn tollgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .arg("--no-project")
+        .output()
+        .expect("run tollgate")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["verdict"].as_str().unwrap().to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_recording_gets_its_expected_verdicts() {
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    for (file, rows) in expected.as_object().unwrap() {
+        let path = fixtures().join(file);
+        let out = tollgate(&["replay", "--json", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{file}: replay --on exits 0");
+        let got = verdicts(&json(&out));
+        let mut want: Vec<(String, String)> =
+            rows.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+        want.sort();
+        if got != want {
+            failures.push(format!("{file}: expected {want:?}, got {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn strict_exit_codes_follow_the_rule() {
+    let claude = fixtures().join("claude");
+    let gap = claude.join("claim-without-suite.jsonl");
+    let unk = claude.join("sed-on-test.jsonl");
+    let ok = claude.join("fix-then-suite-pass.jsonl");
+    assert_eq!(tollgate(&["replay", "--strict", ok.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(tollgate(&["replay", "--strict", unk.to_str().unwrap()]).status.code(), Some(3));
+    assert_eq!(tollgate(&["replay", "--strict", gap.to_str().unwrap(), unk.to_str().unwrap()]).status.code(), Some(1));
+    assert_eq!(tollgate(&["replay", gap.to_str().unwrap()]).status.code(), Some(0), "--on is the default");
+}
+
+#[test]
+fn a_diff_decides_what_the_record_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let sed = fixtures().join("claude/sed-on-test.jsonl");
+    let weakened = dir.path().join("weakened.diff");
+    std::fs::write(
+        &weakened,
+        "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -4,3 +4,3 @@ fn adds() {\n-    assert_eq!(add(2, 2), 4);\n+    assert_eq!(add(2, 2), add(2, 2));\n     assert_eq!(add(0, 5), 5);\n",
+    )
+    .unwrap();
+    let out = tollgate(&["replay", "--json", "--diff", weakened.to_str().unwrap(), sed.to_str().unwrap()]);
+    let report = json(&out);
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "no-assertion-weakening").unwrap();
+    assert_eq!(row["verdict"], "gap");
+    assert!(row["evidence"].as_str().unwrap().contains("tests/basic.rs:4"), "{row}");
+
+    let benign = dir.path().join("benign.diff");
+    std::fs::write(&benign, "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -1,1 +1,1 @@\n-// old\n+// new\n").unwrap();
+    let out = tollgate(&["replay", "--json", "--diff", benign.to_str().unwrap(), sed.to_str().unwrap()]);
+    let report = json(&out);
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "no-assertion-weakening").unwrap();
+    assert_eq!(row["verdict"], "ok", "{row}");
+}
+
+#[test]
+fn an_unreadable_file_is_a_diagnostic_and_its_rows_are_unk() {
+    let out = tollgate(&["replay", "--json", "--strict", "/nonexistent/run.jsonl"]);
+    assert_eq!(out.status.code(), Some(3));
+    let report = json(&out);
+    assert!(report["files"][0]["error"].as_str().unwrap().contains("cannot read"));
+    assert!(report["rows"].as_array().unwrap().iter().all(|r| r["verdict"] == "unk"));
+}
+
+#[test]
+fn malformed_lines_are_reported_and_the_rest_still_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = std::fs::read_to_string(fixtures().join("claude/claim-without-suite.jsonl")).unwrap();
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.insert(3, "{this is not json");
+    lines.insert(5, r#"{"type":"brand-new-line-type","x":1}"#);
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, lines.join("\n")).unwrap();
+    let out = tollgate(&["replay", broken.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken.jsonl:4: malformed line"), "{stderr}");
+    let report = json(&tollgate(&["replay", "--json", broken.to_str().unwrap()]));
+    let file = &report["files"][0];
+    assert_eq!(file["malformed"][0]["line"], 4);
+    assert_eq!(file["skipped"]["brand-new-line-type"], 1);
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "suite-before-success-claim").unwrap();
+    assert_eq!(row["verdict"], "gap", "the rest of the lines still count");
+}
+
+#[test]
+fn a_mode_says_what_it_would_have_decided() {
+    let file = fixtures().join("claude/fix-then-suite-pass.jsonl");
+    let out = tollgate(&["replay", "--json", "--mode", "read-only", file.to_str().unwrap()]);
+    let report = json(&out);
+    assert_eq!(report["steps"]["refuse"], 3, "{}", report["steps"]);
+    let judged = report["files"][0]["mode"]["judged"].as_array().unwrap();
+    assert!(judged.iter().any(|j| j["tool"] == "Edit" && j["decision"] == "refuse"));
+    let text = tollgate(&["replay", "--mode", "read-only", file.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&text.stdout);
+    assert!(shown.contains("mode read-only:") && shown.contains("refuse"), "{shown}");
+    let bad = tollgate(&["replay", "--mode", "nope", file.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn many_files_each_get_their_verdicts_and_a_summary() {
+    let claude = fixtures().join("claude");
+    let files: Vec<String> = ["fix-then-suite-pass.jsonl", "claim-without-suite.jsonl", "ignore-added.jsonl"]
+        .iter()
+        .map(|f| claude.join(f).to_string_lossy().into_owned())
+        .collect();
+    let mut args = vec!["replay"];
+    args.extend(files.iter().map(String::as_str));
+    let out = tollgate(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 files: 4 ok, 2 gap, 0 unk"), "{text}");
+    let mut json_args = args.clone();
+    json_args.push("--json");
+    let report = json(&tollgate(&json_args));
+    let order: Vec<&str> = report["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert_eq!(order, files, "reports keep the order of the arguments");
+}
+
+#[test]
+fn the_event_log_is_a_format_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    let lines = [
+        r#"{"event":"started","session":"s1","cwd":"/w","mode":"workspace-write"}"#,
+        r#"{"event":"judged","step":{"id":"t1","tool":"Edit","act":{"kind":"path","text":"/w/src/a.rs"},"effects":{"writes":["/w/src/a.rs"]},"outcome":{"status":"unknown"},"edits":[]},"decision":"allow","reason":"r","rules":[],"mode":"workspace-write"}"#,
+        r#"{"event":"observed","id":"t1","outcome":{"status":"completed"}}"#,
+        r#"{"event":"something_new"}"#,
+        r#"{"event":"claimed","claim":{"message":"Done, all tests pass."}}"#,
+        r#"{"event":"ended"}"#,
+    ];
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let report = json(&tollgate(&["replay", "--json", log.to_str().unwrap()]));
+    assert_eq!(report["files"][0]["format"], "tollgate-events");
+    assert_eq!(report["files"][0]["skipped"]["something_new"], 1);
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "suite-before-success-claim").unwrap();
+    assert_eq!(row["verdict"], "gap");
+}
+
+#[test]
+fn an_unknown_format_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.jsonl");
+    std::fs::write(&file, "{\"hello\":1}\n").unwrap();
+    let report = json(&tollgate(&["replay", "--json", file.to_str().unwrap()]));
+    assert!(report["files"][0]["error"].as_str().unwrap().contains("--format"));
+    let forced = json(&tollgate(&["replay", "--json", "--format", "claude-stream-json", file.to_str().unwrap()]));
+    assert!(forced["files"][0]["error"].is_null());
+    let bad = tollgate(&["replay", "--format", "nope", file.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+}
