@@ -342,12 +342,13 @@ fn print_json(reports: &[FileReport], exit: i32) {
             })
         })
         .collect();
-    let mut steps = serde_json::json!({ "total": reports.iter().map(|r| r.steps).sum::<usize>() });
+    let mut steps = serde_json::Map::new();
+    steps.insert("total".into(), reports.iter().map(|r| r.steps).sum::<usize>().into());
     if reports.iter().any(|r| r.mode.is_some()) {
         let sum = |f: fn(&StepCounts) -> usize| reports.iter().filter_map(|r| r.mode.as_ref()).map(f).sum::<usize>();
-        steps["allow"] = sum(|c| c.allow).into();
-        steps["ask"] = sum(|c| c.ask).into();
-        steps["refuse"] = sum(|c| c.refuse).into();
+        steps.insert("allow".into(), sum(|c| c.allow).into());
+        steps.insert("ask".into(), sum(|c| c.ask).into());
+        steps.insert("refuse".into(), sum(|c| c.refuse).into());
     }
     let out = serde_json::json!({ "rows": rows, "steps": steps, "files": reports, "exit": exit });
     println!("{out}");

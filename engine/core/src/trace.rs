@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 /// Lines kept per edit: an edit larger than this is kept as not visible rather than held whole.
 pub const MAX_EDIT_LINES: usize = 20_000;
 
+/// Bytes of edit content one trace keeps in all. Past it, further edits are kept as not visible,
+/// so memory stays flat however long the recording grows; rows that need the content say unk.
+pub const MAX_EDIT_BYTES: usize = 32 * 1024 * 1024;
+
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -180,12 +184,27 @@ pub struct Trace {
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// Lines that could not be read.
     pub malformed: Vec<Malformed>,
+    /// Bytes of edit content kept so far (bounded by [`MAX_EDIT_BYTES`]).
+    #[serde(skip)]
+    pub edit_bytes: usize,
 }
 
 impl Trace {
     /// A step by the vendor's id, newest first.
     pub fn step_mut(&mut self, id: &str) -> Option<&mut Step> {
         self.steps.iter_mut().rev().find(|s| s.id == id)
+    }
+
+    /// Keeps an edit within the trace's content budget: past [`MAX_EDIT_BYTES`] its lines are
+    /// dropped and it is kept as not visible.
+    pub fn budget(&mut self, edit: Edit) -> Edit {
+        let edit = edit.bounded();
+        let size: usize = edit.removed.iter().chain(&edit.added).map(|l| l.text.len() + 16).sum();
+        if self.edit_bytes + size > MAX_EDIT_BYTES {
+            return Edit { removed: Vec::new(), added: Vec::new(), visible: false, ..edit };
+        }
+        self.edit_bytes += size;
+        edit
     }
 
     /// Counts a skipped line of a type.
@@ -340,7 +359,7 @@ pub enum Event {
     /// A step was judged before it ran.
     Judged {
         /// The step, as far as it was known then.
-        step: Step,
+        step: Box<Step>,
         /// The decision.
         decision: crate::decision::Decision,
         /// Why.
@@ -398,7 +417,7 @@ impl Trace {
                 if decision == crate::decision::Decision::Refuse {
                     step.outcome.status = Status::Refused;
                 }
-                self.steps.push(step);
+                self.steps.push(*step);
             }
             Event::Observed { id, outcome, edits } => {
                 if let Some(step) = self.step_mut(&id) {
@@ -443,7 +462,7 @@ mod tests {
         let mut t = Trace::default();
         t.apply(Event::Started { session: "s".into(), cwd: Some("/w".into()), mode: None, provider: None, record: None });
         let step = Step { id: "1".into(), tool: "Bash".into(), ..Step::default() };
-        t.apply(Event::Judged { step, decision: crate::decision::Decision::Allow, reason: String::new(), rules: vec![], mode: "m".into() });
+        t.apply(Event::Judged { step: Box::new(step), decision: crate::decision::Decision::Allow, reason: String::new(), rules: vec![], mode: "m".into() });
         t.apply(Event::Observed { id: "1".into(), outcome: Outcome { status: Status::Completed, exit_code: Some(0) }, edits: vec![] });
         t.apply(Event::Claimed { claim: Claim { message: "done".into(), ..Claim::default() } });
         assert_eq!(t.cwd.as_deref(), Some("/w"));

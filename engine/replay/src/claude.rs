@@ -55,13 +55,17 @@ impl<'a> Reader<'a> {
             }
         }
         if step.edits.is_empty() {
-            step.edits = input_edits(&tool, &input);
+            step.edits = input_edits(&tool, &input).into_iter().map(|e| trace.budget(e)).collect();
         }
         trace.steps.push(step);
     }
 
     fn tool_result(&mut self, trace: &mut Trace, block: &Value, structured: Option<&Value>) {
         let Some(id) = text(block, "tool_use_id") else { return };
+        let edits = trace
+            .step_mut(id)
+            .and_then(|step| structured.and_then(|s| result_edits(&step.tool, s)))
+            .map(|edits| edits.into_iter().map(|e| trace.budget(e)).collect::<Vec<_>>());
         let Some(step) = trace.step_mut(id) else { return };
         let content = result_text(block.get("content"));
         let is_error = block.get("is_error").and_then(|e| e.as_bool()).unwrap_or(false);
@@ -77,7 +81,7 @@ impl<'a> Reader<'a> {
             let command = step.act.kind == "command";
             Outcome { status: Status::Completed, exit_code: command.then_some(0) }
         };
-        if let Some(edits) = structured.and_then(|s| result_edits(&step.tool, s)) {
+        if let Some(edits) = edits {
             step.edits = edits;
         }
     }

@@ -693,9 +693,10 @@ fn command_edits(writes: &[String], cwd: &Path) -> Vec<Edit> {
         .collect()
 }
 
-/// Where relative paths resolve: the recorded cwd, or `/` when the record has none.
+/// Where relative paths resolve: the recorded cwd, or unknown (`*`, which the classifier keeps
+/// as an unknown place) when the record has none — the exec stream never says.
 fn cwd_of(trace: &Trace) -> PathBuf {
-    PathBuf::from(trace.cwd.clone().unwrap_or_else(|| "/".into()))
+    PathBuf::from(trace.cwd.clone().unwrap_or_else(|| "*".into()))
 }
 
 fn absolute(cwd: &Path, path: &str) -> PathBuf {
