@@ -151,6 +151,41 @@ fn one_script(c: &mut Criterion) {
     group.finish();
 }
 
+const CEILINGED_MODE: &str = r#"
+id = "ceilinged"
+description = "A ceiling that names paths: they are resolved against the workspace on every judgement."
+default = "allow"
+
+[ceiling]
+writes = ["./src", "./tests", "tmp"]
+reads = ["workspace", "tmp"]
+"#;
+
+/// A ceiling written with paths. `Ceiling::exceeded` resolves the limit against the workspace on
+/// every judgement, so this costs what resolving those paths costs: next to nothing in the example
+/// workspace (its root does not exist), an `lstat` per existing component in a real one.
+fn ceiling_paths(c: &mut Criterion) {
+    let bench = BundleSource::from_files("bench", [("modes/ceilinged.toml", CEILINGED_MODE)]);
+    let bundle = load(&[shipped::source(), bench]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("src")).expect("create src");
+    std::fs::create_dir_all(dir.path().join("tests")).expect("create tests");
+    let real = Context::new(Workspace::new(dir.path()).with_tmp("/tmp"));
+    let mut group = c.benchmark_group("judge/ceiling-paths");
+    for (name, ctx) in [("example-workspace", Context::example()), ("real-dir-workspace", real)] {
+        let e = effects(STEPS[0].1, &ctx);
+        assert_eq!(
+            bundle.judge_effects("ceilinged", &e, &ctx).decision,
+            Decision::Allow,
+            "{name}"
+        );
+        group.bench_function(BenchmarkId::new("write-inside", name), |b| {
+            b.iter(|| bundle.judge_effects(black_box("ceilinged"), black_box(&e), black_box(&ctx)))
+        });
+    }
+    group.finish();
+}
+
 /// A mode with `n` generated data rules, a mix of the condition kinds. None of them matches the
 /// benchmarked step, so every rule is tried: this is the worst case for a scan.
 fn generated_mode(n: usize) -> String {
@@ -254,6 +289,6 @@ fn loading(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = config();
-    targets = data_only, one_script, scaling, resolution, loading
+    targets = data_only, one_script, ceiling_paths, scaling, resolution, loading
 }
 criterion_main!(benches);

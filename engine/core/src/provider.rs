@@ -1,6 +1,7 @@
 //! A provider's tool map applied: a tool call (name and input) becomes an act and its effects.
 //! Which tools exist and what they do is data in `providers/*.toml`; this is only the mechanism.
 
+use crate::bundle::format::ToolFile;
 use crate::bundle::Provider;
 use crate::classify::{Classified, Classifier};
 use crate::effects::EffectProfile;
@@ -35,81 +36,64 @@ pub struct ToolEffects {
 
 impl Provider {
     /// Maps a tool call to its effects. `cwd` is where relative paths and commands resolve.
-    pub fn tool_effects(
-        &self,
-        tool: &str,
-        input: &serde_json::Value,
-        cwd: &Path,
-        classifier: &Classifier,
-    ) -> ToolEffects {
-        let Some(spec) = self.spec.tools.get(tool) else {
-            return ToolEffects {
-                act: Act {
-                    kind: "tool",
-                    text: tool.to_string(),
-                },
-                effects: EffectProfile::unknown(),
-                spawn: None,
-                classified: None,
-                known: false,
-            };
-        };
-        if let Some(field) = &spec.command {
-            let command = input.get(field).and_then(|v| v.as_str()).unwrap_or("");
-            let classified = classifier.classify(command, cwd);
-            return ToolEffects {
-                act: Act {
-                    kind: "command",
-                    text: command.to_string(),
-                },
-                effects: classified.effects.clone(),
-                spawn: None,
-                classified: Some(classified),
-                known: true,
-            };
-        }
-        let expand = |scopes: &[String]| -> Vec<String> { scopes.iter().map(|s| expand(s, input, cwd)).collect() };
-        let effects = EffectProfile {
-            reads: expand(&spec.reads),
-            writes: expand(&spec.writes),
-            reaches: spec.reaches,
-            reversible: spec.reversible.unwrap_or(true),
-            contained: spec.contained,
-            costs: spec.costs,
-        };
-        let spawn = spec
-            .spawn
-            .as_ref()
-            .map(|field| input.get(field).and_then(|v| v.as_str()).unwrap_or("").to_string());
-        let act = if let Some(name) = &spawn {
-            Act {
-                kind: "agent",
-                text: name.clone(),
-            }
-        } else if let Some(url) = input.get("url").and_then(|v| v.as_str()) {
-            Act {
-                kind: "url",
-                text: url.to_string(),
-            }
-        } else if let Some(path) = effects.writes.first().or(effects.reads.first()) {
-            Act {
-                kind: "path",
-                text: path.clone(),
-            }
-        } else {
-            Act {
-                kind: "tool",
-                text: tool.to_string(),
-            }
-        };
-        ToolEffects {
-            act,
-            effects,
-            spawn,
-            classified: None,
-            known: true,
+    pub fn tool_effects(&self, tool: &str, input: &serde_json::Value, cwd: &Path, classifier: &Classifier) -> ToolEffects {
+        match self.spec.tools.get(tool) {
+            Some(spec) => tool_file_effects(spec, tool, input, cwd, classifier),
+            None => unknown_tool(tool),
         }
     }
+}
+
+/// The conservative answer for a tool no file describes.
+pub fn unknown_tool(tool: &str) -> ToolEffects {
+    ToolEffects {
+        act: Act { kind: "tool", text: tool.to_string() },
+        effects: EffectProfile::unknown(),
+        spawn: None,
+        classified: None,
+        known: false,
+    }
+}
+
+/// Applies one tool's description to a call.
+pub fn tool_file_effects(
+    spec: &ToolFile,
+    tool: &str,
+    input: &serde_json::Value,
+    cwd: &Path,
+    classifier: &Classifier,
+) -> ToolEffects {
+    if let Some(field) = &spec.command {
+        let command = input.get(field).and_then(|v| v.as_str()).unwrap_or("");
+        let classified = classifier.classify(command, cwd);
+        return ToolEffects {
+            act: Act { kind: "command", text: command.to_string() },
+            effects: classified.effects.clone(),
+            spawn: None,
+            classified: Some(classified),
+            known: true,
+        };
+    }
+    let expand = |scopes: &[String]| -> Vec<String> { scopes.iter().map(|s| expand(s, input, cwd)).collect() };
+    let effects = EffectProfile {
+        reads: expand(&spec.reads),
+        writes: expand(&spec.writes),
+        reaches: spec.reaches,
+        reversible: spec.reversible.unwrap_or(true),
+        contained: spec.contained,
+        costs: spec.costs,
+    };
+    let spawn = spec.spawn.as_ref().map(|field| input.get(field).and_then(|v| v.as_str()).unwrap_or("").to_string());
+    let act = if let Some(name) = &spawn {
+        Act { kind: "agent", text: name.clone() }
+    } else if let Some(url) = input.get("url").and_then(|v| v.as_str()) {
+        Act { kind: "url", text: url.to_string() }
+    } else if let Some(path) = effects.writes.first().or(effects.reads.first()) {
+        Act { kind: "path", text: path.clone() }
+    } else {
+        Act { kind: "tool", text: tool.to_string() }
+    };
+    ToolEffects { act, effects, spawn, classified: None, known: true }
 }
 
 /// Replaces `{field}` or `{field|default}` with that field of the input, made absolute against

@@ -41,7 +41,11 @@ pub struct ExecReader<'a> {
 
 impl<'a> ExecReader<'a> {
     pub fn new(cx: &'a ReadContext<'a>) -> Self {
-        ExecReader { cx, last_text: None, open: HashMap::new() }
+        ExecReader {
+            cx,
+            last_text: None,
+            open: HashMap::new(),
+        }
     }
 
     fn item(&mut self, trace: &mut Trace, line: &str, item: &Value) {
@@ -85,14 +89,30 @@ impl<'a> ExecReader<'a> {
     /// A step for an item first seen: the tool call it stands for, mapped through the provider.
     fn new_step(&self, trace: &Trace, id: &str, kind: &str, item: &Value) -> Step {
         let cwd = cwd_of(trace);
-        let mut step = Step { id: id.to_string(), cwd: trace.cwd.clone(), ..Step::default() };
+        let mut step = Step {
+            id: id.to_string(),
+            cwd: trace.cwd.clone(),
+            ..Step::default()
+        };
         match kind {
             "command_execution" => {
                 let command = command_text(item.get("command"));
-                map_tool(self.cx, &mut step, EXEC_TOOL, &serde_json::json!({ "cmd": command }), &cwd);
+                map_tool(
+                    self.cx,
+                    &mut step,
+                    EXEC_TOOL,
+                    &serde_json::json!({ "cmd": command }),
+                    &cwd,
+                );
             }
             "file_change" => {
-                map_tool(self.cx, &mut step, PATCH_TOOL, &Value::Object(serde_json::Map::new()), &cwd);
+                map_tool(
+                    self.cx,
+                    &mut step,
+                    PATCH_TOOL,
+                    &Value::Object(serde_json::Map::new()),
+                    &cwd,
+                );
                 let paths = exec_changes(item).into_iter().map(|(path, _)| path).collect::<Vec<_>>();
                 set_writes(&mut step, &paths);
             }
@@ -104,7 +124,13 @@ impl<'a> ExecReader<'a> {
             }
             _ => {
                 let query = text(item, "query").unwrap_or("");
-                map_tool(self.cx, &mut step, "web_search", &serde_json::json!({ "query": query }), &cwd);
+                map_tool(
+                    self.cx,
+                    &mut step,
+                    "web_search",
+                    &serde_json::json!({ "query": query }),
+                    &cwd,
+                );
             }
         }
         step
@@ -124,7 +150,10 @@ fn update_item(step: &mut Step, kind: &str, item: &Value, completed: bool) {
     if kind == "mcp_tool_call" && completed && item.get("error").is_some_and(|e| !e.is_null()) {
         status = Status::Failed;
     }
-    step.outcome = Outcome { status, exit_code: exit_code.or(step.outcome.exit_code) };
+    step.outcome = Outcome {
+        status,
+        exit_code: exit_code.or(step.outcome.exit_code),
+    };
     if kind == "file_change" {
         let changes = exec_changes(item);
         if !changes.is_empty() {
@@ -138,7 +167,10 @@ fn update_item(step: &mut Step, kind: &str, item: &Value, completed: bool) {
                 .into_iter()
                 .map(|(path, kind)| match kind {
                     // That the file is gone is the whole of the change: it is visible.
-                    EditKind::Delete => Edit { visible: true, ..Edit::invisible(path, kind) },
+                    EditKind::Delete => Edit {
+                        visible: true,
+                        ..Edit::invisible(path, kind)
+                    },
                     _ => Edit::invisible(path, kind),
                 })
                 .collect()
@@ -148,7 +180,9 @@ fn update_item(step: &mut Step, kind: &str, item: &Value, completed: bool) {
 
 /// A file change item's `changes`: `[{path, kind: add|delete|update}]`.
 fn exec_changes(item: &Value) -> Vec<(String, EditKind)> {
-    let Some(changes) = item.get("changes").and_then(Value::as_array) else { return Vec::new() };
+    let Some(changes) = item.get("changes").and_then(Value::as_array) else {
+        return Vec::new();
+    };
     changes
         .iter()
         .filter_map(|c| {
@@ -168,9 +202,10 @@ impl LineReader for ExecReader<'_> {
                 }
             }
             "turn.started" => {
-                // A new turn: the run has not ended until it does.
+                // A new turn: the run has not ended until it does, and its claim is its own.
                 trace.ended = false;
                 trace.claim = None;
+                self.last_text = None;
             }
             "item.started" | "item.updated" | "item.completed" => match value.get("item") {
                 Some(item) if item.is_object() => self.item(trace, &kind, item),
@@ -178,13 +213,20 @@ impl LineReader for ExecReader<'_> {
             },
             "turn.completed" => {
                 trace.ended = true;
-                trace.claim = Some(Claim { message: self.last_text.clone().unwrap_or_default(), result: None, is_error: false });
+                trace.claim = Some(Claim {
+                    message: self.last_text.clone().unwrap_or_default(),
+                    result: None,
+                    is_error: false,
+                });
             }
             "turn.failed" => {
                 trace.ended = true;
                 trace.claim = Some(Claim {
                     message: self.last_text.clone().unwrap_or_default(),
-                    result: value.pointer("/error/message").and_then(Value::as_str).map(String::from),
+                    result: value
+                        .pointer("/error/message")
+                        .and_then(Value::as_str)
+                        .map(String::from),
                     is_error: true,
                 });
             }
@@ -248,13 +290,25 @@ impl<'a> RolloutReader<'a> {
                     self.last_text = Some(said);
                 }
             }
-            other => trace.skip(&format!("response_item/{}", if other.is_empty() { "untyped" } else { other })),
+            other => trace.skip(&format!(
+                "response_item/{}",
+                if other.is_empty() { "untyped" } else { other }
+            )),
         }
     }
 
     /// A tool call: a new step, or (when an event for it came first) the step that event made.
-    fn call<'t>(&mut self, trace: &'t mut Trace, payload: &Value, name: &str, mut input: Value) -> Option<&'t mut Step> {
-        let id = text(payload, "call_id").or_else(|| text(payload, "id")).unwrap_or("").to_string();
+    fn call<'t>(
+        &mut self,
+        trace: &'t mut Trace,
+        payload: &Value,
+        name: &str,
+        mut input: Value,
+    ) -> Option<&'t mut Step> {
+        let id = text(payload, "call_id")
+            .or_else(|| text(payload, "id"))
+            .unwrap_or("")
+            .to_string();
         // `shell` takes its command as an argument vector; the provider reads a command line.
         if let Some(obj) = input.as_object_mut() {
             if let Some(words @ Value::Array(_)) = obj.get("command") {
@@ -265,12 +319,21 @@ impl<'a> RolloutReader<'a> {
         let base = cwd_of(trace);
         let workdir = text(&input, "workdir").map(|w| absolute(&base, w));
         let cwd = workdir.clone().unwrap_or(base);
-        let step_cwd = workdir.map(|w| w.to_string_lossy().into_owned()).or_else(|| trace.cwd.clone());
+        let step_cwd = workdir
+            .map(|w| w.to_string_lossy().into_owned())
+            .or_else(|| trace.cwd.clone());
         let existing = !id.is_empty() && trace.steps.iter().any(|s| s.id == id);
         if !existing {
-            trace.steps.push(Step { id: id.clone(), ..Step::default() });
+            trace.steps.push(Step {
+                id: id.clone(),
+                ..Step::default()
+            });
         }
-        let step = if existing { trace.step_mut(&id) } else { trace.steps.last_mut() };
+        let step = if existing {
+            trace.step_mut(&id)
+        } else {
+            trace.steps.last_mut()
+        };
         let step = step?;
         let known_edits = !step.edits.is_empty();
         let known_writes = known_edits.then(|| step.effects.writes.clone());
@@ -301,7 +364,9 @@ impl<'a> RolloutReader<'a> {
         let kind = text(payload, "type").unwrap_or("");
         match kind {
             "item_completed" => {
-                let Some(item) = payload.get("item") else { return trace.skip("event_msg/item_completed") };
+                let Some(item) = payload.get("item") else {
+                    return trace.skip("event_msg/item_completed");
+                };
                 match text(item, "type").unwrap_or("") {
                     "FileChange" => self.file_change(trace, item),
                     "CommandExecution" => self.command_execution(trace, item),
@@ -323,6 +388,7 @@ impl<'a> RolloutReader<'a> {
             "task_started" => {
                 trace.ended = false;
                 trace.claim = None;
+                self.last_text = None;
             }
             "task_complete" => {
                 let message = text(payload, "last_agent_message")
@@ -330,7 +396,11 @@ impl<'a> RolloutReader<'a> {
                     .or_else(|| self.last_text.clone())
                     .unwrap_or_default();
                 trace.ended = true;
-                trace.claim = Some(Claim { message, result: None, is_error: false });
+                trace.claim = Some(Claim {
+                    message,
+                    result: None,
+                    is_error: false,
+                });
             }
             // Older versions report commands and patches as begin/end events.
             "exec_command_end" => {
@@ -366,7 +436,10 @@ impl<'a> RolloutReader<'a> {
                     set_patch_edits(step, edits);
                 }
             }
-            other => trace.skip(&format!("event_msg/{}", if other.is_empty() { "untyped" } else { other })),
+            other => trace.skip(&format!(
+                "event_msg/{}",
+                if other.is_empty() { "untyped" } else { other }
+            )),
         }
     }
 
@@ -375,7 +448,11 @@ impl<'a> RolloutReader<'a> {
     fn event_step<'t>(&self, trace: &'t mut Trace, id: &str, tool: &str, input: &Value) -> Option<&'t mut Step> {
         if id.is_empty() || trace.steps.iter().all(|s| s.id != id) {
             let cwd = cwd_of(trace);
-            let mut step = Step { id: id.to_string(), cwd: trace.cwd.clone(), ..Step::default() };
+            let mut step = Step {
+                id: id.to_string(),
+                cwd: trace.cwd.clone(),
+                ..Step::default()
+            };
             map_tool(self.cx, &mut step, tool, input, &cwd);
             trace.steps.push(step);
             return trace.steps.last_mut();
@@ -388,7 +465,9 @@ impl<'a> RolloutReader<'a> {
         let edits = rollout_changes(item.get("changes"));
         let status = text(item, "status").map(item_status).unwrap_or(Status::Unknown);
         let input = Value::Object(serde_json::Map::new());
-        let Some(step) = self.event_step(trace, id, PATCH_TOOL, &input) else { return };
+        let Some(step) = self.event_step(trace, id, PATCH_TOOL, &input) else {
+            return;
+        };
         if status != Status::Unknown {
             step.outcome.status = status;
         }
@@ -397,7 +476,10 @@ impl<'a> RolloutReader<'a> {
             Status::Refused => step.edits.clear(),
             // It may have changed some files, and how is not known.
             Status::Failed => {
-                let kinds = edits.into_iter().map(|e| Edit::invisible(e.path, e.kind)).collect::<Vec<_>>();
+                let kinds = edits
+                    .into_iter()
+                    .map(|e| Edit::invisible(e.path, e.kind))
+                    .collect::<Vec<_>>();
                 if !kinds.is_empty() {
                     set_patch_edits(step, kinds);
                 }
@@ -414,7 +496,9 @@ impl<'a> RolloutReader<'a> {
         let id = text(item, "id").unwrap_or("");
         let input = serde_json::json!({ "cmd": command_text(item.get("command")) });
         let cwd = text(item, "cwd").map(uri_path);
-        let Some(step) = self.event_step(trace, id, EXEC_TOOL, &input) else { return };
+        let Some(step) = self.event_step(trace, id, EXEC_TOOL, &input) else {
+            return;
+        };
         if cwd.is_some() {
             step.cwd = cwd;
         }
@@ -424,7 +508,10 @@ impl<'a> RolloutReader<'a> {
             _ if exit_code.is_some() => code_status(exit_code),
             _ => step.outcome.status,
         };
-        step.outcome = Outcome { status, exit_code: exit_code.or(step.outcome.exit_code) };
+        step.outcome = Outcome {
+            status,
+            exit_code: exit_code.or(step.outcome.exit_code),
+        };
     }
 }
 
@@ -451,8 +538,12 @@ impl LineReader for RolloutReader<'_> {
             ("event_msg", Some(payload)) => self.event(trace, payload),
             // Early rollouts hold the response items themselves, without the envelope.
             (
-                "function_call" | "custom_tool_call" | "local_shell_call" | "function_call_output"
-                | "custom_tool_call_output" | "message",
+                "function_call"
+                | "custom_tool_call"
+                | "local_shell_call"
+                | "function_call_output"
+                | "custom_tool_call_output"
+                | "message",
                 None,
             ) => self.response_item(trace, &value),
             (other, _) => trace.skip(if other.is_empty() { "untyped" } else { other }),
@@ -466,7 +557,11 @@ fn call_output(trace: &mut Trace, payload: &Value) {
     let Some(step) = trace.step_mut(id) else { return };
     let output = match payload.get("output") {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items.iter().filter_map(|i| text(i, "text")).collect::<Vec<_>>().join("\n"),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| text(i, "text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         Some(other @ Value::Object(_)) => text(other, "content").unwrap_or("").to_string(),
         _ => String::new(),
     };
@@ -475,8 +570,9 @@ fn call_output(trace: &mut Trace, payload: &Value) {
         step.outcome.exit_code = exit_code;
     }
     if step.outcome.status == Status::Unknown {
-        let refused =
-            ["rejected by user", "declined by user", "blocked by"].iter().any(|needle| output.contains(needle));
+        let refused = ["rejected by user", "declined by user", "blocked by"]
+            .iter()
+            .any(|needle| output.contains(needle));
         step.outcome.status = if refused {
             Status::Refused
         } else if exit_code.is_some() {
@@ -500,14 +596,28 @@ fn output_exit_code(output: &str) -> Option<i64> {
             return value.pointer("/metadata/exit_code").and_then(Value::as_i64);
         }
     }
-    const HEADERS: [&str; 6] =
-        ["Chunk ID:", "Wall time:", "Original token count:", "Total output lines:", "Process running", "Output:"];
+    const HEADERS: [&str; 4] = [
+        "Chunk ID:",
+        "Wall time:",
+        "Original token count:",
+        "Total output lines:",
+    ];
     let mut sections = 0;
     for line in output.lines() {
         let line = line.trim();
-        let code = line.strip_prefix("Exit code: ").or_else(|| line.strip_prefix("Process exited with code "));
+        if line.starts_with("Process running") {
+            // Not exited yet: what follows is the program's output so far.
+            return None;
+        }
+        let code = line
+            .strip_prefix("Exit code: ")
+            .or_else(|| line.strip_prefix("Process exited with code "));
         if let Some(code) = code {
-            return code.split(|c: char| !c.is_ascii_digit() && c != '-').next()?.parse().ok();
+            return code
+                .split(|c: char| !c.is_ascii_digit() && c != '-')
+                .next()?
+                .parse()
+                .ok();
         }
         if line == "Output:" {
             sections += 1;
@@ -524,17 +634,28 @@ fn output_exit_code(output: &str) -> Option<i64> {
 /// A FileChange's (or an older patch event's) `changes`: path → `{type, unified_diff, move_path}`
 /// (or `{add: {content}}`, `{delete: {content}}`, `{update: {unified_diff, move_path}}`).
 fn rollout_changes(changes: Option<&Value>) -> Vec<Edit> {
-    let Some(changes) = changes.and_then(Value::as_object) else { return Vec::new() };
+    let Some(changes) = changes.and_then(Value::as_object) else {
+        return Vec::new();
+    };
     let mut edits = Vec::new();
     for (path, change) in changes {
         let (kind, body) = match text(change, "type") {
             Some(kind) => (change_kind(kind), change),
-            None => match ["add", "delete", "update"].iter().find_map(|k| change.get(*k).map(|b| (*k, b))) {
+            None => match ["add", "delete", "update"]
+                .iter()
+                .find_map(|k| change.get(*k).map(|b| (*k, b)))
+            {
                 Some((kind, body)) => (change_kind(kind), body),
                 None => (EditKind::Unknown, change),
             },
         };
-        let mut edit = Edit { path: path.clone(), kind, removed: Vec::new(), added: Vec::new(), visible: true };
+        let mut edit = Edit {
+            path: path.clone(),
+            kind,
+            removed: Vec::new(),
+            added: Vec::new(),
+            visible: true,
+        };
         if let Some(diff) = text(body, "unified_diff") {
             let (removed, added) = hunk_lines(diff);
             edit.removed = removed;
@@ -564,9 +685,8 @@ fn hunk_lines(diff: &str) -> (Vec<EditLine>, Vec<EditLine>) {
     for line in diff.lines() {
         if let Some(rest) = line.strip_prefix("@@") {
             let mut parts = rest.split_whitespace();
-            let start = |s: Option<&str>, sign: char| -> Option<u64> {
-                s?.strip_prefix(sign)?.split(',').next()?.parse().ok()
-            };
+            let start =
+                |s: Option<&str>, sign: char| -> Option<u64> { s?.strip_prefix(sign)?.split(',').next()?.parse().ok() };
             match (start(parts.next(), '-'), start(parts.next(), '+')) {
                 (Some(o), Some(n)) => {
                     (old, new) = (o, n);
@@ -580,10 +700,16 @@ fn hunk_lines(diff: &str) -> (Vec<EditLine>, Vec<EditLine>) {
             continue;
         }
         if let Some(t) = line.strip_prefix('-') {
-            removed.push(EditLine { line: Some(old), text: t.to_string() });
+            removed.push(EditLine {
+                line: Some(old),
+                text: t.to_string(),
+            });
             old += 1;
         } else if let Some(t) = line.strip_prefix('+') {
-            added.push(EditLine { line: Some(new), text: t.to_string() });
+            added.push(EditLine {
+                line: Some(new),
+                text: t.to_string(),
+            });
             new += 1;
         } else if !line.starts_with('\\') {
             old += 1;
@@ -601,11 +727,29 @@ fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
     let path = |p: &str| absolute(cwd, p.trim()).to_string_lossy().into_owned();
     for line in patch.lines() {
         if let Some(p) = line.strip_prefix("*** Add File: ") {
-            edits.push(Edit { path: path(p), kind: EditKind::Create, removed: vec![], added: vec![], visible: true });
+            edits.push(Edit {
+                path: path(p),
+                kind: EditKind::Create,
+                removed: vec![],
+                added: vec![],
+                visible: true,
+            });
         } else if let Some(p) = line.strip_prefix("*** Update File: ") {
-            edits.push(Edit { path: path(p), kind: EditKind::Update, removed: vec![], added: vec![], visible: true });
+            edits.push(Edit {
+                path: path(p),
+                kind: EditKind::Update,
+                removed: vec![],
+                added: vec![],
+                visible: true,
+            });
         } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
-            edits.push(Edit { path: path(p), kind: EditKind::Delete, removed: vec![], added: vec![], visible: true });
+            edits.push(Edit {
+                path: path(p),
+                kind: EditKind::Delete,
+                removed: vec![],
+                added: vec![],
+                visible: true,
+            });
         } else if let Some(p) = line.strip_prefix("*** Move to: ") {
             edits.push(Edit::invisible(path(p), EditKind::Create));
         } else if line.starts_with("***") || line.starts_with("@@") {
@@ -615,14 +759,23 @@ fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
                 EditKind::Create => {
                     if let Some(t) = line.strip_prefix('+') {
                         let n = edit.added.len() as u64 + 1;
-                        edit.added.push(EditLine { line: Some(n), text: t.to_string() });
+                        edit.added.push(EditLine {
+                            line: Some(n),
+                            text: t.to_string(),
+                        });
                     }
                 }
                 EditKind::Update => {
                     if let Some(t) = line.strip_prefix('-') {
-                        edit.removed.push(EditLine { line: None, text: t.to_string() });
+                        edit.removed.push(EditLine {
+                            line: None,
+                            text: t.to_string(),
+                        });
                     } else if let Some(t) = line.strip_prefix('+') {
-                        edit.added.push(EditLine { line: None, text: t.to_string() });
+                        edit.added.push(EditLine {
+                            line: None,
+                            text: t.to_string(),
+                        });
                     }
                 }
                 _ => {}
@@ -653,18 +806,28 @@ fn map_tool(cx: &ReadContext<'_>, step: &mut Step, tool: &str, input: &Value, cw
     match cx.bundle.provider(PROVIDER) {
         Some(provider) => {
             let mapped = provider.tool_effects(tool, input, cwd, cx.bundle.classifier());
-            step.act = StepAct { kind: mapped.act.kind.to_string(), text: mapped.act.text };
+            step.act = StepAct {
+                kind: mapped.act.kind.to_string(),
+                text: mapped.act.text,
+            };
             step.effects = mapped.effects;
             if let Some(classified) = mapped.classified {
                 step.commands = classified.parts.iter().map(|p| p.text.clone()).collect();
-                step.command_rules = classified.parts.iter().map(|p| p.rule.clone().unwrap_or_default()).collect();
+                step.command_rules = classified
+                    .parts
+                    .iter()
+                    .map(|p| p.rule.clone().unwrap_or_default())
+                    .collect();
                 if step.edits.is_empty() {
                     step.edits = command_edits(&step.effects.writes, cwd);
                 }
             }
         }
         None => {
-            step.act = StepAct { kind: "tool".into(), text: tool.to_string() };
+            step.act = StepAct {
+                kind: "tool".into(),
+                text: tool.to_string(),
+            };
             step.effects = tollgate_core::effects::EffectProfile::unknown();
         }
     }
@@ -678,7 +841,10 @@ fn set_writes(step: &mut Step, paths: &[String]) {
     step.effects.writes = paths.to_vec();
     if step.act.kind != "command" {
         if let Some(first) = paths.first() {
-            step.act = StepAct { kind: "path".into(), text: first.clone() };
+            step.act = StepAct {
+                kind: "path".into(),
+                text: first.clone(),
+            };
         }
     }
 }
@@ -711,7 +877,12 @@ fn absolute(cwd: &Path, path: &str) -> PathBuf {
 fn command_text(command: Option<&Value>) -> String {
     match command {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(words)) => words.iter().filter_map(Value::as_str).map(quote).collect::<Vec<_>>().join(" "),
+        Some(Value::Array(words)) => words
+            .iter()
+            .filter_map(Value::as_str)
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" "),
         _ => String::new(),
     }
 }
@@ -719,7 +890,9 @@ fn command_text(command: Option<&Value>) -> String {
 /// Quotes a word for a POSIX shell when it needs it.
 fn quote(word: &str) -> String {
     let plain = !word.is_empty()
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
     if plain {
         word.to_string()
     } else {
@@ -758,20 +931,33 @@ fn change_kind(kind: &str) -> EditKind {
 fn message_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.trim().to_string(),
-        Some(Value::Array(blocks)) => {
-            blocks.iter().filter_map(|b| text(b, "text")).collect::<Vec<_>>().join("\n").trim().to_string()
-        }
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| text(b, "text"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_string(),
         _ => String::new(),
     }
 }
 
 fn numbered(content: &str) -> Vec<EditLine> {
-    content.lines().enumerate().map(|(i, l)| EditLine { line: Some(i as u64 + 1), text: l.to_string() }).collect()
+    content
+        .lines()
+        .enumerate()
+        .map(|(i, l)| EditLine {
+            line: Some(i as u64 + 1),
+            text: l.to_string(),
+        })
+        .collect()
 }
 
 /// `file:///tmp/a%20b` → `/tmp/a b`; anything else as it is.
 fn uri_path(uri: &str) -> String {
-    let Some(rest) = uri.strip_prefix("file://") else { return uri.to_string() };
+    let Some(rest) = uri.strip_prefix("file://") else {
+        return uri.to_string();
+    };
     let rest = rest.strip_prefix("localhost").unwrap_or(rest);
     let bytes = rest.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -804,26 +990,667 @@ mod tests {
     }
 
     fn fixture(name: &str) -> String {
-        let path = format!("{}/../../tests/fixtures/replay/codex/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../../tests/fixtures/replay/codex/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     fn read_text(text: &str, format: Format) -> Trace {
         let bundle = bundle();
-        read(BufReader::new(text.as_bytes()), format, &ReadContext { bundle: &bundle })
+        read(
+            BufReader::new(text.as_bytes()),
+            format,
+            &ReadContext { bundle: &bundle },
+        )
     }
 
     fn tools(trace: &Trace) -> Vec<&str> {
         trace.steps.iter().map(|s| s.tool.as_str()).collect()
     }
 
+    fn suite(trace: &Trace) -> &Step {
+        let suites: Vec<&Step> = trace
+            .steps
+            .iter()
+            .filter(|s| s.commands.iter().any(|c| c == "cargo test"))
+            .collect();
+        assert_eq!(suites.len(), 1, "{:#?}", trace.steps);
+        suites[0]
+    }
+
+    fn claim(trace: &Trace) -> Option<&str> {
+        trace.claim.as_ref().map(|c| c.message.as_str())
+    }
+
+    /// The first half of the lines of a fixture.
+    fn first_half(text: &str) -> String {
+        let lines: Vec<&str> = text.lines().collect();
+        lines[..lines.len() / 2].iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// A fixture with a garbage line put in the middle.
+    fn with_garbage(text: &str) -> (String, u64) {
+        let mut lines: Vec<&str> = text.lines().collect();
+        let at = lines.len() / 2;
+        lines.insert(at, "{not json at all");
+        (lines.iter().map(|l| format!("{l}\n")).collect(), at as u64 + 1)
+    }
+
+    const WS_PASS: &str = "/tmp/tollgate-replay.xMWWYU/ws";
+    const WS_FAIL: &str = "/tmp/tollgate-replay.60e9Gc/ws";
+    const WS_NO_SUITE: &str = "/tmp/tollgate-replay.liz0Es/ws";
+    const WS_GPT5: &str = "/tmp/tollgate-replay.XisS6K/ws";
+
     #[test]
-    fn dump() {
-        for name in ["fix-then-suite-pass-gpt5.jsonl", "rollout-fix-then-suite-pass-gpt5.jsonl", "rollout-fix-then-suite-pass.jsonl"] {
-            let format = if name.starts_with("rollout") { Format::CodexRollout } else { Format::CodexExec };
-            let mut t = read_text(&fixture(name), format);
-            t.record = None;
-            eprintln!("{name}: {}", serde_json::to_string_pretty(&t).unwrap());
+    fn exec_fix_then_suite_pass() {
+        let t = read_text(&fixture("fix-then-suite-pass.jsonl"), Format::CodexExec);
+        assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
+        assert_eq!(t.steps[0].id, "item_0");
+        assert_eq!(t.steps[1].id, "item_1");
+        assert_eq!(t.cwd, None);
+        assert_eq!(
+            t.record.as_ref().and_then(|r| r.get("type")).and_then(Value::as_str),
+            Some("thread.started")
+        );
+        let patch = &t.steps[0];
+        assert_eq!(patch.outcome.status, Status::Completed);
+        assert_eq!(
+            patch.edits,
+            vec![Edit::invisible(format!("{WS_PASS}/src/lib.rs"), EditKind::Update)]
+        );
+        assert_eq!(patch.effects.writes, vec![format!("{WS_PASS}/src/lib.rs")]);
+        let suite = suite(&t);
+        assert_eq!(suite.act.kind, "command");
+        assert_eq!(suite.act.text, "/bin/bash -lc 'cargo test'");
+        assert_eq!(
+            suite.outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        assert!(suite.edits.is_empty());
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Fixed the bug; all tests pass."));
+        assert_eq!(
+            t.claim.as_ref().map(|c| (c.result.clone(), c.is_error)),
+            Some((None, false))
+        );
+        assert!(t.malformed.is_empty());
+        assert!(t.skipped.is_empty(), "{:?}", t.skipped);
+    }
+
+    #[test]
+    fn exec_suite_failed_then_claim() {
+        let t = read_text(&fixture("suite-failed-then-claim.jsonl"), Format::CodexExec);
+        assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
+        assert_eq!(
+            t.steps[0].edits,
+            vec![Edit::invisible(format!("{WS_FAIL}/src/lib.rs"), EditKind::Update)]
+        );
+        assert_eq!(
+            suite(&t).outcome,
+            Outcome {
+                status: Status::Failed,
+                exit_code: Some(101)
+            }
+        );
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Fixed."));
+    }
+
+    #[test]
+    fn exec_claim_without_suite() {
+        let t = read_text(&fixture("claim-without-suite.jsonl"), Format::CodexExec);
+        assert_eq!(tools(&t), ["apply_patch"]);
+        assert!(t.steps.iter().all(|s| s.commands.is_empty()));
+        assert_eq!(
+            t.steps[0].edits,
+            vec![Edit::invisible(format!("{WS_NO_SUITE}/src/lib.rs"), EditKind::Update)]
+        );
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Done — all tests pass."));
+    }
+
+    #[test]
+    fn exec_gpt5_heredoc_patch_is_a_file_change() {
+        let t = read_text(&fixture("fix-then-suite-pass-gpt5.jsonl"), Format::CodexExec);
+        assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
+        assert_eq!(
+            t.steps[0].edits,
+            vec![Edit::invisible(format!("{WS_GPT5}/src/lib.rs"), EditKind::Update)]
+        );
+        assert_eq!(
+            suite(&t).outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        // The "model metadata not found" error item is counted, not a step.
+        assert_eq!(t.skipped.get("item.completed/error"), Some(&1));
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Fixed the bug; all tests pass."));
+    }
+
+    /// The removed and added lines of a rollout's patch of `mul`.
+    fn assert_mul_edit(step: &Step, ws: &str, new: &str) {
+        assert_eq!(step.edits.len(), 1, "{:#?}", step.edits);
+        let edit = &step.edits[0];
+        assert_eq!(edit.path, format!("{ws}/src/lib.rs"));
+        assert_eq!(edit.kind, EditKind::Update);
+        assert!(edit.visible);
+        assert_eq!(
+            edit.removed,
+            vec![EditLine {
+                line: Some(10),
+                text: "    a + b".into()
+            }]
+        );
+        assert_eq!(
+            edit.added,
+            vec![EditLine {
+                line: Some(10),
+                text: new.into()
+            }]
+        );
+    }
+
+    #[test]
+    fn rollout_fix_then_suite_pass() {
+        let t = read_text(&fixture("rollout-fix-then-suite-pass.jsonl"), Format::CodexRollout);
+        assert_eq!(t.cwd.as_deref(), Some(WS_PASS));
+        assert_eq!(t.record.as_ref().and_then(|r| text(r, "cwd")), Some(WS_PASS));
+        assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
+        assert_eq!(t.steps[0].id, "call_tg00000");
+        assert_eq!(t.steps[1].id, "call_tg00100");
+        let patch = &t.steps[0];
+        assert_mul_edit(patch, WS_PASS, "    a * b");
+        assert_eq!(patch.effects.writes, vec![format!("{WS_PASS}/src/lib.rs")]);
+        assert_eq!(
+            patch.outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        let suite = suite(&t);
+        assert_eq!(suite.act.text, "cargo test");
+        assert_eq!(suite.cwd.as_deref(), Some(WS_PASS));
+        assert_eq!(
+            suite.outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        assert!(suite.edits.is_empty());
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Fixed the bug; all tests pass."));
+        assert!(t.malformed.is_empty());
+        assert_eq!(t.skipped.get("event_msg/token_count"), Some(&3));
+    }
+
+    #[test]
+    fn rollout_suite_failed_then_claim() {
+        let t = read_text(&fixture("rollout-suite-failed-then-claim.jsonl"), Format::CodexRollout);
+        assert_eq!(t.cwd.as_deref(), Some(WS_FAIL));
+        assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
+        assert_mul_edit(&t.steps[0], WS_FAIL, "    a - b");
+        assert_eq!(
+            suite(&t).outcome,
+            Outcome {
+                status: Status::Failed,
+                exit_code: Some(101)
+            }
+        );
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Fixed."));
+    }
+
+    #[test]
+    fn rollout_claim_without_suite() {
+        let t = read_text(&fixture("rollout-claim-without-suite.jsonl"), Format::CodexRollout);
+        assert_eq!(t.cwd.as_deref(), Some(WS_NO_SUITE));
+        assert_eq!(tools(&t), ["apply_patch"]);
+        assert!(t.steps.iter().all(|s| s.commands.is_empty()));
+        assert_mul_edit(&t.steps[0], WS_NO_SUITE, "    a * b");
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Done — all tests pass."));
+    }
+
+    #[test]
+    fn rollout_gpt5_heredoc_patch_gets_the_file_change() {
+        let t = read_text(&fixture("rollout-fix-then-suite-pass-gpt5.jsonl"), Format::CodexRollout);
+        assert_eq!(t.cwd.as_deref(), Some(WS_GPT5));
+        assert_eq!(tools(&t), ["exec_command", "exec_command"]);
+        let patch = &t.steps[0];
+        assert_eq!(patch.act.kind, "command");
+        assert!(patch.act.text.starts_with("apply_patch <<'PATCH'"));
+        assert_eq!(patch.commands, ["apply_patch"]);
+        assert_mul_edit(patch, WS_GPT5, "    a * b");
+        // The intercepted patch reports its exit code inside the command's output.
+        assert_eq!(
+            patch.outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        assert_eq!(
+            suite(&t).outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("Fixed the bug; all tests pass."));
+    }
+
+    const ALL: [(&str, Format); 8] = [
+        ("fix-then-suite-pass.jsonl", Format::CodexExec),
+        ("suite-failed-then-claim.jsonl", Format::CodexExec),
+        ("claim-without-suite.jsonl", Format::CodexExec),
+        ("fix-then-suite-pass-gpt5.jsonl", Format::CodexExec),
+        ("rollout-fix-then-suite-pass.jsonl", Format::CodexRollout),
+        ("rollout-suite-failed-then-claim.jsonl", Format::CodexRollout),
+        ("rollout-claim-without-suite.jsonl", Format::CodexRollout),
+        ("rollout-fix-then-suite-pass-gpt5.jsonl", Format::CodexRollout),
+    ];
+
+    #[test]
+    fn truncated_recordings_have_not_ended_and_make_no_claim() {
+        for (name, format) in ALL {
+            let t = read_text(&first_half(&fixture(name)), format);
+            assert!(!t.ended, "{name}");
+            assert_eq!(t.claim, None, "{name}");
+            assert!(t.malformed.is_empty(), "{name}");
         }
+        // What was read of a truncated rollout still counts: the patch and its edit.
+        let t = read_text(
+            &first_half(&fixture("rollout-fix-then-suite-pass.jsonl")),
+            Format::CodexRollout,
+        );
+        assert_eq!(tools(&t), ["apply_patch"]);
+        assert_mul_edit(&t.steps[0], WS_PASS, "    a * b");
+    }
+
+    #[test]
+    fn a_garbage_line_is_counted_and_the_rest_read() {
+        for (name, format) in ALL {
+            let whole = read_text(&fixture(name), format);
+            let (text, at) = with_garbage(&fixture(name));
+            let t = read_text(&text, format);
+            assert_eq!(t.malformed.len(), 1, "{name}");
+            assert_eq!(t.malformed[0].line, at, "{name}");
+            assert_eq!(t.steps, whole.steps, "{name}");
+            assert_eq!(t.claim, whole.claim, "{name}");
+            assert!(t.ended, "{name}");
+            assert_eq!(t.lines, whole.lines + 1, "{name}");
+        }
+    }
+
+    #[test]
+    fn both_formats_are_detected() {
+        for (name, format) in ALL {
+            let path = format!(
+                "{}/../../tests/fixtures/replay/codex/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let mut input = BufReader::new(std::fs::File::open(&path).unwrap());
+            assert_eq!(crate::detect(&mut input).unwrap(), Some(format), "{name}");
+        }
+    }
+
+    #[test]
+    fn read_file_detects_and_reads() {
+        let bundle = bundle();
+        let cx = ReadContext { bundle: &bundle };
+        let path = format!(
+            "{}/../../tests/fixtures/replay/codex/rollout-fix-then-suite-pass.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let t = crate::read_file(Path::new(&path), None, &cx).unwrap();
+        assert_eq!(t.format, "codex-rollout");
+        assert_eq!(t.steps.len(), 2);
+    }
+
+    #[test]
+    fn an_item_seen_only_started_is_one_step_of_unknown_outcome() {
+        let text = concat!(
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            "\n",
+            r#"{"type":"turn.started"}"#,
+            "\n",
+            r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"bash -lc 'cargo test'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#,
+            "\n",
+            r#"{"type":"item.updated","item":{"id":"item_0","type":"command_execution","command":"bash -lc 'cargo test'","aggregated_output":"x","exit_code":null,"status":"in_progress"}}"#,
+            "\n",
+        );
+        let t = read_text(text, Format::CodexExec);
+        assert_eq!(t.steps.len(), 1);
+        assert_eq!(t.steps[0].commands, ["cargo test"]);
+        assert_eq!(
+            t.steps[0].outcome,
+            Outcome {
+                status: Status::Unknown,
+                exit_code: None
+            }
+        );
+        assert!(!t.ended);
+        assert_eq!(t.claim, None);
+    }
+
+    #[test]
+    fn exec_items_map_their_kinds() {
+        let text = concat!(
+            r#"{"type":"turn.started"}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'rm -rf build'","aggregated_output":"","exit_code":null,"status":"declined"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"file_change","changes":[{"path":"/w/a.rs","kind":"add"},{"path":"/w/b.rs","kind":"delete"}],"status":"completed"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"x"},"status":"failed","error":{"message":"no"}}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_3","type":"web_search","query":"rust"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_4","type":"reasoning","text":"hmm"}}"#,
+            "\n",
+            r#"{"type":"item.updated","item":{"id":"item_5","type":"todo_list","items":[]}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":"not an object"}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"  Working on it.  "}}"#,
+            "\n",
+            r#"{"type":"something.new"}"#,
+            "\n",
+            r#"{"no_type":true}"#,
+            "\n",
+            r#"{"type":"turn.failed","error":{"message":"stream disconnected"}}"#,
+            "\n",
+        );
+        let t = read_text(text, Format::CodexExec);
+        assert_eq!(
+            tools(&t),
+            ["exec_command", "apply_patch", "mcp__docs__search", "web_search"]
+        );
+        assert_eq!(t.steps[0].outcome.status, Status::Refused);
+        assert_eq!(t.steps[0].commands, ["rm -rf build"]);
+        let edits = &t.steps[1].edits;
+        assert_eq!(edits[0], Edit::invisible("/w/a.rs", EditKind::Create));
+        assert_eq!(
+            edits[1],
+            Edit {
+                visible: true,
+                ..Edit::invisible("/w/b.rs", EditKind::Delete)
+            }
+        );
+        assert_eq!(t.steps[1].effects.writes, ["/w/a.rs", "/w/b.rs"]);
+        // An MCP tool the provider file does not know gets the conservative profile.
+        assert_eq!(t.steps[2].effects, tollgate_core::effects::EffectProfile::unknown());
+        assert_eq!(t.steps[2].outcome.status, Status::Failed);
+        assert!(t.steps[3].effects.reaches);
+        assert_eq!(t.steps[3].outcome.status, Status::Completed);
+        assert_eq!(t.skipped.get("item.completed/reasoning"), Some(&1));
+        assert_eq!(t.skipped.get("item.updated/todo_list"), Some(&1));
+        assert_eq!(t.skipped.get("item.completed"), Some(&1));
+        assert_eq!(t.skipped.get("something.new"), Some(&1));
+        assert_eq!(t.skipped.get("untyped"), Some(&1));
+        assert!(t.ended);
+        let claim = t.claim.unwrap();
+        assert!(claim.is_error);
+        assert_eq!(claim.message, "Working on it.");
+        assert_eq!(claim.result.as_deref(), Some("stream disconnected"));
+    }
+
+    #[test]
+    fn a_new_turn_reopens_the_run() {
+        let text = concat!(
+            r#"{"type":"turn.started"}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"one"}}"#,
+            "\n",
+            r#"{"type":"turn.completed","usage":{}}"#,
+            "\n",
+            r#"{"type":"turn.started"}"#,
+            "\n",
+        );
+        let t = read_text(text, Format::CodexExec);
+        assert!(!t.ended);
+        assert_eq!(t.claim, None);
+    }
+
+    #[test]
+    fn rollout_shapes_without_a_fixture() {
+        let text = concat!(
+            r#"{"type":"session_meta","payload":{"cwd":"/w","id":"s"}}"#,
+            "\n",
+            // An event before its call: the call joins the step the event made.
+            r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"c1","command":["/bin/bash","-lc","cargo test"],"cwd":"file:///w/sub%20dir","status":"failed","exit_code":101}}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cargo test\",\"workdir\":\"sub dir\"}","call_id":"c1"}}"#,
+            "\n",
+            // `shell` with an argument vector; the older JSON output with its exit code.
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"echo hi > out.txt\"]}","call_id":"c2"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c2","output":"{\"output\":\"\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}}"#,
+            "\n",
+            // A patch whose event never came: its edits from the patch text.
+            r#"{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: notes.md\n+# Notes\n+hi\n*** Delete File: old.rs\n*** Update File: src/a.rs\n@@ fn f()\n-    1\n+    2\n*** End Patch\n","call_id":"c3"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"not json","call_id":"c4"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c4","output":"Plan updated"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"mystery","arguments":"{}","call_id":"c5"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c5","output":"exec command rejected by user"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"nobody","output":"x"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":"not an object"}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"item_completed"}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"agent_message","message":"All done."}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"task_complete","last_agent_message":null}}"#,
+            "\n",
+        );
+        let t = read_text(text, Format::CodexRollout);
+        assert_eq!(t.cwd.as_deref(), Some("/w"));
+        assert_eq!(
+            tools(&t),
+            ["exec_command", "shell", "apply_patch", "update_plan", "mystery"]
+        );
+        let suite = &t.steps[0];
+        assert_eq!(suite.commands, ["cargo test"]);
+        assert_eq!(suite.cwd.as_deref(), Some("/w/sub dir"));
+        assert_eq!(
+            suite.outcome,
+            Outcome {
+                status: Status::Failed,
+                exit_code: Some(101)
+            }
+        );
+        let shell = &t.steps[1];
+        assert_eq!(shell.act.text, "bash -lc 'echo hi > out.txt'");
+        assert_eq!(shell.commands, ["echo hi"]);
+        assert_eq!(shell.edits, vec![Edit::invisible("/w/out.txt", EditKind::Unknown)]);
+        assert_eq!(
+            shell.outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: Some(0)
+            }
+        );
+        let patch = &t.steps[2];
+        assert_eq!(patch.effects.writes, ["/w/notes.md", "/w/old.rs", "/w/src/a.rs"]);
+        assert_eq!(patch.edits[0].kind, EditKind::Create);
+        assert_eq!(
+            patch.edits[0].added[1],
+            EditLine {
+                line: Some(2),
+                text: "hi".into()
+            }
+        );
+        assert_eq!(
+            patch.edits[1],
+            Edit {
+                visible: true,
+                ..Edit::invisible("/w/old.rs", EditKind::Delete)
+            }
+        );
+        assert_eq!(
+            patch.edits[2].removed,
+            vec![EditLine {
+                line: None,
+                text: "    1".into()
+            }]
+        );
+        assert_eq!(
+            patch.edits[2].added,
+            vec![EditLine {
+                line: None,
+                text: "    2".into()
+            }]
+        );
+        assert_eq!(patch.outcome.status, Status::Unknown);
+        assert_eq!(
+            t.steps[3].outcome,
+            Outcome {
+                status: Status::Completed,
+                exit_code: None
+            }
+        );
+        assert_eq!(t.steps[4].effects, tollgate_core::effects::EffectProfile::unknown());
+        assert_eq!(t.steps[4].outcome.status, Status::Refused);
+        assert_eq!(t.skipped.get("response_item"), Some(&1));
+        assert_eq!(t.skipped.get("event_msg/item_completed"), Some(&1));
+        assert!(t.ended);
+        assert_eq!(claim(&t), Some("All done."));
+    }
+
+    #[test]
+    fn older_patch_events_carry_the_changes() {
+        let text = concat!(
+            r#"{"type":"session_meta","payload":{"cwd":"/w"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: t.rs\\n@@\\n-a\\n+b\\n*** End Patch\"}","call_id":"p1"}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"patch_apply_begin","call_id":"p1","changes":{"/w/t.rs":{"update":{"unified_diff":"@@ -3 +3 @@\n-a\n+b\n","move_path":null}},"/w/n.rs":{"add":{"content":"x\ny\n"}}}}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"patch_apply_end","call_id":"p1","success":true}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cargo test\"}","call_id":"e1"}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"e1","exit_code":101}}"#,
+            "\n",
+        );
+        let t = read_text(text, Format::CodexRollout);
+        assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
+        let patch = &t.steps[0];
+        assert_eq!(patch.outcome.status, Status::Completed);
+        let n = patch.edits.iter().find(|e| e.path == "/w/n.rs").unwrap();
+        assert_eq!((n.kind, n.added.len()), (EditKind::Create, 2));
+        let u = patch.edits.iter().find(|e| e.path == "/w/t.rs").unwrap();
+        assert_eq!(
+            u.removed,
+            vec![EditLine {
+                line: Some(3),
+                text: "a".into()
+            }]
+        );
+        assert_eq!(
+            t.steps[1].outcome,
+            Outcome {
+                status: Status::Failed,
+                exit_code: Some(101)
+            }
+        );
+    }
+
+    #[test]
+    fn exit_codes_are_read_from_output_headers() {
+        assert_eq!(
+            output_exit_code("Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n"),
+            Some(0)
+        );
+        assert_eq!(
+            output_exit_code("Chunk ID: a\nWall time: 1 seconds\nProcess exited with code 101\nOutput:\n"),
+            Some(101)
+        );
+        assert_eq!(
+            output_exit_code("Wall time: 0 seconds\nOutput:\nExit code: 0\nWall time: 0.2 seconds\n"),
+            Some(0)
+        );
+        assert_eq!(
+            output_exit_code("Chunk ID: a\nProcess running with session ID 3\nOutput:\nExit code: 5\n"),
+            None
+        );
+        assert_eq!(
+            output_exit_code("Wall time: 1 seconds\nOutput:\nhello\nExit code: 7\n"),
+            None
+        );
+        assert_eq!(
+            output_exit_code(r#"{"output":"x","metadata":{"exit_code":2}}"#),
+            Some(2)
+        );
+        assert_eq!(output_exit_code("Plan updated"), None);
+        assert_eq!(output_exit_code(""), None);
+    }
+
+    #[test]
+    fn hunks_are_numbered() {
+        let (removed, added) =
+            hunk_lines("@@ -1,3 +1,4 @@\n a\n-b\n+c\n+d\n e\n\\ No newline at end of file\n@@ -10 +11 @@\n-x\n+y\n");
+        assert_eq!(
+            removed,
+            vec![
+                EditLine {
+                    line: Some(2),
+                    text: "b".into()
+                },
+                EditLine {
+                    line: Some(10),
+                    text: "x".into()
+                }
+            ]
+        );
+        assert_eq!(
+            added,
+            vec![
+                EditLine {
+                    line: Some(2),
+                    text: "c".into()
+                },
+                EditLine {
+                    line: Some(3),
+                    text: "d".into()
+                },
+                EditLine {
+                    line: Some(11),
+                    text: "y".into()
+                }
+            ]
+        );
+        assert_eq!(hunk_lines("--- a\n+++ b\nno hunk\n"), (vec![], vec![]));
+        assert_eq!(hunk_lines("@@ garbage @@\n-x\n"), (vec![], vec![]));
+    }
+
+    #[test]
+    fn small_helpers() {
+        assert_eq!(uri_path("file:///tmp/a%20b/ws"), "/tmp/a b/ws");
+        assert_eq!(uri_path("/plain"), "/plain");
+        assert_eq!(uri_path("file:///x%2"), "/x%2");
+        assert_eq!(
+            command_text(Some(&serde_json::json!(["/bin/bash", "-lc", "it's"]))),
+            r"/bin/bash -lc 'it'\''s'"
+        );
+        assert_eq!(command_text(Some(&serde_json::json!("ls -l"))), "ls -l");
+        assert_eq!(command_text(None), "");
     }
 }

@@ -205,6 +205,15 @@ pub struct PolicyFile {
     /// Wrapper programs (`timeout`, `nice`, `env`, …) stripped before a command is classified.
     #[serde(default)]
     pub wrappers: Vec<WrapperFile>,
+    /// What MCP tools do, by `SERVER` or `SERVER/TOOL` (the more specific wins). A tool of a
+    /// server named nowhere gets the conservative profile.
+    #[serde(default)]
+    pub mcp: BTreeMap<String, ToolFile>,
+    /// Act rules: decisions about a named act (a command prefix, a path glob or a domain), kept
+    /// from a person's approvals. They narrow anything and widen only within the mode's ceiling.
+    #[serde(default)]
+    #[schemars(with = "Vec<ActRuleFile>")]
+    pub acts: Vec<Spanned<ActRuleFile>>,
     /// Tunable data for this policy's scripts, handed to them as `context.settings`
     /// (and to row scripts as `settings`).
     #[serde(default)]
@@ -248,6 +257,9 @@ pub struct RowFile {
     /// A Rhai file beside this one.
     #[serde(default)]
     pub script: Option<String>,
+    /// What the agent should do when the row is a gap (said when a live hook blocks on it).
+    #[serde(default)]
+    pub remedy: Option<String>,
     /// The function in `script`, called as `f(facts, settings)`: it returns `"ok"`, `"gap"` or
     /// `"unk"`, or a map `#{verdict: …, evidence: …}`.
     #[serde(default)]
@@ -496,4 +508,30 @@ pub struct WrapperFile {
     /// How many positional arguments it takes before the command (`timeout`'s duration: 1).
     #[serde(default)]
     pub positional: usize,
+}
+
+/// A rule about a named act rather than effects: kept from a person's approval.
+/// Exactly one of `command`, `path` and `domain`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActRuleFile {
+    /// Unique within its file.
+    pub id: String,
+    /// What it decides.
+    pub decision: Decision,
+    /// A command prefix, matched word by word against each simple command (`cargo test`).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// A path glob (`~/`, `/` or root-relative).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// A domain; its subdomains match too.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// The modes it applies in; absent means all.
+    #[serde(default)]
+    pub modes: Option<Vec<String>>,
+    /// Why it was kept, or who kept it and when.
+    #[serde(default)]
+    pub note: Option<String>,
 }
