@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import os
 import signal
 import sys
@@ -49,7 +50,7 @@ class Script:
                 if not isinstance(block, dict) or len(block) != 1:
                     raise ValueError(f"{path}: turn {i} block {j} must be an object with one key")
                 (kind,) = block
-                if kind not in ("text", "tool_use", "exec", "patch", "function_call"):
+                if kind not in ("text", "tool_use", "exec", "patch", "function_call", "run"):
                     raise ValueError(f"{path}: turn {i} block {j}: unknown block kind {kind!r}")
             self.turns.append(turn)
         # Requests with tools whose system prompt does not contain this string are
@@ -66,6 +67,17 @@ class Script:
 
     def turn(self, index: int) -> list[dict[str, Any]] | None:
         return self.turns[index] if 0 <= index < len(self.turns) else None
+
+    def run_hooks(self, index: int, turn: list[dict[str, Any]], done: set[int]) -> list[dict[str, Any]]:
+        """Runs the turn's `run` blocks (argv lists) once, before the turn is answered, so a test
+        can change the world between two tool calls; returns the blocks that are sent."""
+        if index not in done:
+            done.add(index)
+            for b in turn:
+                if "run" in b:
+                    subprocess.run(b["run"], check=False, timeout=60,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return [b for b in turn if "run" not in b]
 
     def substitute(self, variables: dict[str, str]) -> None:
         """Replace `{{NAME}}` in every string of the turns by the value of NAME."""
@@ -351,6 +363,7 @@ class State:
         self.next_sequential = 0
         self.requests = 0
         self.last_request = time.monotonic()
+        self.ran: set[int] = set()  # turns whose `run` blocks have run
 
     def log(self, entry: dict[str, Any]) -> None:
         if not self.log_path:
@@ -497,6 +510,7 @@ class Handler(BaseHTTPRequestHandler):
             if turn is None:
                 entry["exhausted"] = True
                 turn = [{"text": st.script.done_text}]
+            turn = st.script.run_hooks(index, turn, st.ran)
             blocks = anthropic_blocks(turn, index)
             msg_id = f"msg_tg{n:04d}"
         else:
@@ -534,6 +548,7 @@ class Handler(BaseHTTPRequestHandler):
             if turn is None:
                 entry["exhausted"] = True
                 turn = [{"text": st.script.done_text}]
+            turn = st.script.run_hooks(index, turn, st.ran)
             items = responses_items(turn, index, tools)
         else:
             items = responses_items([{"text": st.script.side_text}], 999, tools)

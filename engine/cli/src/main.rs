@@ -3,6 +3,7 @@
 mod bundles;
 mod check;
 mod judge;
+mod live;
 mod modes;
 mod replay;
 mod schema;
@@ -26,6 +27,11 @@ enum Command {
     Modes(modes::Args),
     Replay(replay::Args),
     Schema(schema::Args),
+    Hook(live::HookArgs),
+    Mode(live::ModeArgs),
+    Rules(live::RulesArgs),
+    Install(live::InstallArgs),
+    Uninstall(live::InstallArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +42,11 @@ fn main() -> ExitCode {
         Command::Modes(args) => modes::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Hook(args) => live::hook(args),
+        Command::Mode(args) => live::mode(args),
+        Command::Rules(args) => live::rules(args),
+        Command::Install(args) => live::install_hooks(args),
+        Command::Uninstall(args) => live::uninstall_hooks(args),
     };
     ExitCode::from(code)
 }

@@ -17,6 +17,7 @@ use tollgate_core::decision::Decision;
 use tollgate_core::effects::{EffectProfile, Effects};
 use tollgate_core::judge::Context;
 use tollgate_core::scope::Workspace;
+use tollgate_core::script::ScriptHost;
 use tollgate_core::shipped;
 
 /// Short runs: the machine has two cores and the figures are medians of many iterations anyway.
@@ -276,13 +277,37 @@ fn resolution(c: &mut Criterion) {
     group.finish();
 }
 
-/// Loading the shipped bundle: parsing, compiling globs and scripts. Every `tollgate judge`
-/// process pays this once.
+/// Loading the shipped bundle: parsing, compiling globs, scripts and the command classifier.
+/// Every `tollgate judge` process pays this once; the parts are measured beside the whole to show
+/// where that time goes.
 fn loading(c: &mut Criterion) {
     let mut group = c.benchmark_group("load");
     group.bench_function("shipped-bundle", |b| {
         b.iter(|| Bundle::load(black_box(&[shipped::source()])))
     });
+    // The same without dropping the result (a process that exits need not free it).
+    group.bench_function("shipped-bundle-without-drop", |b| {
+        b.iter_with_large_drop(|| Bundle::load(black_box(&[shipped::source()])))
+    });
+    // Only what `workspace-write` judges with: the modes and the three policies they include.
+    let needed = [
+        "policies/secrets.toml",
+        "policies/protected.toml",
+        "policies/boundaries.toml",
+    ];
+    let subset = BundleSource::from_files(
+        shipped::LABEL,
+        shipped::source()
+            .files
+            .into_iter()
+            .filter(|(path, _)| path.starts_with("modes/") || needed.contains(&path.as_str())),
+    );
+    load(std::slice::from_ref(&subset));
+    group.bench_function("modes-and-their-three-policies", |b| {
+        b.iter(|| Bundle::load(black_box(std::slice::from_ref(&subset))))
+    });
+    group.bench_function("shipped-source-copy", |b| b.iter(shipped::source));
+    group.bench_function("script-host-new", |b| b.iter(ScriptHost::default));
     group.finish();
 }
 

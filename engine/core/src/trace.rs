@@ -387,6 +387,11 @@ pub enum Event {
         /// The mode after.
         to: String,
     },
+    /// A person's prompt was submitted (kept short: the log is not a transcript).
+    Prompted {
+        /// The prompt's first characters.
+        prompt: String,
+    },
     /// The agent made its final claim (it tried to stop).
     Claimed {
         /// The claim.
@@ -417,6 +422,8 @@ impl Trace {
                 if decision == crate::decision::Decision::Refuse {
                     step.outcome.status = Status::Refused;
                 }
+                // A step after a claim means the run went on: it has not ended yet.
+                self.ended = false;
                 self.steps.push(*step);
             }
             Event::Observed { id, outcome, edits } => {
@@ -427,9 +434,13 @@ impl Trace {
                     }
                 }
             }
-            Event::Claimed { claim } => self.claim = Some(claim),
+            // A claim is where the agent said it was finished: the record reaches an end there.
+            Event::Claimed { claim } => {
+                self.claim = Some(claim);
+                self.ended = true;
+            }
             Event::Ended {} => self.ended = true,
-            Event::ModeChanged { .. } | Event::Verdict { .. } => {}
+            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } => {}
         }
     }
 }

@@ -262,3 +262,9 @@ mod tests {
         assert_eq!(exit_code("some failure"), None);
     }
 }
+
+/// The edits a finished Claude Code tool call made: from its response where it has them
+/// (hunks with line numbers), else from its input.
+pub fn call_edits(tool: &str, input: &Value, response: &Value) -> Vec<Edit> {
+    result_edits(tool, response).unwrap_or_else(|| input_edits(tool, input))
+}

@@ -17,6 +17,7 @@ use std::path::Path;
 use tollgate_core::bundle::Bundle;
 pub use tollgate_core::trace::Trace;
 
+pub use claude::call_edits as claude_call_edits;
 pub use detect::{detect, Format};
 pub use lines::MAX_LINE_BYTES;
 

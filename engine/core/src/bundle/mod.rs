@@ -16,6 +16,7 @@ use crate::judge::{Ceiling, Context, Judge, PathSet, PlaceMatcher, Rule, RuleScr
 use crate::scope::Workspace;
 use crate::script::{to_dynamic, Script, ScriptHost, ScriptLimits};
 use crate::verdict::{Assertion, RowResult, Severity, Verdict};
+use format::ToolFile;
 use format::*;
 pub use source::BundleSource;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -192,6 +193,8 @@ pub struct Row {
     pub policy: String,
     /// What it is evaluated over.
     pub facts: FactsKind,
+    /// What the agent should do when it is a gap.
+    pub remedy: Option<String>,
     check: RowCheck,
 }
 
@@ -225,6 +228,64 @@ pub struct Bundle {
     host: ScriptHost,
     examples: Vec<Example>,
     classifier: Classifier,
+    mcp: BTreeMap<String, ToolFile>,
+    acts: Vec<ActRule>,
+}
+
+/// A compiled act rule.
+#[derive(Debug, Clone)]
+pub struct ActRule {
+    /// `POLICY/ID`.
+    pub id: String,
+    /// What it decides.
+    pub decision: Decision,
+    /// The modes it applies in (`None`: all).
+    pub modes: Option<Vec<String>>,
+    matcher: ActMatcher,
+    /// What it names, as written.
+    pub act: String,
+}
+
+#[derive(Debug, Clone)]
+enum ActMatcher {
+    Command(Vec<String>),
+    Path(Arc<PathSet>),
+    Domain(String),
+}
+
+/// A step as act rules see it: what it does in words, the commands it runs, and its effects.
+#[derive(Debug, Clone, Copy)]
+pub struct ActView<'a> {
+    /// `command`, `path`, `url`, `agent` or `tool`.
+    pub kind: &'a str,
+    /// The command line, path, URL, …
+    pub text: &'a str,
+    /// Each simple command's text, for command prefixes.
+    pub commands: &'a [String],
+}
+
+impl ActRule {
+    fn matches(&self, act: &ActView<'_>, effects: &Effects, workspace: &Workspace) -> bool {
+        match &self.matcher {
+            ActMatcher::Command(prefix) => act.commands.iter().any(|c| {
+                let words: Vec<&str> = c.split_whitespace().collect();
+                words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
+            }),
+            ActMatcher::Path(set) => effects.read_places.iter().chain(&effects.write_places).any(|t| set.contains(t, workspace)),
+            ActMatcher::Domain(domain) => {
+                let urls = std::iter::once(act.text).chain(act.commands.iter().flat_map(|c| c.split_whitespace()));
+                urls.filter_map(host_of).any(|host| host == domain.as_str() || host.ends_with(&format!(".{domain}")))
+            }
+        }
+    }
+}
+
+/// The host of an `http(s)://` URL.
+fn host_of(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("https://").or_else(|| text.strip_prefix("http://"))?;
+    let end = rest.find(['/', ':', '?', '#']).unwrap_or(rest.len());
+    let host = rest.get(..end)?;
+    Some(host.rsplit('@').next().unwrap_or(host))
 }
 
 /// Parsed files of one kind, by id, later sources replacing earlier ones.
@@ -398,6 +459,8 @@ impl Bundle {
             host,
             examples: Vec::new(),
             classifier: Classifier::default(),
+            mcp: BTreeMap::new(),
+            acts: Vec::new(),
         };
         let mut compiler = Compiler {
             scripts,
@@ -406,6 +469,7 @@ impl Bundle {
         };
         compiler.compile_path_sets(&policies);
         compiler.compile_commands(&mut bundle, &policies);
+        compiler.compile_acts_and_mcp(&mut bundle, &policies);
         compiler.compile_policies(&mut bundle, &policies);
         compiler.compile_modes(&mut bundle, &modes);
         compiler.compile_patterns(&mut bundle, &patterns);
@@ -476,6 +540,68 @@ impl Bundle {
     /// Classifies shell text run in `cwd`.
     pub fn classify(&self, command: &str, cwd: &std::path::Path) -> Classified {
         self.classifier.classify(command, cwd)
+    }
+
+    /// What an MCP server's tool does, from the bundle's `[mcp]` tables (`SERVER/TOOL` before
+    /// `SERVER`); the conservative profile when no file names it.
+    pub fn mcp_effects(&self, server: &str, tool: &str, input: &serde_json::Value, cwd: &std::path::Path) -> crate::provider::ToolEffects {
+        let name = format!("{server}/{tool}");
+        match self.mcp.get(&name).or_else(|| self.mcp.get(server)) {
+            Some(spec) => crate::provider::tool_file_effects(spec, &name, input, cwd, &self.classifier),
+            None => crate::provider::unknown_tool(&name),
+        }
+    }
+
+    /// The act rules, in load order.
+    pub fn act_rules(&self) -> &[ActRule] {
+        &self.acts
+    }
+
+    /// Judges a step: the mode's judgement of its effects, then the act rules that name it. An
+    /// act rule stricter than the mode decides; a more permissive one decides only when the step
+    /// is within the mode's ceiling (a kept `allow` never lets `read-only` write).
+    pub fn judge_step(&self, mode: &str, act: &ActView<'_>, effects: &Effects, context: &Context) -> Judgement {
+        let judged = self.judge_effects(mode, effects, context);
+        let Some(m) = self.modes.get(mode) else { return judged };
+        let matched: Vec<&ActRule> = self
+            .acts
+            .iter()
+            .filter(|r| r.modes.as_ref().is_none_or(|ms| ms.iter().any(|x| x == mode)))
+            .filter(|r| r.matches(act, effects, &context.workspace))
+            .collect();
+        let Some(decision) = matched.iter().map(|r| r.decision).max() else { return judged };
+        let deciding: Vec<&&ActRule> = matched.iter().filter(|r| r.decision == decision).collect();
+        let names: Vec<String> = deciding.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
+        if decision < judged.decision && !m.judge.ceiling.exceeded(effects, &context.workspace).is_empty() {
+            let mut kept = judged;
+            kept.reason.push_str(&format!("; the kept rule {} would {decision}, but not beyond the mode's ceiling", names.join(", ")));
+            return kept;
+        }
+        if decision == judged.decision {
+            let mut same = judged;
+            same.rules.extend(deciding.iter().map(|r| r.id.clone()));
+            return same;
+        }
+        Judgement {
+            decision,
+            reason: format!(
+                "mode `{mode}` {} by the kept rule {} (the mode alone would {})",
+                match decision {
+                    Decision::Allow => "allows",
+                    Decision::Ask => "asks",
+                    Decision::Refuse => "refuses",
+                },
+                names.join(", "),
+                judged.decision
+            ),
+            rules: deciding.iter().map(|r| r.id.clone()).collect(),
+            mode: mode.to_string(),
+        }
+    }
+
+    /// What a row asks the agent to do when it is a gap.
+    pub fn remedy(&self, row: &str) -> Option<&str> {
+        self.rows.get(row).and_then(|r| r.remedy.as_deref())
     }
 
     /// How many examples the bundle's files carry.
@@ -822,6 +948,47 @@ impl Compiler {
         }
     }
 
+    fn compile_acts_and_mcp(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
+        let mut ordered: Vec<&(Doc, PolicyFile)> = policies.items.values().collect();
+        ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));
+        for (doc, policy) in ordered {
+            for (name, spec) in &policy.mcp {
+                bundle.mcp.insert(name.clone(), spec.clone());
+            }
+            for spanned in &policy.acts {
+                let a = spanned.get_ref();
+                let matcher = match (&a.command, &a.path, &a.domain) {
+                    (Some(c), None, None) if !c.trim().is_empty() => {
+                        ActMatcher::Command(c.split_whitespace().map(String::from).collect())
+                    }
+                    (None, Some(p), None) => match PathSet::new(p, std::slice::from_ref(p)) {
+                        Ok(set) => ActMatcher::Path(Arc::new(set)),
+                        Err(message) => {
+                            self.diagnostics.push(doc.diag(spanned.span(), message));
+                            continue;
+                        }
+                    },
+                    (None, None, Some(d)) if !d.is_empty() && !d.contains('/') => ActMatcher::Domain(d.to_lowercase()),
+                    _ => {
+                        self.diagnostics.push(
+                            doc.diag(spanned.span(), format!("act rule `{}` needs exactly one of `command`, `path` and `domain`", a.id))
+                                .with_hint("a command prefix (`cargo test`), a path glob (`src/**`) or a domain (`crates.io`)"),
+                        );
+                        continue;
+                    }
+                };
+                let act = a.command.clone().or(a.path.clone()).or(a.domain.clone()).unwrap_or_default();
+                bundle.acts.push(ActRule {
+                    id: format!("{}/{}", policy.id, a.id),
+                    decision: a.decision,
+                    modes: a.modes.clone(),
+                    matcher,
+                    act,
+                });
+            }
+        }
+    }
+
     fn compile_path_sets(&mut self, policies: &Layered<PolicyFile>) {
         let mut ordered: Vec<&(Doc, PolicyFile)> = policies.items.values().collect();
         ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));
@@ -1064,6 +1231,7 @@ impl Compiler {
                         severity: r.severity,
                         policy: id.clone(),
                         facts: r.facts,
+                        remedy: r.remedy.clone(),
                         check,
                     },
                 );

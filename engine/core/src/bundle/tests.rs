@@ -1,4 +1,5 @@
 use super::*;
+use crate::effects::Effects;
 use crate::shipped;
 
 fn load(extra: &[(&str, &str)]) -> (Bundle, Vec<Diagnostic>) {
@@ -396,4 +397,70 @@ fn shell_wrappers_are_classified_inside() {
 fn expanded_arguments_are_unknown_places() {
     let c = classify("rm -rf \"$TARGET\"");
     assert_eq!(c.effects.writes, ["*"]);
+}
+
+#[test]
+fn kept_act_rules_narrow_anything_and_widen_only_within_the_ceiling() {
+    let kept = r#"
+id = "kept"
+[[acts]]
+id = "tests"
+decision = "allow"
+command = "cargo test"
+[[acts]]
+id = "no-docs"
+decision = "refuse"
+path = "docs/**"
+[[acts]]
+id = "crates"
+decision = "allow"
+domain = "crates.io"
+modes = ["ask"]
+"#;
+    let (bundle, d) = load(&[("policies/kept.toml", kept)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let ctx = Context::example();
+    let step = |writes: &[&str], reaches: bool| -> Effects {
+        EffectProfile { writes: writes.iter().map(|w| w.to_string()).collect(), reaches, ..EffectProfile::default() }
+            .resolve(&ctx.workspace)
+    };
+    let cargo = vec!["cargo test".to_string()];
+    let act = ActView { kind: "command", text: "cargo test", commands: &cargo };
+    // ask would ask about a workspace write; the kept rule allows it (within ask's ceiling).
+    let j = bundle.judge_step("ask", &act, &step(&["/workspace"], false), &ctx);
+    assert_eq!(j.decision, Decision::Allow, "{}", j.reason);
+    assert_eq!(j.rules, ["kept/tests"]);
+    // read-only's ceiling writes nothing: the kept allow does not widen past it.
+    let j = bundle.judge_step("read-only", &act, &step(&["/workspace"], false), &ctx);
+    assert_eq!(j.decision, Decision::Refuse);
+    assert!(j.reason.contains("not beyond the mode's ceiling"), "{}", j.reason);
+    // A kept refuse narrows even `full`.
+    let none: Vec<String> = vec![];
+    let act = ActView { kind: "path", text: "/workspace/docs/a.md", commands: &none };
+    assert_eq!(bundle.judge_step("full", &act, &step(&["/workspace/docs/a.md"], false), &ctx).decision, Decision::Refuse);
+    // Domains match subdomains, only in the modes named.
+    let curl = vec!["curl https://static.crates.io/x".to_string()];
+    let act = ActView { kind: "command", text: "curl https://static.crates.io/x", commands: &curl };
+    assert_eq!(bundle.judge_step("ask", &act, &step(&[], true), &ctx).decision, Decision::Allow);
+    assert_eq!(bundle.judge_step("workspace-write", &act, &step(&[], true), &ctx).decision, Decision::Refuse);
+}
+
+#[test]
+fn an_act_rule_names_exactly_one_act() {
+    let (_, d) = load(&[("policies/kept.toml", "id = \"kept\"\n[[acts]]\nid = \"x\"\ndecision = \"allow\"\ncommand = \"ls\"\ndomain = \"a.b\"\n")]);
+    assert!(d[0].message.contains("exactly one of"), "{d:#?}");
+}
+
+#[test]
+fn mcp_tools_map_through_the_bundle() {
+    let mcp = "id = \"mcp\"\n[mcp.docs]\nreads = [\"workspace\"]\n[mcp.\"docs/write\"]\nwrites = [\"{path}\"]\n";
+    let (bundle, d) = load(&[("policies/mcp.toml", mcp)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let cwd = std::path::Path::new("/workspace");
+    let read = bundle.mcp_effects("docs", "search", &serde_json::json!({}), cwd);
+    assert_eq!(read.effects.reads, ["workspace"]);
+    let write = bundle.mcp_effects("docs", "write", &serde_json::json!({"path": "a.md"}), cwd);
+    assert_eq!(write.effects.writes, ["/workspace/a.md"]);
+    let unknown = bundle.mcp_effects("other", "x", &serde_json::json!({}), cwd);
+    assert!(!unknown.known && unknown.effects.reaches);
 }

@@ -1,0 +1,303 @@
+//! Live governance: `tollgate hook`, `mode`, `rules`, `install`, `uninstall`.
+//! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
+//! records (layers never depend on each other, so the CLI hands one to the other).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use tollgate_core::bundle::Bundle;
+use tollgate_core::decision::Decision;
+use tollgate_core::trace::{Edit, Trace};
+use tollgate_hook::{install, rules, state::State, Records};
+use tollgate_replay::{Format, ReadContext};
+
+/// Claude Code's records, read by the replay layer.
+struct ClaudeRecords;
+
+impl Records for ClaudeRecords {
+    fn edits(&self, tool: &str, input: &serde_json::Value, response: &serde_json::Value) -> Vec<Edit> {
+        tollgate_replay::claude_call_edits(tool, input, response)
+    }
+
+    fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace> {
+        tollgate_replay::read_file(path, Some(Format::ClaudeSession), &ReadContext { bundle }).ok()
+    }
+}
+
+/// The agent CLIs tollgate has hook adapters for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code.
+    ClaudeCode,
+}
+
+/// Answer one hook event: reads the event as JSON on stdin, prints the answer on stdout in the
+/// agent's hook format. Registered by `tollgate install`; not usually run by hand.
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// Which agent CLI is asking.
+    agent: Agent,
+}
+
+pub fn hook(args: HookArgs) -> u8 {
+    let Agent::ClaudeCode = args.agent;
+    let mut input = Vec::new();
+    let read = std::io::stdin().take(tollgate_hook::MAX_INPUT_BYTES + 1).read_to_end(&mut input);
+    let (answer, notes) = match read {
+        Ok(n) if n as u64 > tollgate_hook::MAX_INPUT_BYTES => tollgate_hook::claude::handle(b"oversized", &ClaudeRecords),
+        Ok(_) => tollgate_hook::claude::handle(&input, &ClaudeRecords),
+        Err(e) => tollgate_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+    };
+    for note in notes {
+        eprintln!("{note}");
+    }
+    if !answer.is_empty() {
+        println!("{answer}");
+    }
+    0
+}
+
+fn project() -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    Ok(tollgate_hook::claude::project_of(&cwd))
+}
+
+fn fail(message: &str, hint: &str) -> u8 {
+    eprintln!("error: {message}\n  = help: {hint}");
+    1
+}
+
+/// Show or set the active mode of this project (or of one session). The next hook call uses it.
+#[derive(Debug, clap::Args)]
+pub struct ModeArgs {
+    #[command(subcommand)]
+    command: ModeCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum ModeCommand {
+    /// Set the active mode; a mode that does not exist is an error and changes nothing.
+    Set {
+        /// The mode (see `tollgate modes`).
+        id: String,
+        /// Only for this session.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
+    /// Show the active mode and pattern.
+    Show {
+        /// For this session.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn mode(args: ModeArgs) -> u8 {
+    let project = match project() {
+        Ok(p) => p,
+        Err(e) => return fail(&e, "run it inside the project"),
+    };
+    let mut state = match State::load(&project) {
+        Ok(s) => s,
+        Err(e) => return fail(&e, "fix or remove the state file"),
+    };
+    match args.command {
+        ModeCommand::Show { session, json } => {
+            let mode = state.mode_for(session.as_deref());
+            if json {
+                println!("{}", serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()}));
+            } else {
+                println!("mode {mode}, pattern {} (project {})", state.pattern(), project.display());
+            }
+            0
+        }
+        ModeCommand::Set { id, session } => {
+            let (bundle, diagnostics) = tollgate_hook::load_bundle(&project);
+            if !diagnostics.is_empty() {
+                crate::bundles::report(&diagnostics);
+                return fail("the bundle has errors, so the mode was not changed", "run `tollgate check`");
+            }
+            if bundle.mode(&id).is_none() {
+                let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
+                return fail(
+                    &format!("there is no mode `{id}`; the active mode stays `{}`", state.mode_for(session.as_deref())),
+                    &format!("the modes are {}", known.join(", ")),
+                );
+            }
+            match &session {
+                Some(s) => state.sessions.entry(s.clone()).or_default().mode = Some(id.clone()),
+                None => state.mode = Some(id.clone()),
+            }
+            if let Err(e) = state.save(&project) {
+                return fail(&e, "check the permissions of .tollgate/");
+            }
+            let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
+            println!("mode {id}{scope} (the next tool call is judged by it)");
+            0
+        }
+    }
+}
+
+/// Keep approvals as rules in the project's `.tollgate/policies/kept.toml`: a command prefix, a
+/// path glob or a domain, decided allow, ask or refuse. A kept rule narrows anything but widens
+/// only within the mode's ceiling.
+#[derive(Debug, clap::Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    command: RulesCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum RulesCommand {
+    /// Keep a rule about an act.
+    Add {
+        /// Allow the act.
+        #[arg(long, group = "decision")]
+        allow: bool,
+        /// Ask about the act.
+        #[arg(long, group = "decision")]
+        ask: bool,
+        /// Refuse the act.
+        #[arg(long, group = "decision")]
+        refuse: bool,
+        /// The act: a command prefix (`cargo test`), a path glob (`docs/**`) or a domain (`crates.io`).
+        act: String,
+        /// Only in this mode.
+        #[arg(long, value_name = "ID")]
+        mode: Option<String>,
+    },
+    /// List the kept rules.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a kept rule by its id.
+    Remove {
+        /// The id (`rule-3` or `kept/rule-3`).
+        id: String,
+    },
+}
+
+pub fn rules(args: RulesArgs) -> u8 {
+    let project = match project() {
+        Ok(p) => p,
+        Err(e) => return fail(&e, "run it inside the project"),
+    };
+    match args.command {
+        RulesCommand::Add { allow, ask, refuse, act, mode } => {
+            let decision = match (allow, ask, refuse) {
+                (true, _, _) => Decision::Allow,
+                (_, true, _) => Decision::Ask,
+                (_, _, true) => Decision::Refuse,
+                _ => return fail("say what the rule decides", "pass --allow, --ask or --refuse"),
+            };
+            if let Some(m) = &mode {
+                let (bundle, _) = tollgate_hook::load_bundle(&project);
+                if bundle.mode(m).is_none() {
+                    return fail(&format!("there is no mode `{m}`"), "see `tollgate modes`");
+                }
+            }
+            match rules::add(&project, decision, &act, mode.as_deref()) {
+                Ok(id) => {
+                    println!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                    0
+                }
+                Err(e) => fail(&e, "check .tollgate/policies/kept.toml"),
+            }
+        }
+        RulesCommand::List { json } => match rules::list(&project) {
+            Ok(list) if json => {
+                println!("{}", serde_json::to_string(&list).unwrap_or_default());
+                0
+            }
+            Ok(list) => {
+                for r in list {
+                    let act = r.command.or(r.path).or(r.domain).unwrap_or_default();
+                    let modes = r.modes.map(|m| format!(" (modes: {})", m.join(", "))).unwrap_or_default();
+                    println!("{}  {}  {act}{modes}", r.id, r.decision);
+                }
+                0
+            }
+            Err(e) => fail(&e, "check .tollgate/policies/kept.toml"),
+        },
+        RulesCommand::Remove { id } => match rules::remove(&project, &id) {
+            Ok(()) => {
+                println!("removed {id}");
+                0
+            }
+            Err(e) => fail(&e, "see `tollgate rules list`"),
+        },
+    }
+}
+
+/// Register tollgate as the agent CLI's hook, so every tool call is judged before it runs.
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// Which agent CLI.
+    agent: Agent,
+    /// The repository's `.claude/settings.json` (the default).
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// The user's settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`.
+    #[arg(long)]
+    user: bool,
+    /// Show the change as a diff and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn settings_file(args: &InstallArgs) -> Result<PathBuf, String> {
+    let project = if args.user { None } else { Some(project()?) };
+    install::settings_path(
+        project.as_deref(),
+        std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
+        std::env::var_os("HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
+    )
+}
+
+fn change(args: &InstallArgs, edit: impl Fn(&serde_json::Value) -> Result<serde_json::Value, String>, verb: &str) -> u8 {
+    let path = match settings_file(args) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, "pass --project inside a repository, or set CLAUDE_CONFIG_DIR"),
+    };
+    let before = match install::read(&path) {
+        Ok(v) => v,
+        Err(e) => return fail(&e, "fix the file by hand first; tollgate will not overwrite what it cannot read"),
+    };
+    let after = match edit(&before) {
+        Ok(v) => v,
+        Err(e) => return fail(&e, "fix the file by hand first"),
+    };
+    if after == before || (before.is_null() && after == serde_json::json!({})) {
+        println!("{} already {verb}", path.display());
+        return 0;
+    }
+    if args.dry_run {
+        print!("--- {}\n+++ {}\n{}", path.display(), path.display(), install::diff(&install::pretty(&before), &install::pretty(&after)));
+        return 0;
+    }
+    match install::write(&path, &after) {
+        Ok(backup) => {
+            let kept = backup.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
+            println!("{verb} {}{kept}", path.display());
+            0
+        }
+        Err(e) => fail(&e, "check the permissions"),
+    }
+}
+
+pub fn install_hooks(args: InstallArgs) -> u8 {
+    let binary = match std::env::current_exe().and_then(|p| p.canonicalize()) {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("cannot tell where this tollgate binary is: {e}"), "run it by its path"),
+    };
+    let command = install::command_for(&binary);
+    change(&args, |s| install::install(s, &command), "installed")
+}
+
+pub fn uninstall_hooks(args: InstallArgs) -> u8 {
+    change(&args, |s| Ok(install::uninstall(s)), "uninstalled")
+}

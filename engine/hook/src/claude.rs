@@ -1,0 +1,332 @@
+//! Claude Code's hooks: one event as JSON on stdin, one answer as JSON on stdout.
+//!
+//! PreToolUse is judged under the active mode (and the active pattern for sub-agents) and
+//! answered allow, ask or deny with the reason; PostToolUse records the outcome; Stop evaluates
+//! the live invariants over the session and blocks a gap once (never twice in a row, so it
+//! cannot loop); SessionStart and UserPromptSubmit are recorded. Every failure answers deny.
+
+use crate::log::Log;
+use crate::state::State;
+use crate::{load_bundle, Records};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use tollgate_core::bundle::format::FactsKind;
+use tollgate_core::bundle::{ActView, Bundle};
+use tollgate_core::decision::{Decision, Judgement};
+use tollgate_core::judge::Context;
+use tollgate_core::scope::Workspace;
+use tollgate_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
+use tollgate_core::verdict::{Severity, Verdict};
+
+/// The provider file this adapter maps tools through.
+pub const PROVIDER: &str = "claude-code";
+
+/// The fields of a hook event the adapter reads; the rest is ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct HookInput {
+    /// Which hook.
+    pub hook_event_name: String,
+    /// The session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The session's transcript file.
+    #[serde(default)]
+    pub transcript_path: Option<PathBuf>,
+    /// The working directory.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// The tool (PreToolUse, PostToolUse).
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    /// The tool's input.
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+    /// The tool's response (PostToolUse).
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+    /// The call's id.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    /// True when the agent is continuing because a Stop hook blocked it.
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    /// The prompt (UserPromptSubmit).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The last assistant message, where the CLI sends it (Stop).
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+    /// The error of a failed tool call (PostToolUseFailure).
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+/// Handles one hook event: the text to print on stdout, and notes for stderr.
+pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
+    let event: HookInput = match serde_json::from_slice(input) {
+        Ok(e) => e,
+        Err(e) => {
+            return (
+                deny(&format!("tollgate could not read the hook input ({e}), so the tool call is refused")),
+                vec![format!("tollgate: unreadable hook input: {e}")],
+            )
+        }
+    };
+    let pre = event.hook_event_name == "PreToolUse";
+    match handle_event(&event, records) {
+        Ok(answer) => answer,
+        Err(why) if pre => (deny(&format!("tollgate refuses because it could not judge this call: {why}")), vec![why]),
+        Err(why) => (String::new(), vec![format!("tollgate: {why}")]),
+    }
+}
+
+fn deny(reason: &str) -> String {
+    pre_tool_answer(Decision::Refuse, reason)
+}
+
+fn pre_tool_answer(decision: Decision, reason: &str) -> String {
+    let word = match decision {
+        Decision::Allow => "allow",
+        Decision::Ask => "ask",
+        Decision::Refuse => "deny",
+    };
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": word,
+            "permissionDecisionReason": reason,
+        }
+    })
+    .to_string()
+}
+
+struct Session {
+    project: PathBuf,
+    cwd: PathBuf,
+    id: String,
+    log: Log,
+    state: State,
+}
+
+fn session(event: &HookInput) -> Result<Session, String> {
+    let cwd = match &event.cwd {
+        Some(c) if c.is_absolute() => c.clone(),
+        _ => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+    };
+    let project = crate::project::root(&cwd);
+    let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
+    let log = Log::new(&project, &id);
+    let state = State::load(&project)?;
+    Ok(Session { project, cwd, id, log, state })
+}
+
+fn loaded(session: &Session) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_bundle(&session.project);
+    match diagnostics.first() {
+        None => Ok(bundle),
+        Some(d) => Err(format!(
+            "the bundle has {} error(s), the first: {} at {} (run `tollgate check`)",
+            diagnostics.len(),
+            d.message,
+            d.location()
+        )),
+    }
+}
+
+fn handle_event(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+    match event.hook_event_name.as_str() {
+        "PreToolUse" => pre_tool_use(event),
+        "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
+        "Stop" | "SubagentStop" => stop(event, records),
+        "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
+        other => Ok((String::new(), vec![format!("tollgate: hook event `{other}` is not one it handles; nothing done")])),
+    }
+}
+
+/// Events to write before this call's own: `started` for a new log, `mode_changed` when the
+/// active mode is not the one the log last recorded.
+fn preamble(session: &Session, events: &[Event], mode: &str) -> Vec<Event> {
+    let mut out = Vec::new();
+    if events.is_empty() {
+        out.push(Event::Started {
+            session: session.id.clone(),
+            cwd: Some(session.cwd.to_string_lossy().into_owned()),
+            mode: Some(mode.to_string()),
+            provider: Some(PROVIDER.to_string()),
+            record: None,
+        });
+        return out;
+    }
+    let last = events.iter().rev().find_map(|e| match e {
+        Event::ModeChanged { to, .. } => Some(to.clone()),
+        Event::Started { mode, .. } => mode.clone(),
+        _ => None,
+    });
+    if last.as_deref() != Some(mode) {
+        out.push(Event::ModeChanged { from: last, to: mode.to_string() });
+    }
+    out
+}
+
+fn workspace(session: &Session) -> Workspace {
+    Workspace::new(&session.project).with_process_environment()
+}
+
+fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
+    let session = session(event)?;
+    let bundle = loaded(&session)?;
+    let mode = session.state.mode_for(Some(&session.id));
+    if bundle.mode(&mode).is_none() {
+        return Err(format!("the active mode `{mode}` is not in the bundle"));
+    }
+    let tool = event.tool_name.clone().ok_or("the event names no tool")?;
+    let input = event.tool_input.clone().unwrap_or(Value::Null);
+    let mapped = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+        Some((server, name)) => bundle.mcp_effects(server, name, &input, &session.cwd),
+        None => match bundle.provider(PROVIDER) {
+            Some(p) => p.tool_effects(&tool, &input, &session.cwd, bundle.classifier()),
+            None => return Err(format!("the bundle has no provider `{PROVIDER}`")),
+        },
+    };
+    let ws = workspace(&session);
+    let effects = mapped.effects.resolve(&ws);
+    let commands: Vec<String> = mapped.classified.iter().flat_map(|c| c.parts.iter().map(|p| p.text.clone())).collect();
+    let command_rules: Vec<String> =
+        mapped.classified.iter().flat_map(|c| c.parts.iter().map(|p| p.rule.clone().unwrap_or_default())).collect();
+    let context = Context::new(ws);
+    let act = ActView { kind: mapped.act.kind, text: &mapped.act.text, commands: &commands };
+    let events = session.log.events();
+    let mut judgement = bundle.judge_step(&mode, &act, &effects, &context);
+    if let Some(helper) = &mapped.spawn {
+        judgement = judge_spawn(&bundle, &session.state, helper, &events, judgement)?;
+    }
+    let step = Step {
+        id: event.tool_use_id.clone().unwrap_or_default(),
+        tool: tool.clone(),
+        act: StepAct { kind: mapped.act.kind.to_string(), text: mapped.act.text.clone() },
+        effects: mapped.effects.clone(),
+        commands,
+        command_rules,
+        outcome: Outcome::default(),
+        edits: Vec::new(),
+        cwd: Some(session.cwd.to_string_lossy().into_owned()),
+    };
+    let mut out = preamble(&session, &events, &mode);
+    out.push(Event::Judged {
+        step: Box::new(step),
+        decision: judgement.decision,
+        reason: judgement.reason.clone(),
+        rules: judgement.rules.clone(),
+        mode: mode.clone(),
+    });
+    session.log.append(&out)?;
+    Ok((pre_tool_answer(judgement.decision, &format!("tollgate: {}", judgement.reason)), Vec::new()))
+}
+
+/// The active pattern decides about sub-agents: strictest of it and the mode.
+fn judge_spawn(bundle: &Bundle, state: &State, helper: &str, events: &[Event], mode: Judgement) -> Result<Judgement, String> {
+    let pattern_id = state.pattern();
+    let pattern = bundle.pattern(&pattern_id).ok_or_else(|| format!("the active pattern `{pattern_id}` is not in the bundle"))?;
+    let spawned = events
+        .iter()
+        .filter(|e| matches!(e, Event::Judged { step, decision: Decision::Allow, .. } if step.act.kind == "agent"))
+        .count();
+    let helper = Some(helper).filter(|h| !h.is_empty());
+    let by_pattern = pattern.judge_spawn(helper, u32::try_from(spawned).unwrap_or(u32::MAX));
+    if by_pattern.decision > mode.decision {
+        Ok(Judgement { mode: mode.mode, ..by_pattern })
+    } else {
+        Ok(mode)
+    }
+}
+
+fn post_tool_use(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+    let session = session(event)?;
+    let id = event.tool_use_id.clone().unwrap_or_default();
+    let failed = event.hook_event_name == "PostToolUseFailure";
+    let tool = event.tool_name.clone().unwrap_or_default();
+    let response = event.tool_response.clone().unwrap_or(Value::Null);
+    let input = event.tool_input.clone().unwrap_or(Value::Null);
+    let exit_code = response.get("exit_code").and_then(|c| c.as_i64()).or(if tool == "Bash" { Some(if failed { 1 } else { 0 }) } else { None });
+    let outcome = Outcome { status: if failed { Status::Failed } else { Status::Completed }, exit_code };
+    let edits = if failed { Vec::new() } else { records.edits(&tool, &input, &response) };
+    session.log.append(&[Event::Observed { id, outcome, edits }])?;
+    Ok((String::new(), Vec::new()))
+}
+
+fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
+    let session = session(event)?;
+    let events = session.log.events();
+    let mode = session.state.mode_for(Some(&session.id));
+    let mut out = preamble(&session, &events, &mode);
+    match event.hook_event_name.as_str() {
+        "UserPromptSubmit" => {
+            let prompt: String = event.prompt.clone().unwrap_or_default().chars().take(2000).collect();
+            out.push(Event::Prompted { prompt });
+        }
+        "SessionEnd" => out.push(Event::Ended {}),
+        _ => {}
+    }
+    session.log.append(&out)?;
+    Ok((String::new(), Vec::new()))
+}
+
+/// Brings the log up to date from the vendor's transcript (outcomes a PostToolUse did not
+/// report, the final message), evaluates the trace rows, and blocks a gating gap once.
+fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+    let session = session(event)?;
+    let bundle = loaded(&session)?;
+    let events = session.log.events();
+    let mode = session.state.mode_for(Some(&session.id));
+    let mut out = preamble(&session, &events, &mode);
+    let logged = Log::trace(&events);
+    let transcript = event.transcript_path.as_deref().and_then(|p| records.transcript(p, &bundle));
+    if let Some(t) = &transcript {
+        for step in &t.steps {
+            let Some(known) = logged.steps.iter().rev().find(|s| s.id == step.id) else { continue };
+            let unknown = known.outcome.status == Status::Unknown && step.outcome.status != Status::Unknown;
+            let missing_edits = known.edits.is_empty() && !step.edits.is_empty();
+            if unknown || missing_edits {
+                let outcome = if unknown { step.outcome.clone() } else { known.outcome.clone() };
+                out.push(Event::Observed { id: step.id.clone(), outcome, edits: step.edits.clone() });
+            }
+        }
+    }
+    let message = event
+        .last_assistant_message
+        .clone()
+        .or_else(|| transcript.as_ref().and_then(|t| t.claim.as_ref().map(|c| c.message.clone())))
+        .unwrap_or_default();
+    out.push(Event::Claimed { claim: Claim { message, result: None, is_error: false } });
+    let mut all = events.clone();
+    all.extend(out.iter().cloned());
+    let trace = Log::trace(&all);
+    let facts = trace.facts(&workspace(&session));
+    let rows = bundle.rows_about(FactsKind::Trace);
+    let results = bundle.evaluate_rows(&rows, &facts);
+    out.push(Event::Verdict { rows: results.clone() });
+    session.log.append(&out)?;
+    let gaps: Vec<String> = results
+        .iter()
+        .filter(|r| r.severity == Severity::Gating && r.verdict == Verdict::Gap)
+        .map(|r| {
+            let remedy = bundle.remedy(&r.id).map(|m| format!(" {m}")).unwrap_or_default();
+            format!("{}: {}.{remedy}", r.id, r.evidence)
+        })
+        .collect();
+    if gaps.is_empty() {
+        return Ok((String::new(), Vec::new()));
+    }
+    if event.stop_hook_active {
+        // Blocking again could loop forever: let the stop through, on the record as a verdict.
+        return Ok((String::new(), vec![format!("tollgate: still not holding, stop let through: {}", gaps.join(" "))]));
+    }
+    let reason = format!("tollgate: {}", gaps.join(" "));
+    Ok((json!({ "decision": "block", "reason": reason }).to_string(), Vec::new()))
+}
+
+/// The project a working directory belongs to (for the CLI's commands).
+pub fn project_of(cwd: &Path) -> PathBuf {
+    crate::project::root(cwd)
+}

@@ -1,0 +1,51 @@
+//! Hook adapters: a live agent CLI asks tollgate about each tool call before it runs.
+//!
+//! The adapter gathers facts (the hook event, the project's state, the session's event log) and
+//! applies the core's outputs (a judgement, a verdict). It holds no policy: which tool does what
+//! is the bundle's provider file, what is allowed is the active mode. Anything that goes wrong
+//! answers a refusal with the reason: the hook fails closed.
+
+pub mod claude;
+pub mod install;
+pub mod log;
+pub mod project;
+pub mod rules;
+pub mod state;
+
+use std::path::Path;
+use tollgate_core::bundle::{Bundle, BundleSource};
+use tollgate_core::diag::Diagnostic;
+use tollgate_core::trace::{Edit, Trace};
+
+/// Hook input larger than this is refused: it is untrusted.
+pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The mode a project runs in until `tollgate mode set` says otherwise.
+pub const DEFAULT_MODE: &str = "ask";
+
+/// The pattern a project runs in until its state says otherwise.
+pub const DEFAULT_PATTERN: &str = "single";
+
+/// What the adapter needs from outside its layer: reading the vendor's own records. The CLI
+/// supplies it (from the replay layer), so layers never depend on each other.
+pub trait Records {
+    /// The edits a finished tool call made, from the vendor's response.
+    fn edits(&self, tool: &str, input: &serde_json::Value, response: &serde_json::Value) -> Vec<Edit>;
+    /// The session so far, from the vendor's transcript file.
+    fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace>;
+}
+
+/// Loads the shipped bundle and the project's `.tollgate/` over it.
+pub fn load_bundle(project: &Path) -> (Bundle, Vec<Diagnostic>) {
+    let mut sources = vec![tollgate_core::shipped::source()];
+    let mut diagnostics = Vec::new();
+    let dir = project.join(".tollgate");
+    if dir.is_dir() {
+        let (source, mut found) = BundleSource::read_dir(&dir);
+        diagnostics.append(&mut found);
+        sources.push(source);
+    }
+    let (bundle, mut found) = Bundle::load(&sources);
+    diagnostics.append(&mut found);
+    (bundle, diagnostics)
+}

@@ -1,0 +1,119 @@
+//! The session's event log, `.tollgate/runs/<session>.jsonl`: one JSON event per line, appended
+//! under an exclusive lock in a single write, so concurrent hook processes never interleave or
+//! lose lines. Replay reads it as one of its formats.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tollgate_core::trace::{Event, Trace};
+
+/// A log larger than this is not read back whole by a hook (its start is enough to fold).
+pub const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A session's log.
+#[derive(Debug, Clone)]
+pub struct Log {
+    path: PathBuf,
+}
+
+/// A session id made safe as a file name: anything but letters, digits, `-` and `_` becomes `_`.
+pub fn file_name(session: &str) -> String {
+    let cleaned: String = session
+        .chars()
+        .take(128)
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    if cleaned.is_empty() {
+        "unknown-session".to_string()
+    } else {
+        cleaned
+    }
+}
+
+impl Log {
+    /// The log of a session in a project.
+    pub fn new(project: &Path, session: &str) -> Log {
+        Log { path: crate::project::dir(project).join("runs").join(format!("{}.jsonl", file_name(session))) }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends events, each one line, in one locked write.
+    pub fn append(&self, events: &[Event]) -> Result<(), String> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for event in events {
+            let line = serde_json::to_string(event).map_err(|e| format!("cannot write an event: {e}"))?;
+            text.push_str(&line);
+            text.push('\n');
+        }
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| format!("cannot open `{}`: {e}", self.path.display()))?;
+        file.lock().map_err(|e| format!("cannot lock `{}`: {e}", self.path.display()))?;
+        let written = file.write_all(text.as_bytes()).and_then(|_| file.flush());
+        let _ = file.unlock();
+        written.map_err(|e| format!("cannot append to `{}`: {e}", self.path.display()))
+    }
+
+    /// The events so far (lines that do not parse are skipped: the log is still read).
+    pub fn events(&self) -> Vec<Event> {
+        let Ok(file) = std::fs::File::open(&self.path) else { return Vec::new() };
+        let _ = file.lock_shared();
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&file, MAX_LOG_BYTES), &mut text);
+        let _ = file.unlock();
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// The events folded into a trace.
+    pub fn trace(events: &[Event]) -> Trace {
+        let mut trace = Trace { format: "tollgate-events".into(), ..Trace::default() };
+        for e in events {
+            trace.apply(e.clone());
+        }
+        trace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_become_safe_file_names() {
+        assert_eq!(file_name("abc-123_x"), "abc-123_x");
+        assert_eq!(file_name("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(file_name(""), "unknown-session");
+    }
+
+    #[test]
+    fn concurrent_appends_lose_and_interleave_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let log = Log::new(t.path(), "s");
+        std::thread::scope(|scope| {
+            for w in 0..8 {
+                let log = log.clone();
+                scope.spawn(move || {
+                    for i in 0..50 {
+                        let big = "x".repeat(10_000 + w * 100 + i);
+                        log.append(&[Event::Prompted { prompt: big }]).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text.lines().count(), 400);
+        assert!(text.lines().all(|l| serde_json::from_str::<Event>(l).is_ok()));
+        assert_eq!(log.events().len(), 400);
+    }
+}

@@ -1,0 +1,92 @@
+//! The project's state in `.tollgate/state.toml`: the active mode (per project, or per session)
+//! and the active pattern. Read at every hook call, so a change takes effect at the next one.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The state file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    /// The active mode for every session without its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The active pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Per-session overrides.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sessions: BTreeMap<String, SessionState>,
+}
+
+/// One session's overrides.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionState {
+    /// The session's mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
+/// Where the state lives.
+pub fn path(project: &Path) -> PathBuf {
+    crate::project::dir(project).join("state.toml")
+}
+
+impl State {
+    /// Reads the state; a missing file is the default state, a broken one an error.
+    pub fn load(project: &Path) -> Result<State, String> {
+        let file = path(project);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
+            Err(e) => Err(format!("`{}` cannot be read: {e}", file.display())),
+        }
+    }
+
+    /// Writes the state (to a temporary file, then renamed, so a reader never sees half of it).
+    pub fn save(&self, project: &Path) -> Result<(), String> {
+        let file = path(project);
+        let dir = crate::project::dir(project);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        let text = toml::to_string_pretty(self).map_err(|e| format!("cannot write the state: {e}"))?;
+        let tmp = dir.join(format!(".state.toml.{}", std::process::id()));
+        std::fs::write(&tmp, text).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &file).map_err(|e| format!("cannot write `{}`: {e}", file.display()))
+    }
+
+    /// The mode a session runs in.
+    pub fn mode_for(&self, session: Option<&str>) -> String {
+        session
+            .and_then(|s| self.sessions.get(s))
+            .and_then(|s| s.mode.clone())
+            .or_else(|| self.mode.clone())
+            .unwrap_or_else(|| crate::DEFAULT_MODE.to_string())
+    }
+
+    /// The active pattern.
+    pub fn pattern(&self) -> String {
+        self.pattern.clone().unwrap_or_else(|| crate::DEFAULT_PATTERN.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_by_session_then_project_then_default() {
+        let mut s = State::default();
+        assert_eq!(s.mode_for(Some("x")), crate::DEFAULT_MODE);
+        s.mode = Some("full".into());
+        s.sessions.insert("x".into(), SessionState { mode: Some("read-only".into()) });
+        assert_eq!(s.mode_for(Some("x")), "read-only");
+        assert_eq!(s.mode_for(Some("y")), "full");
+        let t = tempfile::tempdir().unwrap();
+        s.save(t.path()).unwrap();
+        assert_eq!(State::load(t.path()).unwrap(), s);
+        std::fs::write(path(t.path()), "mode = [").unwrap();
+        assert!(State::load(t.path()).is_err());
+    }
+}

@@ -1,0 +1,258 @@
+//! End-to-end: the real Claude Code governed live by tollgate as its hook, driven by the scripted
+//! model server on loopback. Skips (with the reason) when Claude Code is not installed, unless
+//! `TOLLGATE_REQUIRE_E2E=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{agent_cli, json_lines, tool_results, ModelServer};
+
+const TOLLGATE: &str = env!("CARGO_BIN_EXE_tollgate");
+
+/// A scratch project (a git repository) and a scratch Claude config home with tollgate installed.
+struct Run {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    config: PathBuf,
+    home: PathBuf,
+    scratch: PathBuf,
+    claude: PathBuf,
+}
+
+impl Run {
+    fn new() -> Option<Run> {
+        let claude = agent_cli("TOLLGATE_CLAUDE_BIN", "claude")?;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let project = root.join("project");
+        let config = root.join("claude-config");
+        let home = root.join("home");
+        let scratch = root.join("scratch");
+        for d in [&project, &config, &home, &scratch] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Command::new("git").args(["init", "-q"]).current_dir(&project).status().unwrap();
+        std::fs::write(project.join("keep.txt"), "keep me\n").unwrap();
+        let run = Run { _dir: dir, project, config, home, scratch, claude };
+        let out = run.tollgate(&["install", "claude-code", "--user"]);
+        assert!(out.status.success(), "install: {}", String::from_utf8_lossy(&out.stderr));
+        Some(run)
+    }
+
+    fn tollgate(&self, args: &[&str]) -> std::process::Output {
+        Command::new(TOLLGATE)
+            .args(args)
+            .current_dir(&self.project)
+            .env("CLAUDE_CONFIG_DIR", &self.config)
+            .env("HOME", &self.home)
+            .output()
+            .unwrap()
+    }
+
+    fn mode(&self, mode: &str) {
+        let out = self.tollgate(&["mode", "set", mode]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Runs Claude Code headless against a script; returns its stream-json lines.
+    fn claude(&self, script: Value) -> Vec<Value> {
+        let server = ModelServer::start(&script, &self.project, &self.project, &self.scratch);
+        let path = format!("{}:{}", Path::new(TOLLGATE).parent().unwrap().display(), "/usr/local/bin:/usr/bin:/bin");
+        let out = Command::new(&self.claude)
+            .args(["-p", "do the task", "--output-format", "stream-json", "--verbose"])
+            .current_dir(&self.project)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", path)
+            .env("CLAUDE_CONFIG_DIR", &self.config)
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stream = json_lines(&String::from_utf8_lossy(&out.stdout));
+        assert!(
+            stream.iter().any(|l| l["type"] == "result"),
+            "claude did not finish: status {:?}\nstderr: {}\nstdout: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        stream
+    }
+
+    fn log(&self) -> Vec<Value> {
+        let runs = self.project.join(".tollgate/runs");
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir(&runs).unwrap() {
+            all.extend(json_lines(&std::fs::read_to_string(entry.unwrap().path()).unwrap()));
+        }
+        all
+    }
+
+    fn log_file(&self) -> PathBuf {
+        std::fs::read_dir(self.project.join(".tollgate/runs")).unwrap().next().unwrap().unwrap().path()
+    }
+}
+
+fn tool(name: &str, input: Value) -> Value {
+    json!([{ "tool_use": { "name": name, "input": input } }])
+}
+
+fn judged(log: &[Value]) -> Vec<(String, String)> {
+    log.iter()
+        .filter(|e| e["event"] == "judged")
+        .map(|e| (e["step"]["tool"].as_str().unwrap().to_string(), e["decision"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn read_only_refuses_a_write_and_a_bash_rm_and_nothing_changes() {
+    let Some(run) = Run::new() else { return };
+    run.mode("read-only");
+    let stream = run.claude(json!({ "turns": [
+        tool("Write", json!({ "file_path": "{{workspace}}/new.txt", "content": "x" })),
+        tool("Bash", json!({ "command": "rm keep.txt", "description": "remove" })),
+        [{ "text": "I could not change anything." }],
+    ]}));
+    assert!(!run.project.join("new.txt").exists(), "the refused Write wrote nothing");
+    assert!(run.project.join("keep.txt").exists(), "the refused rm removed nothing");
+    let results = tool_results(&stream);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for (_, is_error, content) in &results {
+        assert!(*is_error && content.contains("tollgate") && content.contains("read-only"), "{content}");
+    }
+    assert_eq!(judged(&run.log()), [("Write".into(), "refuse".into()), ("Bash".into(), "refuse".into())]);
+}
+
+#[test]
+fn workspace_write_allows_inside_and_refuses_outside_and_protected() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    // Outside the workspace and outside the temp dir (writes there are allowed in workspace-write).
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().join("outside.txt");
+    let stream = run.claude(json!({ "turns": [
+        tool("Write", json!({ "file_path": "{{workspace}}/inside.txt", "content": "in" })),
+        tool("Write", json!({ "file_path": outside.to_str().unwrap(), "content": "out" })),
+        tool("Write", json!({ "file_path": "{{workspace}}/.mcp.json", "content": "{}" })),
+        [{ "text": "Wrote what I could." }],
+    ]}));
+    assert_eq!(std::fs::read_to_string(run.project.join("inside.txt")).unwrap(), "in");
+    assert!(!outside.exists());
+    assert!(!run.project.join(".mcp.json").exists());
+    let results = tool_results(&stream);
+    assert_eq!(results.iter().map(|r| r.1).collect::<Vec<_>>(), [false, true, true], "{results:?}");
+    assert!(results[1].2.contains("writes outside the workspace"), "{}", results[1].2);
+    assert!(results[2].2.contains("protected"), "{}", results[2].2);
+    let log = run.log();
+    assert_eq!(
+        judged(&log),
+        [("Write".into(), "allow".into()), ("Write".into(), "refuse".into()), ("Write".into(), "refuse".into())]
+    );
+    // The log replays as a trace: three steps, one of them observed as completed.
+    let out = Command::new(TOLLGATE).args(["replay", "--json", "--no-project"]).arg(run.log_file()).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["files"][0]["format"], "tollgate-events");
+    assert_eq!(report["files"][0]["steps"], 3);
+}
+
+#[test]
+fn a_mode_switched_between_two_tool_calls_changes_the_second_decision() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    let set_read_only = json!({ "run": [TOLLGATE, "mode", "set", "read-only"] });
+    let stream = run.claude(json!({ "turns": [
+        tool("Write", json!({ "file_path": "{{workspace}}/first.txt", "content": "1" })),
+        [set_read_only, { "tool_use": { "name": "Write", "input": { "file_path": "{{workspace}}/second.txt", "content": "2" } } }],
+        [{ "text": "Done." }],
+    ]}));
+    assert!(run.project.join("first.txt").exists());
+    assert!(!run.project.join("second.txt").exists());
+    let results = tool_results(&stream);
+    assert!(!results[0].1 && results[1].1, "{results:?}");
+    let log = run.log();
+    assert!(log.iter().any(|e| e["event"] == "mode_changed" && e["to"] == "read-only"), "{log:?}");
+    let modes: Vec<&str> = log.iter().filter(|e| e["event"] == "judged").map(|e| e["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["workspace-write", "read-only"]);
+}
+
+#[test]
+fn the_stop_hook_blocks_a_claim_without_a_suite_then_lets_it_through() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    std::fs::write(
+        run.project.join("test_calc.py"),
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n\nif __name__ == '__main__':\n    unittest.main()\n",
+    )
+    .unwrap();
+    let stream = run.claude(json!({ "turns": [
+        tool("Write", json!({ "file_path": "{{workspace}}/calc.py", "content": "def add(a, b):\n    return a + b\n" })),
+        [{ "text": "Done — all tests pass." }],
+        tool("Bash", json!({ "command": "python3 -m unittest -q", "description": "run the suite" })),
+        [{ "text": "All tests pass." }],
+    ]}));
+    let log = run.log();
+    let verdicts: Vec<&str> = log
+        .iter()
+        .filter(|e| e["event"] == "verdict")
+        .flat_map(|e| e["rows"].as_array().unwrap().iter())
+        .filter(|r| r["id"] == "suite-before-success-claim")
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["gap", "ok"], "the first stop is blocked, the second goes through");
+    let bash_ran = tool_results(&stream).iter().any(|(_, err, content)| !err && content.contains("OK"));
+    assert!(bash_ran || log.iter().any(|e| e["event"] == "observed"), "the agent ran the suite after being blocked");
+    let result = stream.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["result"], "All tests pass.");
+    // Replaying the event log gives the live run's last verdicts.
+    let out = Command::new(TOLLGATE).args(["replay", "--json", "--no-project"]).arg(run.log_file()).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let replayed = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "suite-before-success-claim").unwrap();
+    assert_eq!(replayed["verdict"], "ok");
+}
+
+#[test]
+fn single_refuses_a_sub_agent() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    let stream = run.claude(json!({ "turns": [
+        tool("Task", json!({ "subagent_type": "general-purpose", "description": "help", "prompt": "look around" })),
+        [{ "text": "I will do it myself." }],
+    ]}));
+    let results = tool_results(&stream);
+    assert!(results[0].1 && results[0].2.contains("pattern `single`"), "{results:?}");
+    // Claude Code 2.1 calls its spawn tool `Agent` in hooks (`Task` in older versions); both map to spawn.
+    let judged = judged(&run.log());
+    assert_eq!(judged.len(), 1);
+    assert!(["Agent", "Task"].contains(&judged[0].0.as_str()) && judged[0].1 == "refuse", "{judged:?}");
+}
+
+#[test]
+fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cfg");
+    std::fs::create_dir_all(&config).unwrap();
+    let settings = config.join("settings.json");
+    let original = json!({ "theme": "dark", "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "mine" }] }] } });
+    std::fs::write(&settings, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+    let tg = |args: &[&str]| Command::new(TOLLGATE).args(args).env("CLAUDE_CONFIG_DIR", &config).current_dir(dir.path()).output().unwrap();
+    let dry = tg(&["install", "claude-code", "--user", "--dry-run"]);
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("+ "), "the dry run shows a diff");
+    let unchanged: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(unchanged, original, "a dry run writes nothing");
+    assert!(tg(&["install", "claude-code", "--user"]).status.success());
+    let once = std::fs::read_to_string(&settings).unwrap();
+    assert!(once.contains("hook claude-code"));
+    assert!(config.join("settings.json.bak").exists());
+    assert!(tg(&["install", "claude-code", "--user"]).status.success());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), once, "installing twice changes nothing");
+    assert!(tg(&["uninstall", "claude-code", "--user"]).status.success());
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(back, original);
+}

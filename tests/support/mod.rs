@@ -1,0 +1,111 @@
+//! Shared pieces of the end-to-end tests: finding the real agent CLIs, the scripted model server.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The real CLI named by `env_var`, else `node_modules/.bin/<name>` in the repository, else on
+/// PATH. `None` (after printing why) when absent; with `TOLLGATE_REQUIRE_E2E=1` absence fails.
+pub fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os(env_var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| Some(repo().join("node_modules/.bin").join(name)).filter(|p| p.is_file()))
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+        });
+    if found.is_none() {
+        let why = format!("{name} is not installed (set {env_var}, or run `npm install` in the repository root)");
+        if std::env::var("TOLLGATE_REQUIRE_E2E").is_ok_and(|v| v == "1") {
+            panic!("TOLLGATE_REQUIRE_E2E=1 but {why}");
+        }
+        println!("skipped: {why}");
+    }
+    found
+}
+
+/// The scripted model server on loopback, stopped when dropped.
+pub struct ModelServer {
+    child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl ModelServer {
+    /// Starts `tests/model-server/server.py` with a script, `{{workspace}}` set to `workspace`,
+    /// in the directory `cwd` (where its `run` blocks run).
+    pub fn start(script: &serde_json::Value, workspace: &Path, cwd: &Path, scratch: &Path) -> ModelServer {
+        let script_file = scratch.join("script.json");
+        std::fs::write(&script_file, serde_json::to_string_pretty(script).unwrap()).unwrap();
+        let port_file = scratch.join("port");
+        let log = scratch.join("requests.jsonl");
+        let child = Command::new("python3")
+            .arg(repo().join("tests/model-server/server.py"))
+            .arg("--script")
+            .arg(&script_file)
+            .arg("--port-file")
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .arg("--idle-exit")
+            .arg("300")
+            .arg("--var")
+            .arg(format!("workspace={}", workspace.display()))
+            .current_dir(cwd)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the scripted model server (python3)");
+        let started = Instant::now();
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                if let Ok(p) = text.trim().parse() {
+                    break p;
+                }
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "the model server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        ModelServer { child, port, log }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The lines of a JSON Lines file (or output).
+pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// `tool_result` blocks of a Claude Code stream: (tool_use_id, is_error, content text).
+pub fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, String)> {
+    let mut out = Vec::new();
+    for line in stream.iter().filter(|l| l["type"] == "user") {
+        for block in line["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                let content = match &block["content"] {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                out.push((block["tool_use_id"].as_str().unwrap_or("").to_string(), block["is_error"] == true, content));
+            }
+        }
+    }
+    out
+}
