@@ -298,6 +298,13 @@ pub fn install_hooks(args: InstallArgs) -> u8 {
     change(&args, |s| install::install(s, &command), "installed")
 }
 
-pub fn uninstall_hooks(args: InstallArgs) -> u8 {
-    change(&args, |s| Ok(install::uninstall(s)), "uninstalled")
+/// Remove exactly the hook entries `tollgate install` added; everything else stays as it was.
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    target: InstallArgs,
+}
+
+pub fn uninstall_hooks(args: UninstallArgs) -> u8 {
+    change(&args.target, |s| Ok(install::uninstall(s)), "uninstalled")
 }

@@ -31,7 +31,7 @@ enum Command {
     Mode(live::ModeArgs),
     Rules(live::RulesArgs),
     Install(live::InstallArgs),
-    Uninstall(live::InstallArgs),
+    Uninstall(live::UninstallArgs),
 }
 
 fn main() -> ExitCode {
