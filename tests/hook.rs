@@ -34,11 +34,26 @@ impl Run {
         for d in [&project, &config, &home, &scratch] {
             std::fs::create_dir_all(d).unwrap();
         }
-        Command::new("git").args(["init", "-q"]).current_dir(&project).status().unwrap();
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap();
         std::fs::write(project.join("keep.txt"), "keep me\n").unwrap();
-        let run = Run { _dir: dir, project, config, home, scratch, claude };
+        let run = Run {
+            _dir: dir,
+            project,
+            config,
+            home,
+            scratch,
+            claude,
+        };
         let out = run.tollgate(&["install", "claude-code", "--user"]);
-        assert!(out.status.success(), "install: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "install: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Some(run)
     }
 
@@ -60,7 +75,11 @@ impl Run {
     /// Runs Claude Code headless against a script; returns its stream-json lines.
     fn claude(&self, script: Value) -> Vec<Value> {
         let server = ModelServer::start(&script, &self.project, &self.project, &self.scratch);
-        let path = format!("{}:{}", Path::new(TOLLGATE).parent().unwrap().display(), "/usr/local/bin:/usr/bin:/bin");
+        let path = format!(
+            "{}:{}",
+            Path::new(TOLLGATE).parent().unwrap().display(),
+            "/usr/local/bin:/usr/bin:/bin"
+        );
         let out = Command::new(&self.claude)
             .args(["-p", "do the task", "--output-format", "stream-json", "--verbose"])
             .current_dir(&self.project)
@@ -96,7 +115,12 @@ impl Run {
     }
 
     fn log_file(&self) -> PathBuf {
-        std::fs::read_dir(self.project.join(".tollgate/runs")).unwrap().next().unwrap().unwrap().path()
+        std::fs::read_dir(self.project.join(".tollgate/runs"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
     }
 }
 
@@ -107,7 +131,12 @@ fn tool(name: &str, input: Value) -> Value {
 fn judged(log: &[Value]) -> Vec<(String, String)> {
     log.iter()
         .filter(|e| e["event"] == "judged")
-        .map(|e| (e["step"]["tool"].as_str().unwrap().to_string(), e["decision"].as_str().unwrap().to_string()))
+        .map(|e| {
+            (
+                e["step"]["tool"].as_str().unwrap().to_string(),
+                e["decision"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -125,9 +154,15 @@ fn read_only_refuses_a_write_and_a_bash_rm_and_nothing_changes() {
     let results = tool_results(&stream);
     assert_eq!(results.len(), 2, "{results:?}");
     for (_, is_error, content) in &results {
-        assert!(*is_error && content.contains("tollgate") && content.contains("read-only"), "{content}");
+        assert!(
+            *is_error && content.contains("tollgate") && content.contains("read-only"),
+            "{content}"
+        );
     }
-    assert_eq!(judged(&run.log()), [("Write".into(), "refuse".into()), ("Bash".into(), "refuse".into())]);
+    assert_eq!(
+        judged(&run.log()),
+        [("Write".into(), "refuse".into()), ("Bash".into(), "refuse".into())]
+    );
 }
 
 #[test]
@@ -147,16 +182,32 @@ fn workspace_write_allows_inside_and_refuses_outside_and_protected() {
     assert!(!outside.exists());
     assert!(!run.project.join(".mcp.json").exists());
     let results = tool_results(&stream);
-    assert_eq!(results.iter().map(|r| r.1).collect::<Vec<_>>(), [false, true, true], "{results:?}");
-    assert!(results[1].2.contains("writes outside the workspace"), "{}", results[1].2);
+    assert_eq!(
+        results.iter().map(|r| r.1).collect::<Vec<_>>(),
+        [false, true, true],
+        "{results:?}"
+    );
+    assert!(
+        results[1].2.contains("writes outside the workspace"),
+        "{}",
+        results[1].2
+    );
     assert!(results[2].2.contains("protected"), "{}", results[2].2);
     let log = run.log();
     assert_eq!(
         judged(&log),
-        [("Write".into(), "allow".into()), ("Write".into(), "refuse".into()), ("Write".into(), "refuse".into())]
+        [
+            ("Write".into(), "allow".into()),
+            ("Write".into(), "refuse".into()),
+            ("Write".into(), "refuse".into())
+        ]
     );
     // The log replays as a trace: three steps, one of them observed as completed.
-    let out = Command::new(TOLLGATE).args(["replay", "--json", "--no-project"]).arg(run.log_file()).output().unwrap();
+    let out = Command::new(TOLLGATE)
+        .args(["replay", "--json", "--no-project"])
+        .arg(run.log_file())
+        .output()
+        .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["files"][0]["format"], "tollgate-events");
     assert_eq!(report["files"][0]["steps"], 3);
@@ -177,8 +228,16 @@ fn a_mode_switched_between_two_tool_calls_changes_the_second_decision() {
     let results = tool_results(&stream);
     assert!(!results[0].1 && results[1].1, "{results:?}");
     let log = run.log();
-    assert!(log.iter().any(|e| e["event"] == "mode_changed" && e["to"] == "read-only"), "{log:?}");
-    let modes: Vec<&str> = log.iter().filter(|e| e["event"] == "judged").map(|e| e["mode"].as_str().unwrap()).collect();
+    assert!(
+        log.iter()
+            .any(|e| e["event"] == "mode_changed" && e["to"] == "read-only"),
+        "{log:?}"
+    );
+    let modes: Vec<&str> = log
+        .iter()
+        .filter(|e| e["event"] == "judged")
+        .map(|e| e["mode"].as_str().unwrap())
+        .collect();
     assert_eq!(modes, ["workspace-write", "read-only"]);
 }
 
@@ -205,15 +264,33 @@ fn the_stop_hook_blocks_a_claim_without_a_suite_then_lets_it_through() {
         .filter(|r| r["id"] == "suite-before-success-claim")
         .map(|r| r["verdict"].as_str().unwrap())
         .collect();
-    assert_eq!(verdicts, ["gap", "ok"], "the first stop is blocked, the second goes through");
-    let bash_ran = tool_results(&stream).iter().any(|(_, err, content)| !err && content.contains("OK"));
-    assert!(bash_ran || log.iter().any(|e| e["event"] == "observed"), "the agent ran the suite after being blocked");
+    assert_eq!(
+        verdicts,
+        ["gap", "ok"],
+        "the first stop is blocked, the second goes through"
+    );
+    let bash_ran = tool_results(&stream)
+        .iter()
+        .any(|(_, err, content)| !err && content.contains("OK"));
+    assert!(
+        bash_ran || log.iter().any(|e| e["event"] == "observed"),
+        "the agent ran the suite after being blocked"
+    );
     let result = stream.iter().find(|l| l["type"] == "result").unwrap();
     assert_eq!(result["result"], "All tests pass.");
     // Replaying the event log gives the live run's last verdicts.
-    let out = Command::new(TOLLGATE).args(["replay", "--json", "--no-project"]).arg(run.log_file()).output().unwrap();
+    let out = Command::new(TOLLGATE)
+        .args(["replay", "--json", "--no-project"])
+        .arg(run.log_file())
+        .output()
+        .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let replayed = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "suite-before-success-claim").unwrap();
+    let replayed = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "suite-before-success-claim")
+        .unwrap();
     assert_eq!(replayed["verdict"], "ok");
 }
 
@@ -230,7 +307,10 @@ fn single_refuses_a_sub_agent() {
     // Claude Code 2.1 calls its spawn tool `Agent` in hooks (`Task` in older versions); both map to spawn.
     let judged = judged(&run.log());
     assert_eq!(judged.len(), 1);
-    assert!(["Agent", "Task"].contains(&judged[0].0.as_str()) && judged[0].1 == "refuse", "{judged:?}");
+    assert!(
+        ["Agent", "Task"].contains(&judged[0].0.as_str()) && judged[0].1 == "refuse",
+        "{judged:?}"
+    );
 }
 
 #[test]
@@ -241,9 +321,19 @@ fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
     let settings = config.join("settings.json");
     let original = json!({ "theme": "dark", "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "mine" }] }] } });
     std::fs::write(&settings, serde_json::to_string_pretty(&original).unwrap()).unwrap();
-    let tg = |args: &[&str]| Command::new(TOLLGATE).args(args).env("CLAUDE_CONFIG_DIR", &config).current_dir(dir.path()).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(TOLLGATE)
+            .args(args)
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
     let dry = tg(&["install", "claude-code", "--user", "--dry-run"]);
-    assert!(String::from_utf8_lossy(&dry.stdout).contains("+ "), "the dry run shows a diff");
+    assert!(
+        String::from_utf8_lossy(&dry.stdout).contains("+ "),
+        "the dry run shows a diff"
+    );
     let unchanged: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(unchanged, original, "a dry run writes nothing");
     assert!(tg(&["install", "claude-code", "--user"]).status.success());
@@ -251,7 +341,11 @@ fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
     assert!(once.contains("hook claude-code"));
     assert!(config.join("settings.json.bak").exists());
     assert!(tg(&["install", "claude-code", "--user"]).status.success());
-    assert_eq!(std::fs::read_to_string(&settings).unwrap(), once, "installing twice changes nothing");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        once,
+        "installing twice changes nothing"
+    );
     assert!(tg(&["uninstall", "claude-code", "--user"]).status.success());
     let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(back, original);

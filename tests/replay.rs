@@ -18,7 +18,11 @@ fn tollgate(args: &[&str]) -> Output {
 
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     })
 }
 
@@ -27,7 +31,12 @@ fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["id"].as_str().unwrap().to_string(), r["verdict"].as_str().unwrap().to_string()))
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["verdict"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     v.sort();
     v
@@ -43,8 +52,12 @@ fn every_recording_gets_its_expected_verdicts() {
         let out = tollgate(&["replay", "--json", path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{file}: replay --on exits 0");
         let got = verdicts(&json(&out));
-        let mut want: Vec<(String, String)> =
-            rows.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+        let mut want: Vec<(String, String)> = rows
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect();
         want.sort();
         if got != want {
             failures.push(format!("{file}: expected {want:?}, got {got:?}"));
@@ -59,10 +72,25 @@ fn strict_exit_codes_follow_the_rule() {
     let gap = claude.join("claim-without-suite.jsonl");
     let unk = claude.join("sed-on-test.jsonl");
     let ok = claude.join("fix-then-suite-pass.jsonl");
-    assert_eq!(tollgate(&["replay", "--strict", ok.to_str().unwrap()]).status.code(), Some(0));
-    assert_eq!(tollgate(&["replay", "--strict", unk.to_str().unwrap()]).status.code(), Some(3));
-    assert_eq!(tollgate(&["replay", "--strict", gap.to_str().unwrap(), unk.to_str().unwrap()]).status.code(), Some(1));
-    assert_eq!(tollgate(&["replay", gap.to_str().unwrap()]).status.code(), Some(0), "--on is the default");
+    assert_eq!(
+        tollgate(&["replay", "--strict", ok.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        tollgate(&["replay", "--strict", unk.to_str().unwrap()]).status.code(),
+        Some(3)
+    );
+    assert_eq!(
+        tollgate(&["replay", "--strict", gap.to_str().unwrap(), unk.to_str().unwrap()])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        tollgate(&["replay", gap.to_str().unwrap()]).status.code(),
+        Some(0),
+        "--on is the default"
+    );
 }
 
 #[test]
@@ -75,17 +103,43 @@ fn a_diff_decides_what_the_record_does_not_show() {
         "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -4,3 +4,3 @@ fn adds() {\n-    assert_eq!(add(2, 2), 4);\n+    assert_eq!(add(2, 2), add(2, 2));\n     assert_eq!(add(0, 5), 5);\n",
     )
     .unwrap();
-    let out = tollgate(&["replay", "--json", "--diff", weakened.to_str().unwrap(), sed.to_str().unwrap()]);
+    let out = tollgate(&[
+        "replay",
+        "--json",
+        "--diff",
+        weakened.to_str().unwrap(),
+        sed.to_str().unwrap(),
+    ]);
     let report = json(&out);
-    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "no-assertion-weakening").unwrap();
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "no-assertion-weakening")
+        .unwrap();
     assert_eq!(row["verdict"], "gap");
     assert!(row["evidence"].as_str().unwrap().contains("tests/basic.rs:4"), "{row}");
 
     let benign = dir.path().join("benign.diff");
-    std::fs::write(&benign, "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -1,1 +1,1 @@\n-// old\n+// new\n").unwrap();
-    let out = tollgate(&["replay", "--json", "--diff", benign.to_str().unwrap(), sed.to_str().unwrap()]);
+    std::fs::write(
+        &benign,
+        "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -1,1 +1,1 @@\n-// old\n+// new\n",
+    )
+    .unwrap();
+    let out = tollgate(&[
+        "replay",
+        "--json",
+        "--diff",
+        benign.to_str().unwrap(),
+        sed.to_str().unwrap(),
+    ]);
     let report = json(&out);
-    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "no-assertion-weakening").unwrap();
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "no-assertion-weakening")
+        .unwrap();
     assert_eq!(row["verdict"], "ok", "{row}");
 }
 
@@ -114,7 +168,12 @@ fn malformed_lines_are_reported_and_the_rest_still_counts() {
     let file = &report["files"][0];
     assert_eq!(file["malformed"][0]["line"], 4);
     assert_eq!(file["skipped"]["brand-new-line-type"], 1);
-    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "suite-before-success-claim").unwrap();
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "suite-before-success-claim")
+        .unwrap();
     assert_eq!(row["verdict"], "gap", "the rest of the lines still count");
 }
 
@@ -136,10 +195,14 @@ fn a_mode_says_what_it_would_have_decided() {
 #[test]
 fn many_files_each_get_their_verdicts_and_a_summary() {
     let claude = fixtures().join("claude");
-    let files: Vec<String> = ["fix-then-suite-pass.jsonl", "claim-without-suite.jsonl", "ignore-added.jsonl"]
-        .iter()
-        .map(|f| claude.join(f).to_string_lossy().into_owned())
-        .collect();
+    let files: Vec<String> = [
+        "fix-then-suite-pass.jsonl",
+        "claim-without-suite.jsonl",
+        "ignore-added.jsonl",
+    ]
+    .iter()
+    .map(|f| claude.join(f).to_string_lossy().into_owned())
+    .collect();
     let mut args = vec!["replay"];
     args.extend(files.iter().map(String::as_str));
     let out = tollgate(&args);
@@ -148,7 +211,12 @@ fn many_files_each_get_their_verdicts_and_a_summary() {
     let mut json_args = args.clone();
     json_args.push("--json");
     let report = json(&tollgate(&json_args));
-    let order: Vec<&str> = report["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    let order: Vec<&str> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
     assert_eq!(order, files, "reports keep the order of the arguments");
 }
 
@@ -168,7 +236,12 @@ fn the_event_log_is_a_format_too() {
     let report = json(&tollgate(&["replay", "--json", log.to_str().unwrap()]));
     assert_eq!(report["files"][0]["format"], "tollgate-events");
     assert_eq!(report["files"][0]["skipped"]["something_new"], 1);
-    let row = report["rows"].as_array().unwrap().iter().find(|r| r["id"] == "suite-before-success-claim").unwrap();
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "suite-before-success-claim")
+        .unwrap();
     assert_eq!(row["verdict"], "gap");
 }
 
@@ -179,7 +252,13 @@ fn an_unknown_format_is_said_so() {
     std::fs::write(&file, "{\"hello\":1}\n").unwrap();
     let report = json(&tollgate(&["replay", "--json", file.to_str().unwrap()]));
     assert!(report["files"][0]["error"].as_str().unwrap().contains("--format"));
-    let forced = json(&tollgate(&["replay", "--json", "--format", "claude-stream-json", file.to_str().unwrap()]));
+    let forced = json(&tollgate(&[
+        "replay",
+        "--json",
+        "--format",
+        "claude-stream-json",
+        file.to_str().unwrap(),
+    ]));
     assert!(forced["files"][0]["error"].is_null());
     let bad = tollgate(&["replay", "--format", "nope", file.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));

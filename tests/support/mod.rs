@@ -1,5 +1,11 @@
 //! Shared pieces of the end-to-end tests: finding the real agent CLIs, the scripted model server.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -7,7 +13,10 @@ use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// The real CLI named by `env_var`, else `node_modules/.bin/<name>` in the repository, else on
@@ -18,7 +27,11 @@ pub fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
         .filter(|p| p.is_file())
         .or_else(|| Some(repo().join("node_modules/.bin").join(name)).filter(|p| p.is_file()))
         .or_else(|| {
-            std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join(name))
+                    .find(|p| p.is_file())
+            })
         });
     if found.is_none() {
         let why = format!("{name} is not installed (set {env_var}, or run `npm install` in the repository root)");
@@ -69,7 +82,10 @@ impl ModelServer {
                     break p;
                 }
             }
-            assert!(started.elapsed() < Duration::from_secs(20), "the model server did not start");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the model server did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         };
         ModelServer { child, port, log }
@@ -103,7 +119,11 @@ pub fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, String)>
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                out.push((block["tool_use_id"].as_str().unwrap_or("").to_string(), block["is_error"] == true, content));
+                out.push((
+                    block["tool_use_id"].as_str().unwrap_or("").to_string(),
+                    block["is_error"] == true,
+                    content,
+                ));
             }
         }
     }

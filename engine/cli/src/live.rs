@@ -41,9 +41,13 @@ pub struct HookArgs {
 pub fn hook(args: HookArgs) -> u8 {
     let Agent::ClaudeCode = args.agent;
     let mut input = Vec::new();
-    let read = std::io::stdin().take(tollgate_hook::MAX_INPUT_BYTES + 1).read_to_end(&mut input);
+    let read = std::io::stdin()
+        .take(tollgate_hook::MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut input);
     let (answer, notes) = match read {
-        Ok(n) if n as u64 > tollgate_hook::MAX_INPUT_BYTES => tollgate_hook::claude::handle(b"oversized", &ClaudeRecords),
+        Ok(n) if n as u64 > tollgate_hook::MAX_INPUT_BYTES => {
+            tollgate_hook::claude::handle(b"oversized", &ClaudeRecords)
+        }
         Ok(_) => tollgate_hook::claude::handle(&input, &ClaudeRecords),
         Err(e) => tollgate_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
     };
@@ -107,9 +111,16 @@ pub fn mode(args: ModeArgs) -> u8 {
         ModeCommand::Show { session, json } => {
             let mode = state.mode_for(session.as_deref());
             if json {
-                println!("{}", serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()}));
+                println!(
+                    "{}",
+                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()})
+                );
             } else {
-                println!("mode {mode}, pattern {} (project {})", state.pattern(), project.display());
+                println!(
+                    "mode {mode}, pattern {} (project {})",
+                    state.pattern(),
+                    project.display()
+                );
             }
             0
         }
@@ -117,12 +128,18 @@ pub fn mode(args: ModeArgs) -> u8 {
             let (bundle, diagnostics) = tollgate_hook::load_bundle(&project);
             if !diagnostics.is_empty() {
                 crate::bundles::report(&diagnostics);
-                return fail("the bundle has errors, so the mode was not changed", "run `tollgate check`");
+                return fail(
+                    "the bundle has errors, so the mode was not changed",
+                    "run `tollgate check`",
+                );
             }
             if bundle.mode(&id).is_none() {
                 let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
                 return fail(
-                    &format!("there is no mode `{id}`; the active mode stays `{}`", state.mode_for(session.as_deref())),
+                    &format!(
+                        "there is no mode `{id}`; the active mode stays `{}`",
+                        state.mode_for(session.as_deref())
+                    ),
                     &format!("the modes are {}", known.join(", ")),
                 );
             }
@@ -187,7 +204,13 @@ pub fn rules(args: RulesArgs) -> u8 {
         Err(e) => return fail(&e, "run it inside the project"),
     };
     match args.command {
-        RulesCommand::Add { allow, ask, refuse, act, mode } => {
+        RulesCommand::Add {
+            allow,
+            ask,
+            refuse,
+            act,
+            mode,
+        } => {
             let decision = match (allow, ask, refuse) {
                 (true, _, _) => Decision::Allow,
                 (_, true, _) => Decision::Ask,
@@ -216,7 +239,10 @@ pub fn rules(args: RulesArgs) -> u8 {
             Ok(list) => {
                 for r in list {
                     let act = r.command.or(r.path).or(r.domain).unwrap_or_default();
-                    let modes = r.modes.map(|m| format!(" (modes: {})", m.join(", "))).unwrap_or_default();
+                    let modes = r
+                        .modes
+                        .map(|m| format!(" (modes: {})", m.join(", ")))
+                        .unwrap_or_default();
                     println!("{}  {}  {act}{modes}", r.id, r.decision);
                 }
                 0
@@ -253,19 +279,30 @@ fn settings_file(args: &InstallArgs) -> Result<PathBuf, String> {
     let project = if args.user { None } else { Some(project()?) };
     install::settings_path(
         project.as_deref(),
-        std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
+        std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
         std::env::var_os("HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
     )
 }
 
-fn change(args: &InstallArgs, edit: impl Fn(&serde_json::Value) -> Result<serde_json::Value, String>, verb: &str) -> u8 {
+fn change(
+    args: &InstallArgs,
+    edit: impl Fn(&serde_json::Value) -> Result<serde_json::Value, String>,
+    verb: &str,
+) -> u8 {
     let path = match settings_file(args) {
         Ok(p) => p,
         Err(e) => return fail(&e, "pass --project inside a repository, or set CLAUDE_CONFIG_DIR"),
     };
     let before = match install::read(&path) {
         Ok(v) => v,
-        Err(e) => return fail(&e, "fix the file by hand first; tollgate will not overwrite what it cannot read"),
+        Err(e) => {
+            return fail(
+                &e,
+                "fix the file by hand first; tollgate will not overwrite what it cannot read",
+            )
+        }
     };
     let after = match edit(&before) {
         Ok(v) => v,
@@ -276,12 +313,19 @@ fn change(args: &InstallArgs, edit: impl Fn(&serde_json::Value) -> Result<serde_
         return 0;
     }
     if args.dry_run {
-        print!("--- {}\n+++ {}\n{}", path.display(), path.display(), install::diff(&install::pretty(&before), &install::pretty(&after)));
+        print!(
+            "--- {}\n+++ {}\n{}",
+            path.display(),
+            path.display(),
+            install::diff(&install::pretty(&before), &install::pretty(&after))
+        );
         return 0;
     }
     match install::write(&path, &after) {
         Ok(backup) => {
-            let kept = backup.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
+            let kept = backup
+                .map(|b| format!(" (previous file kept as {})", b.display()))
+                .unwrap_or_default();
             println!("{verb} {}{kept}", path.display());
             0
         }
@@ -292,7 +336,12 @@ fn change(args: &InstallArgs, edit: impl Fn(&serde_json::Value) -> Result<serde_
 pub fn install_hooks(args: InstallArgs) -> u8 {
     let binary = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
-        Err(e) => return fail(&format!("cannot tell where this tollgate binary is: {e}"), "run it by its path"),
+        Err(e) => {
+            return fail(
+                &format!("cannot tell where this tollgate binary is: {e}"),
+                "run it by its path",
+            )
+        }
     };
     let command = install::command_for(&binary);
     change(&args, |s| install::install(s, &command), "installed")

@@ -3,8 +3,10 @@
 mod bundles;
 mod check;
 mod judge;
+mod launch;
 mod live;
 mod modes;
+mod providers;
 mod replay;
 mod schema;
 
@@ -32,6 +34,8 @@ enum Command {
     Rules(live::RulesArgs),
     Install(live::InstallArgs),
     Uninstall(live::UninstallArgs),
+    Launch(launch::Args),
+    Providers(providers::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +51,8 @@ fn main() -> ExitCode {
         Command::Rules(args) => live::rules(args),
         Command::Install(args) => live::install_hooks(args),
         Command::Uninstall(args) => live::uninstall_hooks(args),
+        Command::Launch(args) => launch::run(args),
+        Command::Providers(args) => providers::run(args),
     };
     ExitCode::from(code)
 }

@@ -108,13 +108,18 @@ pub fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        eprintln!("error: the bundle has errors, so nothing was replayed\n  = help: run `tollgate check` for the full report");
+        eprintln!(
+            "error: the bundle has errors, so nothing was replayed\n  = help: run `tollgate check` for the full report"
+        );
         return 2;
     }
     if let Some(mode) = &args.mode {
         if bundle.mode(mode).is_none() {
             let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-            eprintln!("error: there is no mode `{mode}`\n  = help: the modes are {}", known.join(", "));
+            eprintln!(
+                "error: there is no mode `{mode}`\n  = help: the modes are {}",
+                known.join(", ")
+            );
             return 2;
         }
     }
@@ -128,7 +133,11 @@ pub fn run(args: Args) -> u8 {
     let rows = bundle.rows_about(FactsKind::Trace);
     let reports = replay_all(&args, &bundle, &rows, diff.as_deref());
     let all_rows: Vec<RowResult> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
-    let strictness = if args.strict { Strictness::Strict } else { Strictness::On };
+    let strictness = if args.strict {
+        Strictness::Strict
+    } else {
+        Strictness::On
+    };
     let exit = exit_code(&all_rows, strictness);
     if args.json {
         print_json(&reports, exit);
@@ -142,7 +151,10 @@ fn supplied_diff(args: &Args) -> Result<Option<Vec<Edit>>, String> {
     let text = if let Some(path) = &args.diff {
         let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?;
         if meta.len() > MAX_DIFF_BYTES {
-            return Err(format!("the diff `{}` is larger than {MAX_DIFF_BYTES} bytes", path.display()));
+            return Err(format!(
+                "the diff `{}` is larger than {MAX_DIFF_BYTES} bytes",
+                path.display()
+            ));
         }
         std::fs::read_to_string(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?
     } else if let Some(base) = &args.git {
@@ -151,7 +163,10 @@ fn supplied_diff(args: &Args) -> Result<Option<Vec<Edit>>, String> {
             .output()
             .map_err(|e| format!("cannot run `git diff {base}`: {e}"))?;
         if !out.status.success() {
-            return Err(format!("`git diff {base}` failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(format!(
+                "`git diff {base}` failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
         }
         String::from_utf8_lossy(&out.stdout).into_owned()
     } else {
@@ -164,7 +179,11 @@ fn replay_all(args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<FileReport>>> = Mutex::new(vec![None; args.files.len()]);
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(args.files.len()).max(1);
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(args.files.len())
+        .max(1);
     let progress = args.files.len() > 1 && std::io::stderr().is_terminal();
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -287,7 +306,12 @@ fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace
 }
 
 fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness: Strictness) {
-    let width = reports.iter().flat_map(|r| r.rows.iter()).map(|r| r.id.len()).max().unwrap_or(0);
+    let width = reports
+        .iter()
+        .flat_map(|r| r.rows.iter())
+        .map(|r| r.id.len())
+        .max()
+        .unwrap_or(0);
     for report in reports {
         match &report.error {
             Some(error) => println!("{}  (unreadable: {error})", report.file),
@@ -309,16 +333,38 @@ fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness:
             eprintln!("{}:{}: malformed line skipped: {}", report.file, m.line, m.error);
         }
         for row in &report.rows {
-            println!("  {:<3}  {:<8}  {:<width$}  {}", row.verdict.as_str(), row.severity.to_string(), row.id, row.evidence);
+            println!(
+                "  {:<3}  {:<8}  {:<width$}  {}",
+                row.verdict.as_str(),
+                row.severity.to_string(),
+                row.id,
+                row.evidence
+            );
         }
         if let (Some(counts), Some(mode)) = (&report.mode, mode) {
-            println!("  mode {mode}: {} allow, {} ask, {} refuse", counts.allow, counts.ask, counts.refuse);
+            println!(
+                "  mode {mode}: {} allow, {} ask, {} refuse",
+                counts.allow, counts.ask, counts.refuse
+            );
             for j in &counts.judged {
-                println!("    {:<6}  step {} {} `{}`: {}", j.decision.as_str(), j.step, j.tool, j.act, j.reason);
+                println!(
+                    "    {:<6}  step {} {} `{}`: {}",
+                    j.decision.as_str(),
+                    j.step,
+                    j.tool,
+                    j.act,
+                    j.reason
+                );
             }
         }
     }
-    let count = |v: Verdict| reports.iter().flat_map(|r| r.rows.iter()).filter(|r| r.verdict == v).count();
+    let count = |v: Verdict| {
+        reports
+            .iter()
+            .flat_map(|r| r.rows.iter())
+            .filter(|r| r.verdict == v)
+            .count()
+    };
     let files = reports.len();
     println!(
         "{files} file{}: {} ok, {} gap, {} unk; exit {exit} ({})",
@@ -326,7 +372,11 @@ fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness:
         count(Verdict::Ok),
         count(Verdict::Gap),
         count(Verdict::Unk),
-        if strictness == Strictness::Strict { "strict" } else { "on" },
+        if strictness == Strictness::Strict {
+            "strict"
+        } else {
+            "on"
+        },
     );
 }
 

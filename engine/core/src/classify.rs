@@ -76,7 +76,7 @@ pub struct Classified {
 /// The rules, indexed by program.
 #[derive(Debug, Clone, Default)]
 pub struct Classifier {
-    rules: HashMap<String, Vec<CommandRule>>,
+    rules: HashMap<String, Vec<std::sync::Arc<CommandRule>>>,
     wrappers: HashMap<String, Wrapper>,
 }
 
@@ -84,6 +84,7 @@ impl Classifier {
     /// Adds a rule (later rules with the same prefix and flags win ties).
     pub fn add_rule(&mut self, rule: CommandRule) {
         let programs = rule.prefix.first().cloned().unwrap_or_default();
+        let rule = std::sync::Arc::new(rule);
         for program in programs {
             self.rules.entry(program).or_default().push(rule.clone());
         }
@@ -294,7 +295,7 @@ impl Classifier {
     /// is present wins over one without flags; later rules win remaining ties.
     pub fn select(&self, program: &str, words: &[String]) -> Option<&CommandRule> {
         let candidates = self.rules.get(program)?;
-        let mut best: Option<(&CommandRule, (usize, bool))> = None;
+        let mut best: Option<(&std::sync::Arc<CommandRule>, (usize, bool))> = None;
         for rule in candidates {
             if rule.prefix.len() > words.len() {
                 continue;
@@ -323,7 +324,7 @@ impl Classifier {
                 best = Some((rule, rank));
             }
         }
-        best.map(|(rule, _)| rule)
+        best.map(|(rule, _)| rule.as_ref())
     }
 }
 

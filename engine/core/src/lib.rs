@@ -16,5 +16,5 @@ pub mod scope;
 pub mod script;
 pub mod shell;
 pub mod shipped;
-pub mod verdict;
 pub mod trace;
+pub mod verdict;

@@ -36,7 +36,13 @@ pub struct ToolEffects {
 
 impl Provider {
     /// Maps a tool call to its effects. `cwd` is where relative paths and commands resolve.
-    pub fn tool_effects(&self, tool: &str, input: &serde_json::Value, cwd: &Path, classifier: &Classifier) -> ToolEffects {
+    pub fn tool_effects(
+        &self,
+        tool: &str,
+        input: &serde_json::Value,
+        cwd: &Path,
+        classifier: &Classifier,
+    ) -> ToolEffects {
         match self.spec.tools.get(tool) {
             Some(spec) => tool_file_effects(spec, tool, input, cwd, classifier),
             None => unknown_tool(tool),
@@ -47,7 +53,10 @@ impl Provider {
 /// The conservative answer for a tool no file describes.
 pub fn unknown_tool(tool: &str) -> ToolEffects {
     ToolEffects {
-        act: Act { kind: "tool", text: tool.to_string() },
+        act: Act {
+            kind: "tool",
+            text: tool.to_string(),
+        },
         effects: EffectProfile::unknown(),
         spawn: None,
         classified: None,
@@ -67,7 +76,10 @@ pub fn tool_file_effects(
         let command = input.get(field).and_then(|v| v.as_str()).unwrap_or("");
         let classified = classifier.classify(command, cwd);
         return ToolEffects {
-            act: Act { kind: "command", text: command.to_string() },
+            act: Act {
+                kind: "command",
+                text: command.to_string(),
+            },
             effects: classified.effects.clone(),
             spawn: None,
             classified: Some(classified),
@@ -83,17 +95,38 @@ pub fn tool_file_effects(
         contained: spec.contained,
         costs: spec.costs,
     };
-    let spawn = spec.spawn.as_ref().map(|field| input.get(field).and_then(|v| v.as_str()).unwrap_or("").to_string());
+    let spawn = spec
+        .spawn
+        .as_ref()
+        .map(|field| input.get(field).and_then(|v| v.as_str()).unwrap_or("").to_string());
     let act = if let Some(name) = &spawn {
-        Act { kind: "agent", text: name.clone() }
+        Act {
+            kind: "agent",
+            text: name.clone(),
+        }
     } else if let Some(url) = input.get("url").and_then(|v| v.as_str()) {
-        Act { kind: "url", text: url.to_string() }
+        Act {
+            kind: "url",
+            text: url.to_string(),
+        }
     } else if let Some(path) = effects.writes.first().or(effects.reads.first()) {
-        Act { kind: "path", text: path.clone() }
+        Act {
+            kind: "path",
+            text: path.clone(),
+        }
     } else {
-        Act { kind: "tool", text: tool.to_string() }
+        Act {
+            kind: "tool",
+            text: tool.to_string(),
+        }
     };
-    ToolEffects { act, effects, spawn, classified: None, known: true }
+    ToolEffects {
+        act,
+        effects,
+        spawn,
+        classified: None,
+        known: true,
+    }
 }
 
 /// Replaces `{field}` or `{field|default}` with that field of the input, made absolute against

@@ -9,7 +9,7 @@ use crate::diag::Diagnostic;
 use rhai::{Dynamic, Engine, EvalAltResult, Position, Scope, AST};
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Explicit limits on every script call.
@@ -62,20 +62,27 @@ thread_local! {
 /// more than most scripts.
 const CLOCK_EVERY: u64 = 512;
 
-/// A compiled script.
+/// What compiling a script gave: its AST, or where and why it failed.
+type Compiled = Result<Arc<AST>, (Option<(usize, usize)>, String)>;
+
+/// A script: compiled when loaded, or (for files checked at build time, such as the shipped
+/// bundle's) on first use. Clones share the compilation.
 #[derive(Debug, Clone)]
 pub struct Script {
     /// The file it came from, for diagnostics.
     pub file: String,
-    ast: Arc<AST>,
+    text: Arc<str>,
+    ast: Arc<OnceLock<Compiled>>,
 }
 
 impl Script {
-    /// True when the script defines `name` taking `arity` parameters.
-    pub fn has_function(&self, name: &str, arity: usize) -> bool {
-        self.ast
-            .iter_functions()
-            .any(|f| f.name == name && f.params.len() == arity)
+    /// True when the script defines `name` taking `arity` parameters; `None` when it is not
+    /// compiled yet.
+    pub fn has_function(&self, name: &str, arity: usize) -> Option<bool> {
+        match self.ast.get()? {
+            Ok(ast) => Some(ast.iter_functions().any(|f| f.name == name && f.params.len() == arity)),
+            Err(_) => Some(false),
+        }
     }
 }
 
@@ -108,9 +115,10 @@ pub struct CallOutput {
     pub printed: Vec<String>,
 }
 
-/// The configured engine. One per bundle; shared by every call.
+/// The configured engine. One per bundle; shared by every call. The engine itself is built on
+/// first use, so a bundle whose scripts never run pays nothing for it.
 pub struct ScriptHost {
-    engine: Engine,
+    engine: OnceLock<Engine>,
     limits: ScriptLimits,
 }
 
@@ -129,84 +137,50 @@ impl Default for ScriptHost {
 impl ScriptHost {
     /// An engine with the given limits.
     pub fn new(limits: ScriptLimits) -> ScriptHost {
-        let mut engine = Engine::new();
-        // `import` is compiled out (`no_module`); `eval` is refused at parse time.
-        engine.disable_symbol("eval");
-        engine.set_strict_variables(true);
-        engine.set_max_operations(limits.max_operations);
-        engine.set_max_call_levels(limits.max_call_levels);
-        engine.set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth);
-        engine.set_max_string_size(limits.max_string_size);
-        engine.set_max_array_size(limits.max_array_size);
-        engine.set_max_map_size(limits.max_map_size);
-        let max_lines = limits.max_printed_lines;
-        let keep = move |line: String| {
-            PRINTED.with(|p| {
-                let mut p = p.borrow_mut();
-                if p.len() < max_lines {
-                    p.push(line);
-                }
-            })
-        };
-        let keep_debug = keep;
-        engine.on_print(move |s| keep(s.to_string()));
-        engine.on_debug(move |s, _, _| keep_debug(s.to_string()));
-        engine.on_progress(|ops| {
-            if ops % CLOCK_EVERY != 0 {
-                return None;
-            }
-            let late = DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() >= at));
-            late.then(|| Dynamic::from("the wall-clock deadline passed"))
-        });
-        engine.register_fn("regex_match", regex_match);
-        engine.register_fn("glob_match", glob_match);
-        ScriptHost { engine, limits }
-    }
-
-    /// The limits in force.
-    pub fn limits(&self) -> ScriptLimits {
-        self.limits
-    }
-
-    /// Compiles a script; a syntax error is a diagnostic at its line and column.
-    pub fn compile(&self, file: &str, text: &str) -> Result<Script, Diagnostic> {
-        match self.engine.compile(text) {
-            Ok(ast) => Ok(Script {
-                file: file.to_string(),
-                ast: Arc::new(ast),
-            }),
-            Err(err) => {
-                let (line, column) = position(err.position()).unwrap_or((0, 0));
-                Err(Diagnostic::at_line(
-                    file,
-                    line,
-                    column,
-                    format!("script does not compile: {}", err.err_type()),
-                )
-                .with_hint("scripts are Rhai; `import` and `eval` are not available"))
-            }
+        ScriptHost {
+            engine: OnceLock::new(),
+            limits,
         }
     }
 
-    /// Calls `function` with arguments, under the limits.
-    pub fn call(&self, script: &Script, function: &str, args: Vec<Dynamic>) -> Result<CallOutput, ScriptError> {
-        PRINTED.with(|p| p.borrow_mut().clear());
-        DEADLINE.with(|d| d.set(Some(Instant::now() + self.limits.deadline)));
-        let mut scope = Scope::new();
-        let options = rhai::CallFnOptions::new().eval_ast(false).rewind_scope(true);
-        let result = self
-            .engine
-            .call_fn_with_options::<Dynamic>(options, &mut scope, &script.ast, function, args);
-        DEADLINE.with(|d| d.set(None));
-        let printed = PRINTED.with(|p| std::mem::take(&mut *p.borrow_mut()));
-        result
-            .map(|value| CallOutput { value, printed })
-            .map_err(|err| ScriptError {
-                file: script.file.clone(),
-                position: position(err.position()),
-                message: describe(&err),
-            })
+    fn engine(&self) -> &Engine {
+        self.engine.get_or_init(|| build_engine(self.limits))
     }
+}
+
+fn build_engine(limits: ScriptLimits) -> Engine {
+    let mut engine = Engine::new();
+    // `import` is compiled out (`no_module`); `eval` is refused at parse time.
+    engine.disable_symbol("eval");
+    engine.set_strict_variables(true);
+    engine.set_max_operations(limits.max_operations);
+    engine.set_max_call_levels(limits.max_call_levels);
+    engine.set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth);
+    engine.set_max_string_size(limits.max_string_size);
+    engine.set_max_array_size(limits.max_array_size);
+    engine.set_max_map_size(limits.max_map_size);
+    let max_lines = limits.max_printed_lines;
+    let keep = move |line: String| {
+        PRINTED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < max_lines {
+                p.push(line);
+            }
+        })
+    };
+    let keep_debug = keep;
+    engine.on_print(move |s| keep(s.to_string()));
+    engine.on_debug(move |s, _, _| keep_debug(s.to_string()));
+    engine.on_progress(|ops| {
+        if ops % CLOCK_EVERY != 0 {
+            return None;
+        }
+        let late = DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() >= at));
+        late.then(|| Dynamic::from("the wall-clock deadline passed"))
+    });
+    engine.register_fn("regex_match", regex_match);
+    engine.register_fn("glob_match", glob_match);
+    engine
 }
 
 /// `regex_match(text, pattern)`: true when the regular expression matches anywhere in `text`.
@@ -248,6 +222,84 @@ fn glob_match(path: &str, pattern: &str) -> Result<bool, Box<EvalAltResult>> {
         cache.insert(pattern.to_string(), glob);
         Ok(found)
     })
+}
+
+impl ScriptHost {
+    /// The limits in force.
+    pub fn limits(&self) -> ScriptLimits {
+        self.limits
+    }
+
+    /// Compiles a script now; a syntax error is a diagnostic at its line and column.
+    pub fn compile(&self, file: &str, text: &str) -> Result<Script, Diagnostic> {
+        let script = ScriptHost::deferred(file, text);
+        match self.ensure(&script) {
+            Ok(_) => Ok(script),
+            Err((position, message)) => {
+                let (line, column) = position.unwrap_or((0, 0));
+                Err(Diagnostic::at_line(file, line, column, message)
+                    .with_hint("scripts are Rhai; `import` and `eval` are not available"))
+            }
+        }
+    }
+
+    /// A script compiled on first use.
+    pub fn deferred(file: &str, text: &str) -> Script {
+        Script {
+            file: file.to_string(),
+            text: Arc::from(text),
+            ast: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn ensure<'s>(&self, script: &'s Script) -> &'s Compiled {
+        script.ast.get_or_init(|| {
+            self.engine().compile(&*script.text).map(Arc::new).map_err(|err| {
+                (
+                    position(err.position()),
+                    format!("script does not compile: {}", err.err_type()),
+                )
+            })
+        })
+    }
+
+    /// Compiles a deferred script if it is not yet; the diagnostic when it does not compile.
+    pub fn check(&self, script: &Script) -> Option<Diagnostic> {
+        self.ensure(script).as_ref().err().map(|(position, message)| {
+            let (line, column) = position.unwrap_or((0, 0));
+            Diagnostic::at_line(&script.file, line, column, message.clone())
+        })
+    }
+
+    /// Calls `function` with arguments, under the limits.
+    pub fn call(&self, script: &Script, function: &str, args: Vec<Dynamic>) -> Result<CallOutput, ScriptError> {
+        let ast = match self.ensure(script) {
+            Ok(ast) => ast.clone(),
+            Err((position, message)) => {
+                return Err(ScriptError {
+                    file: script.file.clone(),
+                    position: *position,
+                    message: message.clone(),
+                })
+            }
+        };
+        PRINTED.with(|p| p.borrow_mut().clear());
+        DEADLINE.with(|d| d.set(Some(Instant::now() + self.limits.deadline)));
+        let mut scope = Scope::new();
+        let options = rhai::CallFnOptions::new().eval_ast(false).rewind_scope(true);
+        let result = self
+            .engine()
+            .call_fn_with_options::<Dynamic>(options, &mut scope, &ast, function, args);
+        DEADLINE.with(|d| d.set(None));
+        let printed = PRINTED.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        result
+            .map(|value| CallOutput { value, printed })
+            .map_err(|err| ScriptError {
+                file: script.file.clone(),
+                position: position(err.position()),
+                message: describe(&err),
+            })
+    }
 }
 
 fn position(pos: Position) -> Option<(usize, usize)> {

@@ -85,7 +85,13 @@ pub struct Edit {
 impl Edit {
     /// An edit whose content the record does not show.
     pub fn invisible(path: impl Into<String>, kind: EditKind) -> Edit {
-        Edit { path: path.into(), kind, removed: Vec::new(), added: Vec::new(), visible: false }
+        Edit {
+            path: path.into(),
+            kind,
+            removed: Vec::new(),
+            added: Vec::new(),
+            visible: false,
+        }
     }
 
     /// Drops the content of an edit too large to keep; it is then not visible.
@@ -201,7 +207,12 @@ impl Trace {
         let edit = edit.bounded();
         let size: usize = edit.removed.iter().chain(&edit.added).map(|l| l.text.len() + 16).sum();
         if self.edit_bytes + size > MAX_EDIT_BYTES {
-            return Edit { removed: Vec::new(), added: Vec::new(), visible: false, ..edit };
+            return Edit {
+                removed: Vec::new(),
+                added: Vec::new(),
+                visible: false,
+                ..edit
+            };
         }
         self.edit_bytes += size;
         edit
@@ -220,12 +231,18 @@ impl Trace {
             for (step, json) in self.steps.iter().zip(steps.iter_mut()) {
                 let resolved = step.effects.resolve(workspace);
                 let places = |touches: &[crate::effects::Touch]| -> serde_json::Value {
-                    touches.iter().map(|t| place_json(t.path.as_deref(), &t.place)).collect()
+                    touches
+                        .iter()
+                        .map(|t| place_json(t.path.as_deref(), &t.place))
+                        .collect()
                 };
                 if let Some(obj) = json.as_object_mut() {
                     obj.insert("reads".into(), places(&resolved.read_places));
                     obj.insert("writes".into(), places(&resolved.write_places));
-                    let writes_workspace = resolved.write_places.iter().any(|t| matches!(t.place, Place::Root { .. }));
+                    let writes_workspace = resolved
+                        .write_places
+                        .iter()
+                        .any(|t| matches!(t.place, Place::Root { .. }));
                     obj.insert("writes_workspace".into(), writes_workspace.into());
                 }
                 if let Some(obj) = json.as_object_mut() {
@@ -258,7 +275,12 @@ pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
 
 fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Value {
     let mut obj = serde_json::Map::new();
-    obj.insert("path".into(), path.map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| "*".into()).into());
+    obj.insert(
+        "path".into(),
+        path.map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "*".into())
+            .into(),
+    );
     obj.insert("place".into(), place.class().into());
     if let Place::Root { name, relative } = place {
         obj.insert("root".into(), name.clone().into());
@@ -280,7 +302,11 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
             return None;
         }
         let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
-        Some(if p.starts_with('/') { p.to_string() } else { base.join(p).to_string_lossy().into_owned() })
+        Some(if p.starts_with('/') {
+            p.to_string()
+        } else {
+            base.join(p).to_string_lossy().into_owned()
+        })
     };
     let mut in_hunk = false;
     for line in text.lines() {
@@ -297,7 +323,13 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
                 (_, Some(new)) => (new, EditKind::Update),
                 (None, None) => continue,
             };
-            edits.push(Edit { path, kind, removed: Vec::new(), added: Vec::new(), visible: true });
+            edits.push(Edit {
+                path,
+                kind,
+                removed: Vec::new(),
+                added: Vec::new(),
+                visible: true,
+            });
             in_hunk = false;
             continue;
         }
@@ -305,7 +337,10 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
             // @@ -a,b +c,d @@
             let mut parts = rest.split_whitespace();
             let start = |s: Option<&str>, sign: char| -> u64 {
-                s.and_then(|s| s.strip_prefix(sign)).and_then(|s| s.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+                s.and_then(|s| s.strip_prefix(sign))
+                    .and_then(|s| s.split(',').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0)
             };
             old_line = start(parts.next(), '-');
             new_line = start(parts.next(), '+');
@@ -321,10 +356,16 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
             continue;
         }
         if let Some(text) = line.strip_prefix('-') {
-            edit.removed.push(EditLine { line: Some(old_line), text: text.to_string() });
+            edit.removed.push(EditLine {
+                line: Some(old_line),
+                text: text.to_string(),
+            });
             old_line += 1;
         } else if let Some(text) = line.strip_prefix('+') {
-            edit.added.push(EditLine { line: Some(new_line), text: text.to_string() });
+            edit.added.push(EditLine {
+                line: Some(new_line),
+                text: text.to_string(),
+            });
             new_line += 1;
         } else if !line.starts_with('\\') {
             old_line += 1;
@@ -457,7 +498,13 @@ mod tests {
         assert_eq!(edits.len(), 2);
         assert_eq!(edits[0].path, "/w/tests/t.rs");
         assert_eq!(edits[0].kind, EditKind::Update);
-        assert_eq!(edits[0].removed, vec![EditLine { line: Some(4), text: "    assert_eq!(x, 1);".into() }]);
+        assert_eq!(
+            edits[0].removed,
+            vec![EditLine {
+                line: Some(4),
+                text: "    assert_eq!(x, 1);".into()
+            }]
+        );
         assert_eq!(edits[0].added[0].line, Some(4));
         assert_eq!(edits[1].kind, EditKind::Delete);
         assert_eq!(edits[1].path, "/w/old.rs");
@@ -471,11 +518,39 @@ mod tests {
     #[test]
     fn events_fold_into_a_trace() {
         let mut t = Trace::default();
-        t.apply(Event::Started { session: "s".into(), cwd: Some("/w".into()), mode: None, provider: None, record: None });
-        let step = Step { id: "1".into(), tool: "Bash".into(), ..Step::default() };
-        t.apply(Event::Judged { step: Box::new(step), decision: crate::decision::Decision::Allow, reason: String::new(), rules: vec![], mode: "m".into() });
-        t.apply(Event::Observed { id: "1".into(), outcome: Outcome { status: Status::Completed, exit_code: Some(0) }, edits: vec![] });
-        t.apply(Event::Claimed { claim: Claim { message: "done".into(), ..Claim::default() } });
+        t.apply(Event::Started {
+            session: "s".into(),
+            cwd: Some("/w".into()),
+            mode: None,
+            provider: None,
+            record: None,
+        });
+        let step = Step {
+            id: "1".into(),
+            tool: "Bash".into(),
+            ..Step::default()
+        };
+        t.apply(Event::Judged {
+            step: Box::new(step),
+            decision: crate::decision::Decision::Allow,
+            reason: String::new(),
+            rules: vec![],
+            mode: "m".into(),
+        });
+        t.apply(Event::Observed {
+            id: "1".into(),
+            outcome: Outcome {
+                status: Status::Completed,
+                exit_code: Some(0),
+            },
+            edits: vec![],
+        });
+        t.apply(Event::Claimed {
+            claim: Claim {
+                message: "done".into(),
+                ..Claim::default()
+            },
+        });
         assert_eq!(t.cwd.as_deref(), Some("/w"));
         assert_eq!(t.steps[0].outcome.exit_code, Some(0));
         assert_eq!(t.claim.as_ref().map(|c| c.message.as_str()), Some("done"));
@@ -488,7 +563,10 @@ mod tests {
         let mut t = Trace::default();
         t.steps.push(Step {
             tool: "Write".into(),
-            effects: EffectProfile { writes: vec!["/w/tests/a.rs".into()], ..EffectProfile::default() },
+            effects: EffectProfile {
+                writes: vec!["/w/tests/a.rs".into()],
+                ..EffectProfile::default()
+            },
             edits: vec![Edit::invisible("/w/tests/a.rs", EditKind::Unknown)],
             ..Step::default()
         });

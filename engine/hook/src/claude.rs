@@ -68,7 +68,9 @@ pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
         Ok(e) => e,
         Err(e) => {
             return (
-                deny(&format!("tollgate could not read the hook input ({e}), so the tool call is refused")),
+                deny(&format!(
+                    "tollgate could not read the hook input ({e}), so the tool call is refused"
+                )),
                 vec![format!("tollgate: unreadable hook input: {e}")],
             )
         }
@@ -76,7 +78,10 @@ pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
     let pre = event.hook_event_name == "PreToolUse";
     match handle_event(&event, records) {
         Ok(answer) => answer,
-        Err(why) if pre => (deny(&format!("tollgate refuses because it could not judge this call: {why}")), vec![why]),
+        Err(why) if pre => (
+            deny(&format!("tollgate refuses because it could not judge this call: {why}")),
+            vec![why],
+        ),
         Err(why) => (String::new(), vec![format!("tollgate: {why}")]),
     }
 }
@@ -118,7 +123,13 @@ fn session(event: &HookInput) -> Result<Session, String> {
     let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
     let log = Log::new(&project, &id);
     let state = State::load(&project)?;
-    Ok(Session { project, cwd, id, log, state })
+    Ok(Session {
+        project,
+        cwd,
+        id,
+        log,
+        state,
+    })
 }
 
 fn loaded(session: &Session) -> Result<Bundle, String> {
@@ -140,7 +151,12 @@ fn handle_event(event: &HookInput, records: &dyn Records) -> Result<(String, Vec
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
         "Stop" | "SubagentStop" => stop(event, records),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
-        other => Ok((String::new(), vec![format!("tollgate: hook event `{other}` is not one it handles; nothing done")])),
+        other => Ok((
+            String::new(),
+            vec![format!(
+                "tollgate: hook event `{other}` is not one it handles; nothing done"
+            )],
+        )),
     }
 }
 
@@ -164,7 +180,10 @@ fn preamble(session: &Session, events: &[Event], mode: &str) -> Vec<Event> {
         _ => None,
     });
     if last.as_deref() != Some(mode) {
-        out.push(Event::ModeChanged { from: last, to: mode.to_string() });
+        out.push(Event::ModeChanged {
+            from: last,
+            to: mode.to_string(),
+        });
     }
     out
 }
@@ -191,12 +210,23 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
     };
     let ws = workspace(&session);
     let effects = mapped.effects.resolve(&ws);
-    let commands: Vec<String> = mapped.classified.iter().flat_map(|c| c.parts.iter().map(|p| p.text.clone())).collect();
-    let command_rules: Vec<String> =
-        mapped.classified.iter().flat_map(|c| c.parts.iter().map(|p| p.rule.clone().unwrap_or_default())).collect();
+    let commands: Vec<String> = mapped
+        .classified
+        .iter()
+        .flat_map(|c| c.parts.iter().map(|p| p.text.clone()))
+        .collect();
+    let command_rules: Vec<String> = mapped
+        .classified
+        .iter()
+        .flat_map(|c| c.parts.iter().map(|p| p.rule.clone().unwrap_or_default()))
+        .collect();
     let context = Context::new(ws);
-    let act = ActView { kind: mapped.act.kind, text: &mapped.act.text, commands: &commands };
-    let events = session.log.events();
+    let act = ActView {
+        kind: mapped.act.kind,
+        text: &mapped.act.text,
+        commands: &commands,
+    };
+    let events = session.log.judging_events();
     let mut judgement = bundle.judge_step(&mode, &act, &effects, &context);
     if let Some(helper) = &mapped.spawn {
         judgement = judge_spawn(&bundle, &session.state, helper, &events, judgement)?;
@@ -204,7 +234,10 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
     let step = Step {
         id: event.tool_use_id.clone().unwrap_or_default(),
         tool: tool.clone(),
-        act: StepAct { kind: mapped.act.kind.to_string(), text: mapped.act.text.clone() },
+        act: StepAct {
+            kind: mapped.act.kind.to_string(),
+            text: mapped.act.text.clone(),
+        },
         effects: mapped.effects.clone(),
         commands,
         command_rules,
@@ -221,13 +254,26 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
         mode: mode.clone(),
     });
     session.log.append(&out)?;
-    Ok((pre_tool_answer(judgement.decision, &format!("tollgate: {}", judgement.reason)), Vec::new()))
+    // The hook process ends right after answering: freeing the bundle is wasted latency.
+    std::mem::forget(bundle);
+    Ok((
+        pre_tool_answer(judgement.decision, &format!("tollgate: {}", judgement.reason)),
+        Vec::new(),
+    ))
 }
 
 /// The active pattern decides about sub-agents: strictest of it and the mode.
-fn judge_spawn(bundle: &Bundle, state: &State, helper: &str, events: &[Event], mode: Judgement) -> Result<Judgement, String> {
+fn judge_spawn(
+    bundle: &Bundle,
+    state: &State,
+    helper: &str,
+    events: &[Event],
+    mode: Judgement,
+) -> Result<Judgement, String> {
     let pattern_id = state.pattern();
-    let pattern = bundle.pattern(&pattern_id).ok_or_else(|| format!("the active pattern `{pattern_id}` is not in the bundle"))?;
+    let pattern = bundle
+        .pattern(&pattern_id)
+        .ok_or_else(|| format!("the active pattern `{pattern_id}` is not in the bundle"))?;
     let spawned = events
         .iter()
         .filter(|e| matches!(e, Event::Judged { step, decision: Decision::Allow, .. } if step.act.kind == "agent"))
@@ -235,7 +281,10 @@ fn judge_spawn(bundle: &Bundle, state: &State, helper: &str, events: &[Event], m
     let helper = Some(helper).filter(|h| !h.is_empty());
     let by_pattern = pattern.judge_spawn(helper, u32::try_from(spawned).unwrap_or(u32::MAX));
     if by_pattern.decision > mode.decision {
-        Ok(Judgement { mode: mode.mode, ..by_pattern })
+        Ok(Judgement {
+            mode: mode.mode,
+            ..by_pattern
+        })
     } else {
         Ok(mode)
     }
@@ -248,16 +297,30 @@ fn post_tool_use(event: &HookInput, records: &dyn Records) -> Result<(String, Ve
     let tool = event.tool_name.clone().unwrap_or_default();
     let response = event.tool_response.clone().unwrap_or(Value::Null);
     let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let exit_code = response.get("exit_code").and_then(|c| c.as_i64()).or(if tool == "Bash" { Some(if failed { 1 } else { 0 }) } else { None });
-    let outcome = Outcome { status: if failed { Status::Failed } else { Status::Completed }, exit_code };
-    let edits = if failed { Vec::new() } else { records.edits(&tool, &input, &response) };
+    let exit_code = response
+        .get("exit_code")
+        .and_then(|c| c.as_i64())
+        .or(if tool == "Bash" {
+            Some(if failed { 1 } else { 0 })
+        } else {
+            None
+        });
+    let outcome = Outcome {
+        status: if failed { Status::Failed } else { Status::Completed },
+        exit_code,
+    };
+    let edits = if failed {
+        Vec::new()
+    } else {
+        records.edits(&tool, &input, &response)
+    };
     session.log.append(&[Event::Observed { id, outcome, edits }])?;
     Ok((String::new(), Vec::new()))
 }
 
 fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let events = session.log.events();
+    let events = session.log.judging_events();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
     match event.hook_event_name.as_str() {
@@ -281,24 +344,47 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
     let logged = Log::trace(&events);
-    let transcript = event.transcript_path.as_deref().and_then(|p| records.transcript(p, &bundle));
+    let transcript = event
+        .transcript_path
+        .as_deref()
+        .and_then(|p| records.transcript(p, &bundle));
     if let Some(t) = &transcript {
         for step in &t.steps {
-            let Some(known) = logged.steps.iter().rev().find(|s| s.id == step.id) else { continue };
+            let Some(known) = logged.steps.iter().rev().find(|s| s.id == step.id) else {
+                continue;
+            };
             let unknown = known.outcome.status == Status::Unknown && step.outcome.status != Status::Unknown;
             let missing_edits = known.edits.is_empty() && !step.edits.is_empty();
             if unknown || missing_edits {
-                let outcome = if unknown { step.outcome.clone() } else { known.outcome.clone() };
-                out.push(Event::Observed { id: step.id.clone(), outcome, edits: step.edits.clone() });
+                let outcome = if unknown {
+                    step.outcome.clone()
+                } else {
+                    known.outcome.clone()
+                };
+                out.push(Event::Observed {
+                    id: step.id.clone(),
+                    outcome,
+                    edits: step.edits.clone(),
+                });
             }
         }
     }
     let message = event
         .last_assistant_message
         .clone()
-        .or_else(|| transcript.as_ref().and_then(|t| t.claim.as_ref().map(|c| c.message.clone())))
+        .or_else(|| {
+            transcript
+                .as_ref()
+                .and_then(|t| t.claim.as_ref().map(|c| c.message.clone()))
+        })
         .unwrap_or_default();
-    out.push(Event::Claimed { claim: Claim { message, result: None, is_error: false } });
+    out.push(Event::Claimed {
+        claim: Claim {
+            message,
+            result: None,
+            is_error: false,
+        },
+    });
     let mut all = events.clone();
     all.extend(out.iter().cloned());
     let trace = Log::trace(&all);
@@ -320,7 +406,13 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
     }
     if event.stop_hook_active {
         // Blocking again could loop forever: let the stop through, on the record as a verdict.
-        return Ok((String::new(), vec![format!("tollgate: still not holding, stop let through: {}", gaps.join(" "))]));
+        return Ok((
+            String::new(),
+            vec![format!(
+                "tollgate: still not holding, stop let through: {}",
+                gaps.join(" ")
+            )],
+        ));
     }
     let reason = format!("tollgate: {}", gaps.join(" "));
     Ok((json!({ "decision": "block", "reason": reason }).to_string(), Vec::new()))

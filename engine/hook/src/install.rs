@@ -5,15 +5,24 @@ use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
 /// The hook events tollgate registers, and whether they take a tool matcher.
-pub const EVENTS: [(&str, bool); 5] =
-    [("PreToolUse", true), ("PostToolUse", true), ("Stop", false), ("SessionStart", false), ("UserPromptSubmit", false)];
+pub const EVENTS: [(&str, bool); 5] = [
+    ("PreToolUse", true),
+    ("PostToolUse", true),
+    ("Stop", false),
+    ("SessionStart", false),
+    ("UserPromptSubmit", false),
+];
 
 /// The arguments after the binary that mark a hook command as tollgate's.
 const MARK: &str = "hook claude-code";
 
 /// The settings file for a scope: the project's `.claude/settings.json`, or the user's
 /// (`$CLAUDE_CONFIG_DIR/settings.json` when set, else `~/.claude/settings.json`).
-pub fn settings_path(project: Option<&Path>, config_dir: Option<PathBuf>, home: Option<PathBuf>) -> Result<PathBuf, String> {
+pub fn settings_path(
+    project: Option<&Path>,
+    config_dir: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Result<PathBuf, String> {
     match project {
         Some(root) => Ok(root.join(".claude").join("settings.json")),
         None => match (config_dir, home) {
@@ -36,7 +45,9 @@ pub fn command_for(binary: &Path) -> String {
 }
 
 fn is_ours(hook: &Value) -> bool {
-    let Some(command) = hook.get("command").and_then(|c| c.as_str()) else { return false };
+    let Some(command) = hook.get("command").and_then(|c| c.as_str()) else {
+        return false;
+    };
     command
         .trim_end()
         .strip_suffix(MARK)
@@ -51,13 +62,18 @@ pub fn install(settings: &Value, command: &str) -> Result<Value, String> {
         _ => return Err("the settings file is not a JSON object".into()),
     };
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks.as_object_mut().ok_or("`hooks` in the settings is not an object")?;
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or("`hooks` in the settings is not an object")?;
     for (event, matcher) in EVENTS {
         let list = hooks.entry(event).or_insert_with(|| Value::Array(Vec::new()));
-        let list = list.as_array_mut().ok_or_else(|| format!("`hooks.{event}` in the settings is not a list"))?;
+        let list = list
+            .as_array_mut()
+            .ok_or_else(|| format!("`hooks.{event}` in the settings is not a list"))?;
         let present = list.iter().any(|entry| {
             entry.get("hooks").and_then(|h| h.as_array()).is_some_and(|hs| {
-                hs.iter().any(|h| h.get("command").and_then(|c| c.as_str()) == Some(command))
+                hs.iter()
+                    .any(|h| h.get("command").and_then(|c| c.as_str()) == Some(command))
             })
         });
         if present {
@@ -78,11 +94,15 @@ pub fn install(settings: &Value, command: &str) -> Result<Value, String> {
 /// that removed too; everything else as it was.
 pub fn uninstall(settings: &Value) -> Value {
     let mut settings = settings.clone();
-    let Some(hooks) = settings.get_mut("hooks").and_then(|h| h.as_object_mut()) else { return settings };
+    let Some(hooks) = settings.get_mut("hooks").and_then(|h| h.as_object_mut()) else {
+        return settings;
+    };
     for list in hooks.values_mut() {
         let Some(entries) = list.as_array_mut() else { continue };
         entries.retain_mut(|entry| {
-            let Some(hs) = entry.get_mut("hooks").and_then(|h| h.as_array_mut()) else { return true };
+            let Some(hs) = entry.get_mut("hooks").and_then(|h| h.as_array_mut()) else {
+                return true;
+            };
             let before = hs.len();
             hs.retain(|h| !is_ours(h));
             !(hs.is_empty() && before > 0)
@@ -129,7 +149,9 @@ pub fn pretty(settings: &Value) -> String {
     if settings.is_null() {
         return String::new();
     }
-    serde_json::to_string_pretty(settings).map(|t| t + "\n").unwrap_or_default()
+    serde_json::to_string_pretty(settings)
+        .map(|t| t + "\n")
+        .unwrap_or_default()
 }
 
 /// A line diff: `-` old, `+` new, ` ` both.
@@ -190,7 +212,10 @@ mod tests {
         let twice = install(&once, &cmd).unwrap();
         assert_eq!(once, twice);
         assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-        assert_eq!(once["hooks"]["Stop"][0]["hooks"][0]["command"], "/usr/local/bin/tollgate hook claude-code");
+        assert_eq!(
+            once["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "/usr/local/bin/tollgate hook claude-code"
+        );
         assert!(once["hooks"]["Stop"][0].get("matcher").is_none());
         assert_eq!(uninstall(&once), existing);
         assert_eq!(uninstall(&install(&Value::Null, &cmd).unwrap()), json!({}));
@@ -198,8 +223,13 @@ mod tests {
 
     #[test]
     fn odd_paths_are_quoted() {
-        assert_eq!(command_for(Path::new("/opt/my tools/tollgate")), "'/opt/my tools/tollgate' hook claude-code");
-        assert!(is_ours(&json!({"command": "'/opt/my tools/tollgate' hook claude-code"})));
+        assert_eq!(
+            command_for(Path::new("/opt/my tools/tollgate")),
+            "'/opt/my tools/tollgate' hook claude-code"
+        );
+        assert!(is_ours(
+            &json!({"command": "'/opt/my tools/tollgate' hook claude-code"})
+        ));
     }
 
     #[test]
@@ -210,8 +240,17 @@ mod tests {
 
     #[test]
     fn settings_paths() {
-        assert_eq!(settings_path(Some(Path::new("/r")), None, None).unwrap(), PathBuf::from("/r/.claude/settings.json"));
-        assert_eq!(settings_path(None, Some("/c".into()), Some("/h".into())).unwrap(), PathBuf::from("/c/settings.json"));
-        assert_eq!(settings_path(None, None, Some("/h".into())).unwrap(), PathBuf::from("/h/.claude/settings.json"));
+        assert_eq!(
+            settings_path(Some(Path::new("/r")), None, None).unwrap(),
+            PathBuf::from("/r/.claude/settings.json")
+        );
+        assert_eq!(
+            settings_path(None, Some("/c".into()), Some("/h".into())).unwrap(),
+            PathBuf::from("/c/settings.json")
+        );
+        assert_eq!(
+            settings_path(None, None, Some("/h".into())).unwrap(),
+            PathBuf::from("/h/.claude/settings.json")
+        );
     }
 }

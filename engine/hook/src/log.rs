@@ -20,7 +20,13 @@ pub fn file_name(session: &str) -> String {
     let cleaned: String = session
         .chars()
         .take(128)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if cleaned.is_empty() {
         "unknown-session".to_string()
@@ -32,7 +38,11 @@ pub fn file_name(session: &str) -> String {
 impl Log {
     /// The log of a session in a project.
     pub fn new(project: &Path, session: &str) -> Log {
-        Log { path: crate::project::dir(project).join("runs").join(format!("{}.jsonl", file_name(session))) }
+        Log {
+            path: crate::project::dir(project)
+                .join("runs")
+                .join(format!("{}.jsonl", file_name(session))),
+        }
     }
 
     /// Where it is.
@@ -59,7 +69,8 @@ impl Log {
             .append(true)
             .open(&self.path)
             .map_err(|e| format!("cannot open `{}`: {e}", self.path.display()))?;
-        file.lock().map_err(|e| format!("cannot lock `{}`: {e}", self.path.display()))?;
+        file.lock()
+            .map_err(|e| format!("cannot lock `{}`: {e}", self.path.display()))?;
         let written = file.write_all(text.as_bytes()).and_then(|_| file.flush());
         let _ = file.unlock();
         written.map_err(|e| format!("cannot append to `{}`: {e}", self.path.display()))
@@ -67,7 +78,9 @@ impl Log {
 
     /// The events so far (lines that do not parse are skipped: the log is still read).
     pub fn events(&self) -> Vec<Event> {
-        let Ok(file) = std::fs::File::open(&self.path) else { return Vec::new() };
+        let Ok(file) = std::fs::File::open(&self.path) else {
+            return Vec::new();
+        };
         let _ = file.lock_shared();
         let mut text = String::new();
         let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&file, MAX_LOG_BYTES), &mut text);
@@ -75,9 +88,33 @@ impl Log {
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
+    /// Only the events a tool call needs to be judged: the session's start, mode changes, and
+    /// judged spawns. Other lines are skipped before they are parsed, so the cost of a call does
+    /// not grow with the length of the session.
+    pub fn judging_events(&self) -> Vec<Event> {
+        let Ok(file) = std::fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        let _ = file.lock_shared();
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&file, MAX_LOG_BYTES), &mut text);
+        let _ = file.unlock();
+        text.lines()
+            .filter(|l| {
+                l.starts_with(r#"{"event":"started""#)
+                    || l.starts_with(r#"{"event":"mode_changed""#)
+                    || (l.starts_with(r#"{"event":"judged""#) && l.contains(r#""kind":"agent""#))
+            })
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
     /// The events folded into a trace.
     pub fn trace(events: &[Event]) -> Trace {
-        let mut trace = Trace { format: "tollgate-events".into(), ..Trace::default() };
+        let mut trace = Trace {
+            format: "tollgate-events".into(),
+            ..Trace::default()
+        };
         for e in events {
             trace.apply(e.clone());
         }

@@ -31,8 +31,13 @@ pub fn classify_act(act: &str) -> &'static str {
         && !act.contains('/')
         && act.contains('.')
         && !act.starts_with('.')
-        && act.split('.').all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-        && act.rsplit('.').next().is_some_and(|tld| tld.chars().all(|c| c.is_ascii_alphabetic()));
+        && act
+            .split('.')
+            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        && act
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| tld.chars().all(|c| c.is_ascii_alphabetic()));
     if looks_like_domain {
         "domain"
     } else if act.contains('/') || act.contains('*') || act.starts_with('.') || act.starts_with('~') {

@@ -39,7 +39,9 @@ impl State {
     pub fn load(project: &Path) -> Result<State, String> {
         let file = path(project);
         match std::fs::read_to_string(&file) {
-            Ok(text) => toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message())),
+            Ok(text) => {
+                toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message()))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
             Err(e) => Err(format!("`{}` cannot be read: {e}", file.display())),
         }
@@ -67,7 +69,9 @@ impl State {
 
     /// The active pattern.
     pub fn pattern(&self) -> String {
-        self.pattern.clone().unwrap_or_else(|| crate::DEFAULT_PATTERN.to_string())
+        self.pattern
+            .clone()
+            .unwrap_or_else(|| crate::DEFAULT_PATTERN.to_string())
     }
 }
 
@@ -80,7 +84,12 @@ mod tests {
         let mut s = State::default();
         assert_eq!(s.mode_for(Some("x")), crate::DEFAULT_MODE);
         s.mode = Some("full".into());
-        s.sessions.insert("x".into(), SessionState { mode: Some("read-only".into()) });
+        s.sessions.insert(
+            "x".into(),
+            SessionState {
+                mode: Some("read-only".into()),
+            },
+        );
         assert_eq!(s.mode_for(Some("x")), "read-only");
         assert_eq!(s.mode_for(Some("y")), "full");
         let t = tempfile::tempdir().unwrap();

@@ -21,7 +21,11 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(cx: &'a ReadContext<'a>, session: bool) -> Self {
-        Reader { cx, session, last_text: None }
+        Reader {
+            cx,
+            session,
+            last_text: None,
+        }
     }
 
     fn cwd(&self, trace: &Trace) -> PathBuf {
@@ -41,21 +45,34 @@ impl<'a> Reader<'a> {
         match self.cx.bundle.provider(PROVIDER) {
             Some(provider) => {
                 let mapped = provider.tool_effects(&tool, &input, &cwd, self.cx.bundle.classifier());
-                step.act = StepAct { kind: mapped.act.kind.to_string(), text: mapped.act.text };
+                step.act = StepAct {
+                    kind: mapped.act.kind.to_string(),
+                    text: mapped.act.text,
+                };
                 step.effects = mapped.effects;
                 if let Some(classified) = mapped.classified {
                     step.commands = classified.parts.iter().map(|p| p.text.clone()).collect();
-                    step.command_rules = classified.parts.iter().map(|p| p.rule.clone().unwrap_or_default()).collect();
+                    step.command_rules = classified
+                        .parts
+                        .iter()
+                        .map(|p| p.rule.clone().unwrap_or_default())
+                        .collect();
                     step.edits = command_edits(&step.effects.writes, &cwd);
                 }
             }
             None => {
-                step.act = StepAct { kind: "tool".into(), text: tool.clone() };
+                step.act = StepAct {
+                    kind: "tool".into(),
+                    text: tool.clone(),
+                };
                 step.effects = tollgate_core::effects::EffectProfile::unknown();
             }
         }
         if step.edits.is_empty() {
-            step.edits = input_edits(&tool, &input).into_iter().map(|e| trace.budget(e)).collect();
+            step.edits = input_edits(&tool, &input)
+                .into_iter()
+                .map(|e| trace.budget(e))
+                .collect();
         }
         trace.steps.push(step);
     }
@@ -70,16 +87,25 @@ impl<'a> Reader<'a> {
         let content = result_text(block.get("content"));
         let is_error = block.get("is_error").and_then(|e| e.as_bool()).unwrap_or(false);
         step.outcome = if is_error {
-            let refused = ["hook error", "denied", "doesn't want to proceed", "Permission to use", "blocked by"]
-                .iter()
-                .any(|needle| content.contains(needle));
+            let refused = [
+                "hook error",
+                "denied",
+                "doesn't want to proceed",
+                "Permission to use",
+                "blocked by",
+            ]
+            .iter()
+            .any(|needle| content.contains(needle));
             Outcome {
                 status: if refused { Status::Refused } else { Status::Failed },
                 exit_code: exit_code(&content),
             }
         } else {
             let command = step.act.kind == "command";
-            Outcome { status: Status::Completed, exit_code: command.then_some(0) }
+            Outcome {
+                status: Status::Completed,
+                exit_code: command.then_some(0),
+            }
         };
         if let Some(edits) = edits {
             step.edits = edits;
@@ -99,7 +125,9 @@ impl LineReader for Reader<'_> {
                 if self.session && trace.cwd.is_none() {
                     trace.cwd = text(&value, "cwd").map(String::from);
                 }
-                let Some(blocks) = value.pointer("/message/content").and_then(|c| c.as_array()) else { return };
+                let Some(blocks) = value.pointer("/message/content").and_then(|c| c.as_array()) else {
+                    return;
+                };
                 for block in blocks {
                     match text(block, "type") {
                         Some("tool_use") => self.tool_use(trace, block),
@@ -118,7 +146,9 @@ impl LineReader for Reader<'_> {
                     trace.cwd = text(&value, "cwd").map(String::from);
                 }
                 let structured = value.get("tool_use_result").or_else(|| value.get("toolUseResult"));
-                let Some(blocks) = value.pointer("/message/content").and_then(|c| c.as_array()) else { return };
+                let Some(blocks) = value.pointer("/message/content").and_then(|c| c.as_array()) else {
+                    return;
+                };
                 for block in blocks {
                     if text(block, "type") == Some("tool_result") {
                         self.tool_result(trace, block, structured);
@@ -145,7 +175,11 @@ impl LineReader for Reader<'_> {
             if let Some(message) = self.last_text.clone() {
                 if !last_line_broken {
                     trace.ended = true;
-                    trace.claim = Some(Claim { message, result: None, is_error: false });
+                    trace.claim = Some(Claim {
+                        message,
+                        result: None,
+                        is_error: false,
+                    });
                 }
             }
         }
@@ -156,18 +190,26 @@ impl LineReader for Reader<'_> {
 fn result_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => {
-            blocks.iter().filter_map(|b| text(b, "text")).collect::<Vec<_>>().join("\n")
-        }
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| text(b, "text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => String::new(),
     }
 }
 
 /// `Exit code N` at the start of a failed command's output.
 fn exit_code(content: &str) -> Option<i64> {
-    let rest = content.trim_start().strip_prefix("Error: ").unwrap_or(content.trim_start());
+    let rest = content
+        .trim_start()
+        .strip_prefix("Error: ")
+        .unwrap_or(content.trim_start());
     let rest = rest.strip_prefix("Exit code ")?;
-    rest.split(|c: char| !c.is_ascii_digit() && c != '-').next()?.parse().ok()
+    rest.split(|c: char| !c.is_ascii_digit() && c != '-')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Files a shell command writes by name: their content is not in the record. The working
@@ -181,12 +223,21 @@ fn command_edits(writes: &[String], cwd: &std::path::Path) -> Vec<Edit> {
 }
 
 fn lines(text: &str, first: Option<u64>) -> Vec<EditLine> {
-    text.lines().enumerate().map(|(i, l)| EditLine { line: first.map(|f| f + i as u64), text: l.to_string() }).collect()
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| EditLine {
+            line: first.map(|f| f + i as u64),
+            text: l.to_string(),
+        })
+        .collect()
 }
 
 /// Edits as the tool's input describes them, before (or without) a result.
 fn input_edits(tool: &str, input: &Value) -> Vec<Edit> {
-    let path = text(input, "file_path").or_else(|| text(input, "notebook_path")).unwrap_or("").to_string();
+    let path = text(input, "file_path")
+        .or_else(|| text(input, "notebook_path"))
+        .unwrap_or("")
+        .to_string();
     match tool {
         "Write" => vec![Edit {
             path,
@@ -205,8 +256,18 @@ fn input_edits(tool: &str, input: &Value) -> Vec<Edit> {
         }
         .bounded()],
         "MultiEdit" => {
-            let edits = input.get("edits").and_then(|e| e.as_array()).cloned().unwrap_or_default();
-            let mut edit = Edit { path, kind: EditKind::Update, removed: vec![], added: vec![], visible: true };
+            let edits = input
+                .get("edits")
+                .and_then(|e| e.as_array())
+                .cloned()
+                .unwrap_or_default();
+            let mut edit = Edit {
+                path,
+                kind: EditKind::Update,
+                removed: vec![],
+                added: vec![],
+                visible: true,
+            };
             for e in &edits {
                 edit.removed.extend(lines(text(e, "old_string").unwrap_or(""), None));
                 edit.added.extend(lines(text(e, "new_string").unwrap_or(""), None));
@@ -226,21 +287,39 @@ fn result_edits(tool: &str, result: &Value) -> Option<Vec<Edit>> {
     let path = text(result, "filePath")?.to_string();
     if text(result, "type") == Some("create") {
         let content = text(result, "content").unwrap_or("");
-        return Some(vec![Edit { path, kind: EditKind::Create, removed: vec![], added: lines(content, Some(1)), visible: true }
-            .bounded()]);
+        return Some(vec![Edit {
+            path,
+            kind: EditKind::Create,
+            removed: vec![],
+            added: lines(content, Some(1)),
+            visible: true,
+        }
+        .bounded()]);
     }
     let hunks = result.get("structuredPatch")?.as_array()?;
-    let mut edit = Edit { path, kind: EditKind::Update, removed: vec![], added: vec![], visible: true };
+    let mut edit = Edit {
+        path,
+        kind: EditKind::Update,
+        removed: vec![],
+        added: vec![],
+        visible: true,
+    };
     for hunk in hunks {
         let mut old = hunk.get("oldStart").and_then(|n| n.as_u64()).unwrap_or(0);
         let mut new = hunk.get("newStart").and_then(|n| n.as_u64()).unwrap_or(0);
         for line in hunk.get("lines").and_then(|l| l.as_array()).into_iter().flatten() {
             let Some(line) = line.as_str() else { continue };
             if let Some(t) = line.strip_prefix('-') {
-                edit.removed.push(EditLine { line: Some(old), text: t.to_string() });
+                edit.removed.push(EditLine {
+                    line: Some(old),
+                    text: t.to_string(),
+                });
                 old += 1;
             } else if let Some(t) = line.strip_prefix('+') {
-                edit.added.push(EditLine { line: Some(new), text: t.to_string() });
+                edit.added.push(EditLine {
+                    line: Some(new),
+                    text: t.to_string(),
+                });
                 new += 1;
             } else {
                 old += 1;
@@ -249,6 +328,12 @@ fn result_edits(tool: &str, result: &Value) -> Option<Vec<Edit>> {
         }
     }
     Some(vec![edit.bounded()])
+}
+
+/// The edits a finished Claude Code tool call made: from its response where it has them
+/// (hunks with line numbers), else from its input.
+pub fn call_edits(tool: &str, input: &Value, response: &Value) -> Vec<Edit> {
+    result_edits(tool, response).unwrap_or_else(|| input_edits(tool, input))
 }
 
 #[cfg(test)]
@@ -261,10 +346,4 @@ mod tests {
         assert_eq!(exit_code("Error: Exit code 2\n"), Some(2));
         assert_eq!(exit_code("some failure"), None);
     }
-}
-
-/// The edits a finished Claude Code tool call made: from its response where it has them
-/// (hunks with line numbers), else from its input.
-pub fn call_edits(tool: &str, input: &Value, response: &Value) -> Vec<Edit> {
-    result_edits(tool, response).unwrap_or_else(|| input_edits(tool, input))
 }

@@ -19,8 +19,13 @@ pub enum Format {
 
 impl Format {
     /// Every format, for `--help` and parsing.
-    pub const ALL: [Format; 5] =
-        [Format::ClaudeStream, Format::ClaudeSession, Format::CodexExec, Format::CodexRollout, Format::Events];
+    pub const ALL: [Format; 5] = [
+        Format::ClaudeStream,
+        Format::ClaudeSession,
+        Format::CodexExec,
+        Format::CodexRollout,
+        Format::Events,
+    ];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -69,7 +74,9 @@ pub fn detect<R: BufRead>(input: &mut R) -> std::io::Result<Option<Format>> {
     let buf = input.fill_buf()?;
     // Enough to see a few lines; a first line longer than the buffer still has its start.
     for line in buf.split(|b| *b == b'\n').take(32) {
-        let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
         if let Some(format) = Format::from_line(&value) {
             return Ok(Some(format));
         }

@@ -11,7 +11,10 @@ impl LineReader for Reader {
         match serde_json::from_value::<Event>(value) {
             Ok(event) => trace.apply(event),
             Err(e) if e.to_string().contains("unknown variant") => trace.skip(&kind),
-            Err(e) => trace.malformed.push(tollgate_core::trace::Malformed { line: trace.lines, error: e.to_string() }),
+            Err(e) => trace.malformed.push(tollgate_core::trace::Malformed {
+                line: trace.lines,
+                error: e.to_string(),
+            }),
         }
     }
 }

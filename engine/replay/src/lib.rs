@@ -30,7 +30,10 @@ pub struct ReadContext<'a> {
 
 /// Reads a whole recording in a given format.
 pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace {
-    let mut trace = Trace { format: format.name().to_string(), ..Trace::default() };
+    let mut trace = Trace {
+        format: format.name().to_string(),
+        ..Trace::default()
+    };
     let mut reader: Box<dyn LineReader + '_> = match format {
         Format::ClaudeStream => Box::new(claude::Reader::new(cx, false)),
         Format::ClaudeSession => Box::new(claude::Reader::new(cx, true)),
@@ -44,9 +47,14 @@ pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
             Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(bytes) {
                 Ok(value) => reader.line(&mut trace, value),
-                Err(e) => trace.malformed.push(tollgate_core::trace::Malformed { line: number, error: e.to_string() }),
+                Err(e) => trace.malformed.push(tollgate_core::trace::Malformed {
+                    line: number,
+                    error: e.to_string(),
+                }),
             },
-            Err(error) => trace.malformed.push(tollgate_core::trace::Malformed { line: number, error }),
+            Err(error) => trace
+                .malformed
+                .push(tollgate_core::trace::Malformed { line: number, error }),
         }
     });
     reader.finish(&mut trace);

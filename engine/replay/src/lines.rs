@@ -80,8 +80,12 @@ mod tests {
     #[test]
     fn lines_are_numbered_and_the_last_needs_no_newline() {
         let got = collect(b"a\r\nbb\n\nccc");
-        let want: Vec<(u64, Result<String, String>)> =
-            vec![(1, Ok("a".into())), (2, Ok("bb".into())), (3, Ok("".into())), (4, Ok("ccc".into()))];
+        let want: Vec<(u64, Result<String, String>)> = vec![
+            (1, Ok("a".into())),
+            (2, Ok("bb".into())),
+            (3, Ok("".into())),
+            (4, Ok("ccc".into())),
+        ];
         assert_eq!(got, want);
     }
 }

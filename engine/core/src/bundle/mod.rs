@@ -31,7 +31,7 @@ struct Doc {
     relative: String,
     display: String,
     /// The TOML text spans point into (a `.md` mode's front matter).
-    text: String,
+    text: Arc<str>,
     /// Lines before `text` in the file.
     line_offset: usize,
 }
@@ -64,6 +64,44 @@ fn normalise(path: &str) -> String {
         }
     }
     parts.join("/")
+}
+
+/// A place in a file, turned into a diagnostic only when something there fails (locating is
+/// not free, and a bundle carries many examples).
+#[derive(Debug, Clone)]
+struct Located {
+    display: String,
+    text: Arc<str>,
+    span: Range<usize>,
+    line_offset: usize,
+    message: String,
+}
+
+impl Located {
+    fn new(doc: &Doc, span: Range<usize>, message: impl Into<String>) -> Located {
+        Located {
+            display: doc.display.clone(),
+            text: doc.text.clone(),
+            span,
+            line_offset: doc.line_offset,
+            message: message.into(),
+        }
+    }
+
+    fn diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::at(&self.display, &self.text, self.span.clone(), self.message.clone());
+        d.line += self.line_offset;
+        d
+    }
+}
+
+/// A script function named by a rule or row, to be checked once the script is compiled.
+#[derive(Debug, Clone)]
+struct Deferred {
+    at: Located,
+    script: Script,
+    function: String,
+    arity: usize,
 }
 
 /// A loaded mode.
@@ -209,11 +247,16 @@ enum ExampleKind {
         pattern: String,
         example: SpawnExample,
     },
+    Command {
+        rule: String,
+        matches: Vec<String>,
+        not_match: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
 struct Example {
-    at: Diagnostic,
+    at: Located,
     kind: ExampleKind,
 }
 
@@ -230,6 +273,8 @@ pub struct Bundle {
     classifier: Classifier,
     mcp: BTreeMap<String, ToolFile>,
     acts: Vec<ActRule>,
+    deferred: Vec<Deferred>,
+    scripts: Vec<Script>,
 }
 
 /// A compiled act rule.
@@ -271,10 +316,15 @@ impl ActRule {
                 let words: Vec<&str> = c.split_whitespace().collect();
                 words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
             }),
-            ActMatcher::Path(set) => effects.read_places.iter().chain(&effects.write_places).any(|t| set.contains(t, workspace)),
+            ActMatcher::Path(set) => effects
+                .read_places
+                .iter()
+                .chain(&effects.write_places)
+                .any(|t| set.contains(t, workspace)),
             ActMatcher::Domain(domain) => {
                 let urls = std::iter::once(act.text).chain(act.commands.iter().flat_map(|c| c.split_whitespace()));
-                urls.filter_map(host_of).any(|host| host == domain.as_str() || host.ends_with(&format!(".{domain}")))
+                urls.filter_map(host_of)
+                    .any(|host| host == domain.as_str() || host.ends_with(&format!(".{domain}")))
             }
         }
     }
@@ -393,12 +443,18 @@ impl Bundle {
                     source: index,
                     relative: relative.clone(),
                     display: source.display(relative),
-                    text: text.clone(),
+                    text: Arc::from(text.as_str()),
                     line_offset: 0,
                 };
                 let folder = relative.split('/').next().unwrap_or("");
                 if relative.ends_with(".rhai") {
-                    let compiled = host.compile(&doc.display, text).map_err(|diag| d.push(diag)).ok();
+                    // The shipped bundle's scripts are checked when it is built and tested, so they
+                    // compile on first use; everyone else's are checked at every load.
+                    let compiled = if source.label == crate::shipped::LABEL {
+                        Some(ScriptHost::deferred(&doc.display, text))
+                    } else {
+                        host.compile(&doc.display, text).map_err(|diag| d.push(diag)).ok()
+                    };
                     scripts.insert((index, relative.clone()), compiled);
                     continue;
                 }
@@ -413,7 +469,7 @@ impl Bundle {
                                 );
                                 continue;
                             };
-                            doc.text = matter.to_string();
+                            doc.text = Arc::from(matter);
                             doc.line_offset = 1;
                             role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
                         }
@@ -461,8 +517,11 @@ impl Bundle {
             classifier: Classifier::default(),
             mcp: BTreeMap::new(),
             acts: Vec::new(),
+            deferred: Vec::new(),
+            scripts: Vec::new(),
         };
         let mut compiler = Compiler {
+            deferred: Vec::new(),
             scripts,
             path_sets: HashMap::new(),
             diagnostics: d,
@@ -489,6 +548,8 @@ impl Bundle {
             );
         }
         compiler.check_row_evidence(&bundle);
+        bundle.deferred = std::mem::take(&mut compiler.deferred);
+        bundle.scripts = compiler.scripts.values().flatten().cloned().collect();
         (bundle, compiler.diagnostics)
     }
 
@@ -544,7 +605,13 @@ impl Bundle {
 
     /// What an MCP server's tool does, from the bundle's `[mcp]` tables (`SERVER/TOOL` before
     /// `SERVER`); the conservative profile when no file names it.
-    pub fn mcp_effects(&self, server: &str, tool: &str, input: &serde_json::Value, cwd: &std::path::Path) -> crate::provider::ToolEffects {
+    pub fn mcp_effects(
+        &self,
+        server: &str,
+        tool: &str,
+        input: &serde_json::Value,
+        cwd: &std::path::Path,
+    ) -> crate::provider::ToolEffects {
         let name = format!("{server}/{tool}");
         match self.mcp.get(&name).or_else(|| self.mcp.get(server)) {
             Some(spec) => crate::provider::tool_file_effects(spec, &name, input, cwd, &self.classifier),
@@ -569,12 +636,17 @@ impl Bundle {
             .filter(|r| r.modes.as_ref().is_none_or(|ms| ms.iter().any(|x| x == mode)))
             .filter(|r| r.matches(act, effects, &context.workspace))
             .collect();
-        let Some(decision) = matched.iter().map(|r| r.decision).max() else { return judged };
+        let Some(decision) = matched.iter().map(|r| r.decision).max() else {
+            return judged;
+        };
         let deciding: Vec<&&ActRule> = matched.iter().filter(|r| r.decision == decision).collect();
         let names: Vec<String> = deciding.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
         if decision < judged.decision && !m.judge.ceiling.exceeded(effects, &context.workspace).is_empty() {
             let mut kept = judged;
-            kept.reason.push_str(&format!("; the kept rule {} would {decision}, but not beyond the mode's ceiling", names.join(", ")));
+            kept.reason.push_str(&format!(
+                "; the kept rule {} would {decision}, but not beyond the mode's ceiling",
+                names.join(", ")
+            ));
             return kept;
         }
         if decision == judged.decision {
@@ -761,8 +833,15 @@ impl Bundle {
     }
 
     /// Runs every example in the bundle; each one that fails is a diagnostic at its location.
+    /// Scripts compiled on first use are compiled here first, and the functions rules and rows
+    /// name in them checked.
     pub fn run_examples(&self) -> Vec<Diagnostic> {
-        let mut failures = Vec::new();
+        let mut failures: Vec<Diagnostic> = self.scripts.iter().filter_map(|s| self.host.check(s)).collect();
+        for d in &self.deferred {
+            if self.host.check(&d.script).is_none() && d.script.has_function(&d.function, d.arity) == Some(false) {
+                failures.push(d.at.diagnostic());
+            }
+        }
         for example in &self.examples {
             let (expected, got, reason) = match &example.kind {
                 ExampleKind::Judgement { owner, example: ex } => {
@@ -790,6 +869,39 @@ impl Bundle {
                         .unwrap_or_default();
                     (ex.verdict.to_string(), verdict, evidence)
                 }
+                ExampleKind::Command {
+                    rule,
+                    matches,
+                    not_match,
+                } => {
+                    let selected = |command: &str| -> Option<String> {
+                        let line = crate::shell::parse(command);
+                        let words = &line.commands.first()?.words;
+                        let program = words.first()?.rsplit('/').next()?.to_string();
+                        self.classifier.select(&program, words).map(|r| r.id.clone())
+                    };
+                    for command in matches {
+                        let got = selected(command);
+                        if got.as_deref() != Some(rule.as_str()) {
+                            let mut d = example.at.diagnostic();
+                            d.message = format!(
+                                "{}: `{command}` should match it, but {}",
+                                d.message,
+                                got.map(|g| format!("rule `{g}` classifies it"))
+                                    .unwrap_or_else(|| "no rule classifies it".into())
+                            );
+                            failures.push(d.with_hint("fix the rule's `prefix`/`flags`, or the example"));
+                        }
+                    }
+                    for command in not_match {
+                        if selected(command).as_deref() == Some(rule.as_str()) {
+                            let mut d = example.at.diagnostic();
+                            d.message = format!("{}: `{command}` should not match it, but does", d.message);
+                            failures.push(d.with_hint("fix the rule's `prefix`/`flags`, or the example"));
+                        }
+                    }
+                    continue;
+                }
                 ExampleKind::Spawn { pattern, example: ex } => {
                     let judgement = match self.patterns.get(pattern) {
                         Some(p) => p.judge_spawn(ex.helper.as_deref(), ex.spawned),
@@ -803,7 +915,7 @@ impl Bundle {
                 }
             };
             if expected != got {
-                let mut d = example.at.clone();
+                let mut d = example.at.diagnostic();
                 d.message = format!("{}: expected `{expected}`, got `{got}`", d.message);
                 failures.push(d.with_hint(format!("what was said: {reason}")));
             }
@@ -846,6 +958,7 @@ fn row_outcome(value: &rhai::Dynamic) -> (Verdict, String) {
 }
 
 struct Compiler {
+    deferred: Vec<Deferred>,
     scripts: HashMap<(usize, String), Option<Script>>,
     path_sets: HashMap<String, Arc<PathSet>>,
     diagnostics: Vec<Diagnostic>,
@@ -908,43 +1021,17 @@ impl Compiler {
                 checks.push((doc.clone(), spanned.span(), id, r.clone()));
             }
         }
-        // Examples are checked against the whole classifier, so they also catch a rule shadowed by another.
+        // Examples run with the bundle's other examples (`tollgate check`), against the whole
+        // classifier, so they also catch a rule shadowed by another.
         for (doc, span, id, r) in checks {
-            let selected = |command: &str| -> Option<String> {
-                let line = crate::shell::parse(command);
-                let first = line.commands.first()?;
-                let words = &first.words;
-                let program = words.first()?.rsplit('/').next()?.to_string();
-                bundle.classifier.select(&program, words).map(|rule| rule.id.clone())
-            };
-            for command in &r.matches {
-                let got = selected(command);
-                if got.as_deref() != Some(id.as_str()) {
-                    self.diagnostics.push(
-                        doc.diag(
-                            span.clone(),
-                            format!(
-                                "command rule `{}`: `{command}` should match it, but {}",
-                                r.id,
-                                got.map(|g| format!("rule `{g}` classifies it"))
-                                    .unwrap_or_else(|| "no rule classifies it".into())
-                            ),
-                        )
-                        .with_hint("fix the rule's `prefix`/`flags`, or the example"),
-                    );
-                }
-            }
-            for command in &r.not_match {
-                if selected(command).as_deref() == Some(id.as_str()) {
-                    self.diagnostics.push(
-                        doc.diag(
-                            span.clone(),
-                            format!("command rule `{}`: `{command}` should not match it, but does", r.id),
-                        )
-                        .with_hint("fix the rule's `prefix`/`flags`, or the example"),
-                    );
-                }
-            }
+            bundle.examples.push(Example {
+                at: Located::new(&doc, span, format!("command rule `{}`", r.id)),
+                kind: ExampleKind::Command {
+                    rule: id,
+                    matches: r.matches.clone(),
+                    not_match: r.not_match.clone(),
+                },
+            });
         }
     }
 
@@ -971,13 +1058,26 @@ impl Compiler {
                     (None, None, Some(d)) if !d.is_empty() && !d.contains('/') => ActMatcher::Domain(d.to_lowercase()),
                     _ => {
                         self.diagnostics.push(
-                            doc.diag(spanned.span(), format!("act rule `{}` needs exactly one of `command`, `path` and `domain`", a.id))
-                                .with_hint("a command prefix (`cargo test`), a path glob (`src/**`) or a domain (`crates.io`)"),
+                            doc.diag(
+                                spanned.span(),
+                                format!(
+                                    "act rule `{}` needs exactly one of `command`, `path` and `domain`",
+                                    a.id
+                                ),
+                            )
+                            .with_hint(
+                                "a command prefix (`cargo test`), a path glob (`src/**`) or a domain (`crates.io`)",
+                            ),
                         );
                         continue;
                     }
                 };
-                let act = a.command.clone().or(a.path.clone()).or(a.domain.clone()).unwrap_or_default();
+                let act = a
+                    .command
+                    .clone()
+                    .or(a.path.clone())
+                    .or(a.domain.clone())
+                    .unwrap_or_default();
                 bundle.acts.push(ActRule {
                     id: format!("{}/{}", policy.id, a.id),
                     decision: a.decision,
@@ -1031,12 +1131,21 @@ impl Compiler {
                         return None;
                     }
                 };
-                if !compiled.has_function(function, arity) {
-                    self.diagnostics.push(doc.diag(
-                        span,
-                        format!("the script `{file}` has no function `{function}` taking {arity} parameters"),
-                    ));
-                    return None;
+                let missing = format!("the script `{file}` has no function `{function}` taking {arity} parameters");
+                match compiled.has_function(function, arity) {
+                    Some(true) => {}
+                    Some(false) => {
+                        self.diagnostics.push(doc.diag(span, missing));
+                        return None;
+                    }
+                    // Compiled on first use: checked by `tollgate check` (a missing function
+                    // would make the rule refuse, never allow).
+                    None => self.deferred.push(Deferred {
+                        at: Located::new(doc, span, missing),
+                        script: compiled.clone(),
+                        function: function.clone(),
+                        arity,
+                    }),
                 }
                 Some(Some((compiled.clone(), function.clone())))
             }
@@ -1161,12 +1270,12 @@ impl Compiler {
         out
     }
 
-    fn example(doc: &Doc, span: Range<usize>, what: &str, note: &Option<String>) -> Diagnostic {
+    fn example(doc: &Doc, span: Range<usize>, what: &str, note: &Option<String>) -> Located {
         let mut message = format!("{what} example failed");
         if let Some(note) = note {
             message.push_str(&format!(" ({note})"));
         }
-        doc.diag(span, message)
+        Located::new(doc, span, message)
     }
 
     fn compile_policies(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {

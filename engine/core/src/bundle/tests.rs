@@ -421,11 +421,19 @@ modes = ["ask"]
     assert!(d.is_empty(), "{d:#?}");
     let ctx = Context::example();
     let step = |writes: &[&str], reaches: bool| -> Effects {
-        EffectProfile { writes: writes.iter().map(|w| w.to_string()).collect(), reaches, ..EffectProfile::default() }
-            .resolve(&ctx.workspace)
+        EffectProfile {
+            writes: writes.iter().map(|w| w.to_string()).collect(),
+            reaches,
+            ..EffectProfile::default()
+        }
+        .resolve(&ctx.workspace)
     };
     let cargo = vec!["cargo test".to_string()];
-    let act = ActView { kind: "command", text: "cargo test", commands: &cargo };
+    let act = ActView {
+        kind: "command",
+        text: "cargo test",
+        commands: &cargo,
+    };
     // ask would ask about a workspace write; the kept rule allows it (within ask's ceiling).
     let j = bundle.judge_step("ask", &act, &step(&["/workspace"], false), &ctx);
     assert_eq!(j.decision, Decision::Allow, "{}", j.reason);
@@ -436,18 +444,42 @@ modes = ["ask"]
     assert!(j.reason.contains("not beyond the mode's ceiling"), "{}", j.reason);
     // A kept refuse narrows even `full`.
     let none: Vec<String> = vec![];
-    let act = ActView { kind: "path", text: "/workspace/docs/a.md", commands: &none };
-    assert_eq!(bundle.judge_step("full", &act, &step(&["/workspace/docs/a.md"], false), &ctx).decision, Decision::Refuse);
+    let act = ActView {
+        kind: "path",
+        text: "/workspace/docs/a.md",
+        commands: &none,
+    };
+    assert_eq!(
+        bundle
+            .judge_step("full", &act, &step(&["/workspace/docs/a.md"], false), &ctx)
+            .decision,
+        Decision::Refuse
+    );
     // Domains match subdomains, only in the modes named.
     let curl = vec!["curl https://static.crates.io/x".to_string()];
-    let act = ActView { kind: "command", text: "curl https://static.crates.io/x", commands: &curl };
-    assert_eq!(bundle.judge_step("ask", &act, &step(&[], true), &ctx).decision, Decision::Allow);
-    assert_eq!(bundle.judge_step("workspace-write", &act, &step(&[], true), &ctx).decision, Decision::Refuse);
+    let act = ActView {
+        kind: "command",
+        text: "curl https://static.crates.io/x",
+        commands: &curl,
+    };
+    assert_eq!(
+        bundle.judge_step("ask", &act, &step(&[], true), &ctx).decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        bundle
+            .judge_step("workspace-write", &act, &step(&[], true), &ctx)
+            .decision,
+        Decision::Refuse
+    );
 }
 
 #[test]
 fn an_act_rule_names_exactly_one_act() {
-    let (_, d) = load(&[("policies/kept.toml", "id = \"kept\"\n[[acts]]\nid = \"x\"\ndecision = \"allow\"\ncommand = \"ls\"\ndomain = \"a.b\"\n")]);
+    let (_, d) = load(&[(
+        "policies/kept.toml",
+        "id = \"kept\"\n[[acts]]\nid = \"x\"\ndecision = \"allow\"\ncommand = \"ls\"\ndomain = \"a.b\"\n",
+    )]);
     assert!(d[0].message.contains("exactly one of"), "{d:#?}");
 }
 

@@ -1,0 +1,219 @@
+//! `tollgate launch`: an agent CLI started headless, hermetically when asked, and checked
+//! against the hermetic contract's rows.
+
+use crate::bundles::{self, BundleArgs};
+use std::path::PathBuf;
+use tollgate_core::verdict::{Severity, Strictness, Verdict};
+use tollgate_launch::{EnvArg, Outcome, Request, StdoutSink, Workdir};
+
+/// Launch a provider's agent CLI headless. With `--hermetic` (`on`) or `--hermetic strict` the
+/// controls of the hermetic contract are imposed: an environment built from an allow-list and
+/// what the run declares, a scratch config home (credentials copied in as one file when
+/// declared), exactly the declared MCP servers and plugins, setting sources excluded, a working
+/// directory the launcher owns (`--copy`) or a declared root, tollgate's own hooks installed in
+/// the scratch config home, the version pinned, the governing documents hashed before and
+/// after. Rows H1a … H11 are then checked over what was imposed and what the vendor recorded.
+///
+/// The vendor's output goes to stdout (with `--json`, to `stdout.jsonl` in the run directory);
+/// the verdict table goes to stderr. The run directory keeps the copy, the config home,
+/// `attestation.json` (what was imposed: intent, not evidence) and `report.json`.
+///
+/// Exit codes: the vendor's own with `off` and `on`; with `strict`, 1 for any gating gap, else 3
+/// for any gating unk, else the vendor's. 2 when the launch could not be made.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The provider (see `tollgate providers`), e.g. `claude-code`, `codex`.
+    provider: String,
+    /// `off` (the default: nothing imposed), `on` (imposed and reported; bare `--hermetic`), or
+    /// `strict` (a gating row that is not ok fails the run).
+    #[arg(long, value_name = "off|on|strict", value_parser = parse_hermetic, num_args = 0..=1,
+          default_value = "off", default_missing_value = "on")]
+    hermetic: Strictness,
+    /// Run in place, in this declared directory.
+    #[arg(long, value_name = "DIR", conflicts_with = "copy")]
+    root: Option<PathBuf>,
+    /// Copy this tree into a fresh working directory the launcher owns, and run there.
+    #[arg(long, value_name = "DIR")]
+    copy: Option<PathBuf>,
+    /// The version the vendor must be (default: the version found at launch).
+    #[arg(long, value_name = "VERSION")]
+    pin: Option<String>,
+    /// The one variable that may carry an API key (passed through from this environment, or
+    /// from `--env`).
+    #[arg(long, value_name = "NAME")]
+    api_key_env: Option<String>,
+    /// A declared input: `NAME=VALUE`, or `NAME` to pass this environment's value (repeatable).
+    #[arg(long, value_name = "NAME[=VALUE]", value_parser = parse_env)]
+    env: Vec<EnvArg>,
+    /// The exact MCP servers (a config file in the provider's format); without it, none.
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
+    /// A declared plugin: a name, or a plugin directory to load (repeatable).
+    #[arg(long, value_name = "NAME")]
+    plugin: Vec<String>,
+    /// A credentials file, copied into the scratch config home as one file.
+    #[arg(long, value_name = "FILE")]
+    credentials: Option<PathBuf>,
+    /// An extra governing document to pin (relative to the working directory; repeatable).
+    #[arg(long, value_name = "FILE")]
+    govern: Vec<PathBuf>,
+    /// The provider's CLI, instead of searching PATH.
+    #[arg(long, value_name = "PATH")]
+    binary: Option<PathBuf>,
+    /// Print one JSON object: `{"attestation", "rows", "ambient_inputs", "unclaimed", "vendor",
+    /// "run_dir", "exit"}` (the vendor's output then goes to the run directory).
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    bundle: BundleArgs,
+    /// The run's own arguments to the vendor's CLI, after `--`.
+    #[arg(last = true, value_name = "VENDOR_ARGS")]
+    vendor_args: Vec<String>,
+}
+
+fn parse_hermetic(text: &str) -> Result<Strictness, String> {
+    match text {
+        "off" => Ok(Strictness::Off),
+        "on" => Ok(Strictness::On),
+        "strict" => Ok(Strictness::Strict),
+        other => Err(format!("`{other}` is not a strictness; use off, on or strict")),
+    }
+}
+
+fn parse_env(text: &str) -> Result<EnvArg, String> {
+    EnvArg::parse(text)
+}
+
+pub fn run(args: Args) -> u8 {
+    let (bundle, _, diagnostics) = bundles::load(&args.bundle);
+    if !diagnostics.is_empty() {
+        bundles::report(&diagnostics);
+        eprintln!(
+            "error: the bundle has errors, so nothing was launched\n  = help: run `tollgate check` for the full report"
+        );
+        return 2;
+    }
+    let Some(provider) = bundle.provider(&args.provider) else {
+        let known: Vec<String> = bundle.providers().map(|p| format!("`{}`", p.spec.id)).collect();
+        eprintln!(
+            "error: there is no provider `{}`\n  = help: the providers are {} (see `tollgate providers`)",
+            args.provider,
+            known.join(", ")
+        );
+        return 2;
+    };
+    let tollgate_exe = match std::env::current_exe().and_then(|p| p.canonicalize()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: cannot tell where the tollgate binary is ({e}), so its hooks cannot be installed");
+            return 2;
+        }
+    };
+    let workdir = match (args.root, args.copy) {
+        (Some(root), _) => Workdir::Root(root),
+        (None, Some(copy)) => Workdir::Copy(copy),
+        (None, None) => Workdir::Current,
+    };
+    let request = Request {
+        provider: provider.spec.clone(),
+        hermetic: args.hermetic,
+        workdir,
+        pin: args.pin,
+        api_key_env: args.api_key_env,
+        env: args.env,
+        mcp_config: args.mcp_config,
+        plugins: args.plugin,
+        credentials: args.credentials,
+        govern: args.govern,
+        binary: args.binary,
+        vendor_args: args.vendor_args,
+        tollgate_exe,
+        stdout: if args.json {
+            StdoutSink::File
+        } else {
+            StdoutSink::Forward
+        },
+        runs_in: None,
+    };
+    let outcome = match tollgate_launch::launch(&request, &bundle) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    if args.json {
+        println!("{}", tollgate_launch::report_json(&outcome));
+    } else {
+        print_text(&outcome, args.hermetic);
+    }
+    u8::try_from(outcome.exit.clamp(0, 255)).unwrap_or(1)
+}
+
+/// The verdict table and what surrounds it, on stderr (stdout is the vendor's).
+fn print_text(outcome: &Outcome, strictness: Strictness) {
+    let mode = match strictness {
+        Strictness::Off => "off",
+        Strictness::On => "on",
+        Strictness::Strict => "strict",
+    };
+    eprintln!();
+    eprintln!(
+        "tollgate launch: hermetic {mode}; run directory {}",
+        outcome.run_dir.display()
+    );
+    for w in &outcome.warnings {
+        eprintln!("  warning: {w}");
+    }
+    match (&outcome.vendor.exit, &outcome.vendor.reason) {
+        (Some(code), None) => eprintln!("  vendor exited {code}"),
+        (Some(code), Some(why)) => eprintln!("  vendor exited {code} ({why})"),
+        (None, Some(why)) => eprintln!("  vendor {why}"),
+        (None, None) => {}
+    }
+    if strictness == Strictness::Off {
+        eprintln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
+        eprintln!("exit {}", outcome.exit);
+        return;
+    }
+    let width = outcome.rows.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    for row in &outcome.rows {
+        eprintln!(
+            "  {:<3}  {:<8}  {:<6}  {:<width$}  {}",
+            row.verdict.as_str(),
+            row.severity.to_string(),
+            row.assertion.to_string(),
+            row.id,
+            row.title
+        );
+        if !row.evidence.is_empty() {
+            eprintln!("  {:<3}  {:<8}  {:<6}  {:<width$}    {}", "", "", "", "", row.evidence);
+        }
+    }
+    if !outcome.ambient_inputs.is_empty() {
+        eprintln!("ambient inputs (reported, not removed):");
+        for a in &outcome.ambient_inputs {
+            eprintln!("  {}: {}", a.name, a.why);
+        }
+    }
+    eprintln!("unclaimed (never a successful confinement):");
+    for u in &outcome.unclaimed {
+        eprintln!("  {}: {}", u.control, u.why);
+    }
+    let gating = |v: Verdict| {
+        outcome
+            .rows
+            .iter()
+            .filter(|r| r.severity == Severity::Gating && r.verdict == v)
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>()
+    };
+    let (gaps, unks) = (gating(Verdict::Gap), gating(Verdict::Unk));
+    let why = match strictness {
+        Strictness::Strict if !gaps.is_empty() => format!("strict: gating gap in {}", gaps.join(", ")),
+        Strictness::Strict if !unks.is_empty() => format!("strict: gating unk in {}", unks.join(", ")),
+        Strictness::Strict => "strict: every gating row ok; the vendor's exit code".into(),
+        _ => "the vendor's exit code".into(),
+    };
+    eprintln!("exit {} ({why})", outcome.exit);
+}

@@ -1,0 +1,344 @@
+//! The launcher's file work: copying a tree into a working directory it owns, hashing the
+//! governing documents, and walking the directories above the working directory for memory files.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Directories the governing-document walk does not enter: they hold no governing documents and
+/// can be huge.
+pub const WALK_SKIPS: [&str; 3] = [".git", "node_modules", "target"];
+
+/// Entries the governing-document walk looks at before it stops (and says it stopped).
+pub const WALK_LIMIT: usize = 200_000;
+
+/// The value of a hashed path that did not exist.
+pub const ABSENT: &str = "absent";
+
+/// What a copy made.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CopyStats {
+    /// Files copied.
+    pub files: u64,
+    /// Directories made.
+    pub dirs: u64,
+    /// Symbolic links recreated as links.
+    pub symlinks: u64,
+    /// Of those, links whose target lies outside the copied tree (the copy still reaches them).
+    pub symlinks_outside: Vec<String>,
+    /// Bytes copied.
+    pub bytes: u64,
+}
+
+/// Copies the tree at `src` into `dst` (which must not exist). Links are recreated as links.
+pub fn copy_tree(src: &Path, dst: &Path) -> Result<CopyStats, String> {
+    let src = src
+        .canonicalize()
+        .map_err(|e| format!("cannot read `{}`: {e}", src.display()))?;
+    if !src.is_dir() {
+        return Err(format!("`{}` is not a directory", src.display()));
+    }
+    let mut stats = CopyStats::default();
+    copy_dir(&src, &src, dst, &mut stats)?;
+    Ok(stats)
+}
+
+fn copy_dir(root: &Path, from: &Path, to: &Path, stats: &mut CopyStats) -> Result<(), String> {
+    std::fs::create_dir(to).map_err(|e| format!("cannot create `{}`: {e}", to.display()))?;
+    stats.dirs += 1;
+    let entries = std::fs::read_dir(from).map_err(|e| format!("cannot read `{}`: {e}", from.display()))?;
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        if kind.is_symlink() {
+            let link =
+                std::fs::read_link(&path).map_err(|e| format!("cannot read the link `{}`: {e}", path.display()))?;
+            let resolved = if link.is_absolute() {
+                link.clone()
+            } else {
+                from.join(&link)
+            };
+            let inside = resolved.canonicalize().map(|r| r.starts_with(root)).unwrap_or(false);
+            if !inside {
+                let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+                stats.symlinks_outside.push(shown);
+            }
+            make_link(&link, &target)?;
+            stats.symlinks += 1;
+        } else if kind.is_dir() {
+            copy_dir(root, &path, &target, stats)?;
+        } else {
+            let n = std::fs::copy(&path, &target)
+                .map_err(|e| format!("cannot copy `{}` to `{}`: {e}", path.display(), target.display()))?;
+            stats.files += 1;
+            stats.bytes += n;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_link(link: &Path, at: &Path) -> Result<(), String> {
+    std::os::unix::fs::symlink(link, at).map_err(|e| format!("cannot create the link `{}`: {e}", at.display()))
+}
+
+#[cfg(not(unix))]
+fn make_link(link: &Path, at: &Path) -> Result<(), String> {
+    std::fs::copy(link, at)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy `{}`: {e}", link.display()))
+}
+
+/// The SHA-256 of a file's content, in hex; `absent` when it does not exist.
+pub fn hash_file(path: &Path) -> Result<String, String> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ABSENT.into()),
+        Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
+    };
+    let mut hasher = Sha256::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(buf.get(..n).unwrap_or_default());
+    }
+    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The governing documents of a working directory, found and hashed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Governing {
+    /// Path (relative to the working directory when inside it) → SHA-256, `absent`, or
+    /// `unreadable: …`.
+    pub hashes: BTreeMap<String, String>,
+    /// False when the walk stopped at [`WALK_LIMIT`] entries.
+    pub complete: bool,
+}
+
+/// Finds and hashes the governing documents of `workdir`: every file named like a name in
+/// `names` without `/` anywhere in the tree (but in [`WALK_SKIPS`]), each name with `/` at that
+/// path, the policy bundle in `.tollgate/`, and the `extra` paths (relative to `workdir`, or absolute).
+pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governing {
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    let bare: Vec<&str> = names.iter().filter(|n| !n.contains('/')).map(String::as_str).collect();
+    let mut seen = 0usize;
+    let mut complete = true;
+    let mut pending = vec![workdir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                complete = false;
+                pending.clear();
+                break;
+            }
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if !WALK_SKIPS.contains(&name.as_ref()) && name != ".tollgate" {
+                    pending.push(entry.path());
+                }
+            } else if bare.contains(&name.as_ref()) {
+                found.push((relative(workdir, &entry.path()), entry.path()));
+            }
+        }
+    }
+    for name in names.iter().filter(|n| n.contains('/')) {
+        let path = workdir.join(name);
+        if path.exists() {
+            found.push((name.clone(), path));
+        }
+    }
+    let bundle = workdir.join(".tollgate");
+    let mut bundle_files = Vec::new();
+    collect_files(&bundle, &mut bundle_files);
+    for path in bundle_files {
+        let rel = path
+            .strip_prefix(&bundle)
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if tollgate_core::bundle::source::is_bundle_file(&rel) {
+            found.push((format!(".tollgate/{rel}"), path));
+        }
+    }
+    for path in extra {
+        let absolute = if path.is_absolute() {
+            path.clone()
+        } else {
+            workdir.join(path)
+        };
+        found.push((relative(workdir, &absolute), absolute));
+    }
+    let hashes = found
+        .into_iter()
+        .map(|(key, path)| {
+            let hash = hash_file(&path).unwrap_or_else(|e| format!("unreadable: {e}"));
+            (key, hash)
+        })
+        .collect();
+    Governing { hashes, complete }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_files(&entry.path(), out),
+            Ok(kind) if kind.is_file() => out.push(entry.path()),
+            _ => {}
+        }
+    }
+}
+
+/// `path` relative to `base` (`/`-separated) when inside it, else absolute.
+pub fn relative(base: &Path, path: &Path) -> String {
+    match path.strip_prefix(base) {
+        Ok(r) => r.to_string_lossy().replace('\\', "/"),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// Before and after, side by side: every path either saw, `absent` on the side it was missing.
+pub fn pair(before: &Governing, after: &Governing) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let mut b = before.hashes.clone();
+    let mut a = after.hashes.clone();
+    for key in before.hashes.keys() {
+        a.entry(key.clone()).or_insert_with(|| ABSENT.into());
+    }
+    for key in after.hashes.keys() {
+        b.entry(key.clone()).or_insert_with(|| ABSENT.into());
+    }
+    (b, a)
+}
+
+/// The memory files above a working directory: every ancestor (not the directory itself) that
+/// holds one of `names`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MemoryWalk {
+    /// Where the walk started (the working directory).
+    pub from: String,
+    /// The directories looked in, nearest first.
+    pub dirs: Vec<String>,
+    /// The names looked for.
+    pub names: Vec<String>,
+    /// The memory files found.
+    pub found: Vec<String>,
+}
+
+/// Walks the ancestors of `workdir` for memory files.
+pub fn memory_above(workdir: &Path, names: &[String]) -> MemoryWalk {
+    let mut walk = MemoryWalk {
+        from: workdir.display().to_string(),
+        names: names.to_vec(),
+        ..MemoryWalk::default()
+    };
+    for dir in workdir.ancestors().skip(1) {
+        walk.dirs.push(dir.display().to_string());
+        for name in names {
+            let path = dir.join(name);
+            if path.is_file() {
+                walk.found.push(path.display().to_string());
+            }
+        }
+    }
+    walk
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn a_copy_is_whole_and_links_stay_links() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("src");
+        std::fs::create_dir_all(src.join("a/b")).unwrap();
+        std::fs::write(src.join("a/b/f.txt"), "hello").unwrap();
+        std::fs::write(src.join("top"), "x").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("top", src.join("inner-link")).unwrap();
+            std::os::unix::fs::symlink("/etc/hostname", src.join("outer-link")).unwrap();
+        }
+        let dst = t.path().join("dst");
+        let stats = copy_tree(&src, &dst).unwrap();
+        assert_eq!(std::fs::read_to_string(dst.join("a/b/f.txt")).unwrap(), "hello");
+        assert_eq!(stats.files, 2);
+        #[cfg(unix)]
+        {
+            assert_eq!(stats.symlinks, 2);
+            assert_eq!(stats.symlinks_outside, vec!["outer-link".to_string()]);
+            assert!(dst
+                .join("inner-link")
+                .symlink_metadata()
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        assert!(copy_tree(&src, &dst).is_err(), "the destination must be new");
+    }
+
+    #[test]
+    fn governing_documents_are_found_and_hashed() {
+        let t = tempfile::tempdir().unwrap();
+        let w = t.path();
+        std::fs::create_dir_all(w.join("sub/.claude")).unwrap();
+        std::fs::create_dir_all(w.join("node_modules/x")).unwrap();
+        std::fs::create_dir_all(w.join(".tollgate/policies")).unwrap();
+        std::fs::write(w.join("CLAUDE.md"), "a").unwrap();
+        std::fs::write(w.join("sub/CLAUDE.md"), "b").unwrap();
+        std::fs::write(w.join("node_modules/x/CLAUDE.md"), "skipped").unwrap();
+        std::fs::write(w.join(".tollgate/policies/p.toml"), "id = 'p'").unwrap();
+        std::fs::write(w.join(".tollgate/state.toml"), "mode = 'ask'").unwrap();
+        std::fs::write(w.join("extra.txt"), "e").unwrap();
+        let names = vec!["CLAUDE.md".to_string(), ".claude/CLAUDE.md".to_string()];
+        let g = governing(w, &names, &[PathBuf::from("extra.txt")]);
+        let keys: Vec<&str> = g.hashes.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [".tollgate/policies/p.toml", "CLAUDE.md", "extra.txt", "sub/CLAUDE.md"]
+        );
+        assert!(g.complete);
+        assert_eq!(
+            g.hashes["CLAUDE.md"],
+            "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+        );
+        std::fs::write(w.join("sub/CLAUDE.md"), "changed").unwrap();
+        std::fs::write(w.join(".claude-new"), "").unwrap();
+        std::fs::create_dir_all(w.join(".claude")).unwrap();
+        std::fs::write(w.join(".claude/CLAUDE.md"), "new").unwrap();
+        let after = governing(w, &names, &[PathBuf::from("extra.txt")]);
+        let (b, a) = pair(&g, &after);
+        assert_eq!(b[".claude/CLAUDE.md"], ABSENT);
+        assert_ne!(a[".claude/CLAUDE.md"], ABSENT);
+        assert_ne!(b["sub/CLAUDE.md"], a["sub/CLAUDE.md"]);
+        assert_eq!(b["CLAUDE.md"], a["CLAUDE.md"]);
+    }
+
+    #[test]
+    fn memory_files_above_are_found() {
+        let t = tempfile::tempdir().unwrap();
+        let inner = t.path().join("a/b");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::write(t.path().join("a/CLAUDE.md"), "x").unwrap();
+        std::fs::write(inner.join("CLAUDE.md"), "inside: not counted").unwrap();
+        let walk = memory_above(&inner, &["CLAUDE.md".into()]);
+        assert_eq!(walk.found, vec![t.path().join("a/CLAUDE.md").display().to_string()]);
+        assert_eq!(walk.dirs.first().unwrap(), &t.path().join("a").display().to_string());
+    }
+}

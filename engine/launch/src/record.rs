@@ -1,0 +1,371 @@
+//! The vendor's own record of a run: one JSON line, found in its standard output (Claude Code's
+//! `system/init` line of `--output-format stream-json`) or in a file under the scratch config home
+//! (Codex's rollout `session_meta`). Which line, and which of its fields are which facts, is data
+//! in the provider file's `[record]`; this is the mechanism. Vendor output is untrusted: lines and
+//! line counts are bounded.
+
+use globset::GlobBuilder;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use tollgate_core::bundle::format::{BuiltinPlugins, RecordFile};
+
+/// A line longer than this is not parsed (the record line is a few kilobytes).
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Lines looked at unless the provider file says.
+pub const DEFAULT_MAX_LINES: usize = 10_000;
+
+/// Entries of the config home looked at when searching for a record file.
+const MAX_FILES: usize = 50_000;
+
+/// Finds the record line in a stream of bytes, fed in chunks as they arrive.
+#[derive(Debug)]
+pub struct LineScanner {
+    matches: BTreeMap<String, String>,
+    max_lines: usize,
+    buf: Vec<u8>,
+    overlong: bool,
+    /// Lines seen (complete, or cut off at the end).
+    pub lines: usize,
+    /// Lines longer than [`MAX_LINE_BYTES`], not parsed.
+    pub too_long: usize,
+    /// The matching line, once found.
+    pub found: Option<Value>,
+}
+
+impl LineScanner {
+    /// A scanner for the line whose top-level keys have these string values.
+    pub fn new(record: &RecordFile) -> LineScanner {
+        LineScanner {
+            matches: record.matches.clone(),
+            max_lines: record.max_lines.unwrap_or(DEFAULT_MAX_LINES),
+            buf: Vec::new(),
+            overlong: false,
+            lines: 0,
+            too_long: 0,
+            found: None,
+        }
+    }
+
+    /// True once the line is found or the line budget is spent: nothing more is looked at.
+    pub fn done(&self) -> bool {
+        self.found.is_some() || self.lines >= self.max_lines
+    }
+
+    /// Feeds the next bytes.
+    pub fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() && !self.done() {
+            match chunk.iter().position(|b| *b == b'\n') {
+                Some(at) => {
+                    self.push(chunk.get(..at).unwrap_or_default());
+                    self.end_line();
+                    chunk = chunk.get(at + 1..).unwrap_or_default();
+                }
+                None => {
+                    self.push(chunk);
+                    chunk = &[];
+                }
+            }
+        }
+    }
+
+    /// The stream ended: a last line without a newline still counts.
+    pub fn finish(&mut self) {
+        if (!self.buf.is_empty() || self.overlong) && !self.done() {
+            self.end_line();
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        if self.overlong {
+            return;
+        }
+        if self.buf.len() + bytes.len() > MAX_LINE_BYTES {
+            self.overlong = true;
+            self.buf.clear();
+            return;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn end_line(&mut self) {
+        self.lines += 1;
+        if self.overlong {
+            self.too_long += 1;
+        } else if let Ok(value) = serde_json::from_slice::<Value>(&self.buf) {
+            if self.is_record(&value) {
+                self.found = Some(value);
+            }
+        }
+        self.overlong = false;
+        self.buf.clear();
+    }
+
+    fn is_record(&self, line: &Value) -> bool {
+        line.is_object()
+            && self
+                .matches
+                .iter()
+                .all(|(key, want)| line.get(key).and_then(Value::as_str) == Some(want.as_str()))
+    }
+
+    /// What was looked for, for a person: `type = "system", subtype = "init"`.
+    pub fn wanted(&self) -> String {
+        self.matches
+            .iter()
+            .map(|(k, v)| format!("{k} = {v:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The files under `home` whose path relative to it matches `glob`, sorted.
+pub fn find_files(home: &Path, glob: &str) -> Result<Vec<PathBuf>, String> {
+    let matcher = GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("the record's `path` `{glob}` is not a valid glob: {e}"))?
+        .compile_matcher();
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    let mut pending = vec![home.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > MAX_FILES {
+                break;
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() {
+                let rel = path.strip_prefix(home).map(|r| r.to_string_lossy().replace('\\', "/"));
+                if rel.is_ok_and(|r| matcher.is_match(r.as_str())) {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Scans a file for the record line, reading no more than the scanner's line budget needs.
+pub fn scan_file(path: &Path, scanner: &mut LineScanner) -> Result<(), String> {
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    while !scanner.done() {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        scanner.feed(buf.get(..n).unwrap_or_default());
+    }
+    scanner.finish();
+    Ok(())
+}
+
+/// A dotted path into JSON; `None` when any step is missing or null.
+pub fn dig<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut at = value;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        at = match at {
+            Value::Object(map) => map.get(part)?,
+            Value::Array(items) => items.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    (!at.is_null()).then_some(at)
+}
+
+/// Entries of a list named by objects with a `name` (or by bare strings) as objects with `name`.
+fn named_entries(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => serde_json::json!({ "name": s }),
+                    other => other.clone(),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The facts of a found record line, per the provider file: `fields` (by fact name), `missing`
+/// (fact name → why it is not there), `defaults` (fact name → the value meaning nothing was
+/// configured).
+pub fn facts(record: &RecordFile, line: &Value) -> Value {
+    let root = match record.at.as_deref() {
+        Some(at) => dig(line, at),
+        None => Some(line),
+    };
+    let mut fields = Map::new();
+    let mut missing = Map::new();
+    let mut defaults = Map::new();
+    for (name, spec) in &record.fields {
+        if let Some(default) = &spec.default {
+            defaults.insert(name.clone(), Value::String(default.clone()));
+        }
+        match (&spec.from, &spec.absent) {
+            (Some(from), _) => match root.and_then(|r| dig(r, from)) {
+                Some(value) => {
+                    let value = match name.as_str() {
+                        "plugins" => plugins(record, value),
+                        "mcp_servers" => named_entries(value),
+                        _ => value.clone(),
+                    };
+                    fields.insert(name.clone(), value);
+                }
+                None => {
+                    let whole = match &record.at {
+                        Some(at) => format!("{at}.{from}"),
+                        None => from.clone(),
+                    };
+                    missing.insert(name.clone(), Value::String(format!("the record has no `{whole}`")));
+                }
+            },
+            (None, Some(why)) => {
+                missing.insert(name.clone(), Value::String(why.clone()));
+            }
+            (None, None) => {
+                missing.insert(
+                    name.clone(),
+                    Value::String(format!(
+                        "the provider file says neither where `{name}` is nor why it is absent"
+                    )),
+                );
+            }
+        }
+    }
+    serde_json::json!({
+        "found": true,
+        "fields": fields,
+        "missing": missing,
+        "defaults": defaults,
+        "builtin_plugins": match record.builtin_plugins {
+            BuiltinPlugins::Pinned => "pinned",
+            BuiltinPlugins::Counted => "counted",
+        },
+    })
+}
+
+/// Plugin entries, each marked `builtin` when its `path` is one of the provider's built-in paths.
+fn plugins(record: &RecordFile, value: &Value) -> Value {
+    let Value::Array(items) = named_entries(value) else {
+        return value.clone();
+    };
+    Value::Array(
+        items
+            .into_iter()
+            .map(|mut item| {
+                let builtin = item
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .is_some_and(|p| record.builtin_plugin_paths.iter().any(|b| b == p));
+                if let Some(map) = item.as_object_mut() {
+                    map.insert("builtin".into(), Value::Bool(builtin));
+                }
+                item
+            })
+            .collect(),
+    )
+}
+
+/// The facts of a run whose record was not found, with why.
+pub fn not_found(reason: String) -> Value {
+    serde_json::json!({ "found": false, "reason": reason })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+    use super::*;
+
+    fn record() -> RecordFile {
+        toml::from_str(
+            r#"
+            match = { type = "system", subtype = "init" }
+            builtin_plugin_paths = ["builtin"]
+            [fields.plugins]
+            from = "plugins"
+            [fields.version]
+            from = "claude_code_version"
+            [fields.output_style]
+            from = "output_style"
+            default = "default"
+            [fields.mcp_servers]
+            from = "mcp_servers"
+            [fields.hooks]
+            absent = "not recorded"
+            "#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_record_line_is_found_across_chunks() {
+        let r = record();
+        let mut s = LineScanner::new(&r);
+        let text = b"{\"type\":\"system\",\"subtype\":\"hook_started\"}\nnot json\n{\"type\":\"system\",\"subtype\":\"init\",\"plugins\":[{\"name\":\"a\",\"path\":\"builtin\"},{\"name\":\"b\",\"path\":\"/p\"}],\"claude_code_version\":\"2.1.0\",\"mcp_servers\":[{\"name\":\"m\",\"status\":\"failed\"}]}\n{\"type\":\"result\"}\n";
+        for chunk in text.chunks(7) {
+            s.feed(chunk);
+        }
+        s.finish();
+        assert_eq!(s.lines, 3, "scanning stops at the record");
+        let line = s.found.clone().unwrap();
+        let f = facts(&r, &line);
+        assert_eq!(f["fields"]["version"], "2.1.0");
+        assert_eq!(f["fields"]["plugins"][0]["builtin"], true);
+        assert_eq!(f["fields"]["plugins"][1]["builtin"], false);
+        assert_eq!(f["fields"]["mcp_servers"][0]["name"], "m");
+        assert_eq!(f["missing"]["output_style"], "the record has no `output_style`");
+        assert_eq!(f["missing"]["hooks"], "not recorded");
+        assert_eq!(f["defaults"]["output_style"], "default");
+    }
+
+    #[test]
+    fn overlong_lines_and_budgets_are_bounded() {
+        let mut r = record();
+        r.max_lines = Some(2);
+        let mut s = LineScanner::new(&r);
+        s.feed(&vec![b'x'; MAX_LINE_BYTES + 10]);
+        s.feed(b"\n{}\n{\"type\":\"system\",\"subtype\":\"init\"}\n");
+        s.finish();
+        assert_eq!(s.too_long, 1);
+        assert!(s.found.is_none(), "the record came after the line budget");
+        let mut s = LineScanner::new(&record());
+        s.feed(b"{\"type\":\"system\",\"subtype\":\"init\"}");
+        s.finish();
+        assert!(s.found.is_some(), "a last line without a newline counts");
+    }
+
+    #[test]
+    fn record_files_are_found_by_glob() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("sessions/2026/01/02");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("rollout-x.jsonl"),
+            "{\"type\":\"session_meta\",\"payload\":{\"cwd\":\"/w\"}}\n",
+        )
+        .unwrap();
+        std::fs::write(t.path().join("rollout-top.jsonl"), "").unwrap();
+        let found = find_files(t.path(), "sessions/**/rollout-*.jsonl").unwrap();
+        assert_eq!(found, vec![dir.join("rollout-x.jsonl")]);
+        let r: RecordFile =
+            toml::from_str("match = { type = \"session_meta\" }\nat = \"payload\"\n[fields.cwd]\nfrom = \"cwd\"\n")
+                .unwrap();
+        let mut s = LineScanner::new(&r);
+        scan_file(&found[0], &mut s).unwrap();
+        assert_eq!(facts(&r, &s.found.unwrap())["fields"]["cwd"], "/w");
+    }
+}
