@@ -350,3 +350,86 @@ fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
     let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(back, original);
 }
+
+/// Runs one hook event through the binary, in a project.
+fn hook_event(project: &Path, event: Value) -> Value {
+    let mut child = Command::new(TOLLGATE)
+        .args(["hook", "claude-code"])
+        .current_dir(project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the hook always answers");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(TOLLGATE)
+            .args(args)
+            .current_dir(&project)
+            .output()
+            .unwrap()
+    };
+    assert!(tg(&["mode", "set", "ask"]).status.success());
+    let cargo_test = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
+        "tool_name": "Bash", "tool_input": { "command": "cargo test" }, "tool_use_id": "1" });
+    assert_eq!(
+        hook_event(&project, cargo_test.clone())["hookSpecificOutput"]["permissionDecision"],
+        "ask"
+    );
+    let added = tg(&["rules", "add", "--allow", "cargo test"]);
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let answer = hook_event(&project, cargo_test);
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
+    let log = std::fs::read_to_string(project.join(".tollgate/runs/k.jsonl")).unwrap();
+    assert!(log.contains("kept/rule-1"), "the deciding kept rule is on the record");
+    // A kept allow never widens past the ceiling: read-only still refuses the write.
+    assert!(tg(&["rules", "add", "--allow", "src/**"]).status.success());
+    assert!(tg(&["mode", "set", "read-only"]).status.success());
+    let write = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
+        "tool_name": "Write", "tool_input": { "file_path": project.join("src/a.rs"), "content": "" }, "tool_use_id": "2" });
+    assert_eq!(
+        hook_event(&project, write)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    // Listing and removing; removing one that is not there is an error.
+    let list = String::from_utf8_lossy(&tg(&["rules", "list"]).stdout).into_owned();
+    assert!(list.contains("rule-1") && list.contains("rule-2"), "{list}");
+    assert!(tg(&["rules", "remove", "rule-1"]).status.success());
+    assert!(!tg(&["rules", "remove", "rule-1"]).status.success());
+    // `tollgate check` validates the kept rules like any policy file.
+    assert!(tg(&["check"]).status.success());
+}
+
+#[test]
+fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let tg = |args: &[&str]| Command::new(TOLLGATE).args(args).current_dir(project).output().unwrap();
+    assert!(tg(&["mode", "set", "workspace-write"]).status.success());
+    let bad = tg(&["mode", "set", "yolo"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("stays `workspace-write`"));
+    let shown = String::from_utf8_lossy(&tg(&["mode", "show"]).stdout).into_owned();
+    assert!(shown.starts_with("mode workspace-write"), "{shown}");
+    assert!(!tg(&["pattern", "set", "swarm"]).status.success());
+    assert!(tg(&["pattern", "set", "keeps-helpers"]).status.success());
+}

@@ -357,3 +357,64 @@ pub struct UninstallArgs {
 pub fn uninstall_hooks(args: UninstallArgs) -> u8 {
     change(&args.target, |s| Ok(install::uninstall(s)), "uninstalled")
 }
+
+/// Show or set the active pattern (the agent architecture the hooks enforce for sub-agents).
+#[derive(Debug, clap::Args)]
+pub struct PatternArgs {
+    #[command(subcommand)]
+    command: PatternCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum PatternCommand {
+    /// Set the active pattern; one that does not exist is an error and changes nothing.
+    Set {
+        /// The pattern (`single`, `keeps-helpers`, `orchestrator-workers`, …).
+        id: String,
+    },
+    /// Show the active pattern and the ones the bundle has.
+    Show,
+}
+
+pub fn pattern(args: PatternArgs) -> u8 {
+    let project = match project() {
+        Ok(p) => p,
+        Err(e) => return fail(&e, "run it inside the project"),
+    };
+    let mut state = match State::load(&project) {
+        Ok(s) => s,
+        Err(e) => return fail(&e, "fix or remove the state file"),
+    };
+    let (bundle, diagnostics) = tollgate_hook::load_bundle(&project);
+    let known: Vec<String> = bundle.patterns().map(|p| p.spec.id.clone()).collect();
+    match args.command {
+        PatternCommand::Show => {
+            println!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
+            0
+        }
+        PatternCommand::Set { id } => {
+            if !diagnostics.is_empty() {
+                crate::bundles::report(&diagnostics);
+                return fail(
+                    "the bundle has errors, so the pattern was not changed",
+                    "run `tollgate check`",
+                );
+            }
+            if bundle.pattern(&id).is_none() {
+                return fail(
+                    &format!(
+                        "there is no pattern `{id}`; the active pattern stays `{}`",
+                        state.pattern()
+                    ),
+                    &format!("the patterns are {}", known.join(", ")),
+                );
+            }
+            state.pattern = Some(id.clone());
+            if let Err(e) = state.save(&project) {
+                return fail(&e, "check the permissions of .tollgate/");
+            }
+            println!("pattern {id}");
+            0
+        }
+    }
+}

@@ -422,3 +422,161 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
 pub fn project_of(cwd: &Path) -> PathBuf {
     crate::project::root(cwd)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoRecords;
+
+    impl Records for NoRecords {
+        fn edits(&self, _: &str, _: &Value, _: &Value) -> Vec<tollgate_core::trace::Edit> {
+            Vec::new()
+        }
+        fn transcript(&self, _: &Path, _: &Bundle) -> Option<tollgate_core::trace::Trace> {
+            None
+        }
+    }
+
+    fn pre(project: &Path, tool: &str, input: Value) -> Value {
+        let event = json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": project,
+            "tool_name": tool, "tool_input": input, "tool_use_id": "t1",
+        });
+        let (out, _) = handle(event.to_string().as_bytes(), &NoRecords);
+        serde_json::from_str(&out).unwrap()
+    }
+
+    fn decision(answer: &Value) -> &str {
+        answer["hookSpecificOutput"]["permissionDecision"].as_str().unwrap()
+    }
+
+    fn project() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join(".tollgate")).unwrap();
+        t
+    }
+
+    #[test]
+    fn unreadable_input_is_denied_with_the_reason() {
+        for input in [&b"not json"[..], b"{}", b"[1,2]", b"{\"hook_event_name\": 3}"] {
+            let (out, notes) = handle(input, &NoRecords);
+            let answer: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(decision(&answer), "deny", "{out}");
+            assert!(!notes.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_broken_bundle_denies() {
+        let t = project();
+        std::fs::create_dir_all(t.path().join(".tollgate/modes")).unwrap();
+        std::fs::write(t.path().join(".tollgate/modes/bad.toml"), "id = [").unwrap();
+        let answer = pre(t.path(), "Read", json!({"file_path": "a"}));
+        assert_eq!(decision(&answer), "deny");
+        assert!(answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("bad.toml"));
+    }
+
+    #[test]
+    fn an_active_mode_that_is_gone_denies() {
+        let t = project();
+        std::fs::write(t.path().join(".tollgate/state.toml"), "mode = \"vanished\"\n").unwrap();
+        assert_eq!(decision(&pre(t.path(), "Read", json!({"file_path": "a"}))), "deny");
+    }
+
+    #[test]
+    fn a_tool_nobody_describes_is_judged_conservatively() {
+        let t = project();
+        std::fs::write(t.path().join(".tollgate/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+        assert_eq!(decision(&pre(t.path(), "BrandNewTool", json!({}))), "deny");
+        assert_eq!(decision(&pre(t.path(), "mcp__docs__search", json!({}))), "deny");
+        assert_eq!(
+            decision(&pre(t.path(), "Read", json!({"file_path": "src/a.rs"}))),
+            "allow"
+        );
+    }
+
+    #[test]
+    fn tollgates_own_commands_and_files_are_protected() {
+        let t = project();
+        std::fs::write(t.path().join(".tollgate/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+        assert_eq!(
+            decision(&pre(t.path(), "Bash", json!({"command": "tollgate mode set full"}))),
+            "deny"
+        );
+        let state = t.path().join(".tollgate/state.toml");
+        assert_eq!(
+            decision(&pre(
+                t.path(),
+                "Write",
+                json!({"file_path": state, "content": "mode = \"full\""})
+            )),
+            "deny"
+        );
+    }
+
+    #[test]
+    fn patterns_limit_spawns_per_session() {
+        let t = project();
+        std::fs::write(
+            t.path().join(".tollgate/state.toml"),
+            "mode = \"workspace-write\"\npattern = \"keeps-helpers\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            decision(&pre(t.path(), "Task", json!({"subagent_type": "Explore"}))),
+            "allow"
+        );
+        assert_eq!(
+            decision(&pre(t.path(), "Task", json!({"subagent_type": "general-purpose"}))),
+            "deny"
+        );
+        std::fs::write(
+            t.path().join(".tollgate/state.toml"),
+            "mode = \"workspace-write\"\npattern = \"plan-and-execute\"\n",
+        )
+        .unwrap();
+        // One spawn was allowed in this session already (Explore, above); plan-and-execute allows one.
+        assert_eq!(
+            decision(&pre(t.path(), "Task", json!({"subagent_type": "executor"}))),
+            "deny"
+        );
+    }
+
+    #[test]
+    fn stop_does_not_block_twice() {
+        let t = project();
+        let log = Log::new(t.path(), "s");
+        log.append(&[Event::Judged {
+            step: Box::new(Step {
+                id: "e".into(),
+                tool: "Write".into(),
+                effects: tollgate_core::effects::EffectProfile {
+                    writes: vec![t.path().join("a.rs").to_string_lossy().into_owned()],
+                    ..Default::default()
+                },
+                ..Step::default()
+            }),
+            decision: Decision::Allow,
+            reason: String::new(),
+            rules: vec![],
+            mode: "workspace-write".into(),
+        }])
+        .unwrap();
+        let stop = |active: bool| {
+            let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
+                "stop_hook_active": active, "last_assistant_message": "Done, all tests pass."});
+            handle(event.to_string().as_bytes(), &NoRecords).0
+        };
+        let first: Value = serde_json::from_str(&stop(false)).unwrap();
+        assert_eq!(first["decision"], "block");
+        assert!(
+            first["reason"].as_str().unwrap().contains("Run the test suite"),
+            "{first}"
+        );
+        assert_eq!(stop(true), "", "a stop that was already blocked goes through");
+    }
+}

@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use tollgate_core::bundle::format::{AmbientFile, FactsKind, ProviderFile, RecordSource};
+use tollgate_core::bundle::format::{AmbientFile, FactsKind, HermeticFile, ProviderFile, RecordSource};
 use tollgate_core::bundle::Bundle;
 use tollgate_core::verdict::{exit_code, RowResult, Strictness};
 
@@ -251,12 +251,47 @@ pub fn launch(req: &Request, bundle: &Bundle) -> Result<Outcome, LaunchError> {
         })?),
     };
     let run_dir = make_run_dir(req)?;
+    let launched = launch_in(req, bundle, binary, hermetic, &run_dir);
+    if launched.is_err() {
+        // Nothing ran: the run directory holds nothing anybody needs.
+        let _ = std::fs::remove_dir_all(&run_dir);
+    }
+    launched
+}
+
+fn launch_in(
+    req: &Request,
+    bundle: &Bundle,
+    binary: PathBuf,
+    hermetic: Option<HermeticFile>,
+    run_dir: &Path,
+) -> Result<Outcome, LaunchError> {
+    let provider = &req.provider;
+    let id = provider.id.as_str();
+    let run_dir = run_dir.to_path_buf();
     let mut warnings = Vec::new();
     let (workdir, workdir_facts) = prepare_workdir(req, &run_dir, &mut warnings)?;
     let headless = provider.launch.clone().unwrap_or_default();
 
     let Some(h) = hermetic else {
         // `off`: the operator's world, headless, and nothing else.
+        let ignored: Vec<&str> = [
+            ("--pin", req.pin.is_some()),
+            ("--api-key-env", req.api_key_env.is_some()),
+            ("--mcp-config", req.mcp_config.is_some()),
+            ("--plugin", !req.plugins.is_empty()),
+            ("--credentials", req.credentials.is_some()),
+            ("--govern", !req.govern.is_empty()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect();
+        if !ignored.is_empty() {
+            warnings.push(format!(
+                "{} impose(s) nothing with `--hermetic off`; use `--hermetic on` or `strict`",
+                ignored.join(", ")
+            ));
+        }
         let mut argv = vec![binary.display().to_string()];
         argv.extend(headless.headless_args.iter().cloned());
         argv.extend(req.vendor_args.iter().cloned());
@@ -333,6 +368,13 @@ pub fn launch(req: &Request, bundle: &Bundle) -> Result<Outcome, LaunchError> {
     set.push(h.config_home_env.clone());
     let mut declared = Vec::new();
     for e in &req.env {
+        if e.name == h.config_home_env {
+            return Err(LaunchError::new(format!(
+                "`--env {}` would replace the scratch config home the launcher makes for the run",
+                e.name
+            ))
+            .hint("declare credentials with `--credentials FILE`; settings come from the scratch config home only"));
+        }
         env.insert(e.name.clone(), declared_value(e)?);
         declared.push(e.name.clone());
     }
