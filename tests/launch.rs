@@ -901,6 +901,32 @@ fn launch_errors_say_what_is_wrong() {
         "{}",
         key.stderr
     );
+    let home = launch(
+        &s,
+        "claude-code",
+        &strings(&[
+            "--hermetic",
+            "on",
+            "--binary",
+            fake.to_str().unwrap(),
+            "--env",
+            "CLAUDE_CONFIG_DIR=/x",
+            "--",
+            "hi",
+        ]),
+        &[],
+    );
+    home.expect(2);
+    assert!(
+        home.stderr.contains("would replace the scratch config home"),
+        "{}",
+        home.stderr
+    );
+    let left: Vec<_> = std::fs::read_dir(s.root.join("runs")).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "a launch that was not made leaves no run directory: {left:?}"
+    );
 }
 
 #[test]
