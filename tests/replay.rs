@@ -263,3 +263,54 @@ fn an_unknown_format_is_said_so() {
     let bad = tollgate(&["replay", "--format", "nope", file.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn git_base_supplies_the_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::write(
+        repo.join("tests/basic.rs"),
+        "#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n}\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-qm", "base"]);
+    std::fs::write(repo.join("tests/basic.rs"), "#[test]\nfn adds() {\n}\n").unwrap();
+    let sed = fixtures().join("claude/sed-on-test.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["replay", "--json", "--no-project", "--git", "HEAD"])
+        .arg(&sed)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let report = json(&out);
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "no-assertion-weakening")
+        .unwrap();
+    assert_eq!(row["verdict"], "gap", "{row}");
+    assert!(row["evidence"].as_str().unwrap().contains("tests/basic.rs:3"), "{row}");
+    let bad = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["replay", "--no-project", "--git", "no-such-ref"])
+        .arg(&sed)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -87,3 +87,47 @@ trait LineReader {
 fn text<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(|v| v.as_str())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use tollgate_core::bundle::Bundle;
+
+    fn bundle() -> Bundle {
+        Bundle::load(&[tollgate_core::shipped::source()]).0
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Untrusted transcripts: any bytes, in any format, never panic, and every line is
+        /// accounted for.
+        #[test]
+        fn arbitrary_input_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..2048), which in 0usize..5) {
+            let b = bundle();
+            let cx = ReadContext { bundle: &b };
+            let trace = read(std::io::Cursor::new(&bytes), Format::ALL[which], &cx);
+            prop_assert!(trace.lines as usize <= bytes.iter().filter(|c| **c == b'\n').count() + 1);
+        }
+
+        /// JSON-shaped lines with the vendors' type names but random content.
+        #[test]
+        fn json_with_known_types_never_panics(
+            kinds in prop::collection::vec(prop::sample::select(vec![
+                "system", "assistant", "user", "result", "item.completed", "item.started", "turn.completed",
+                "session_meta", "response_item", "event_msg", "judged", "observed",
+            ]), 1..12),
+            payload in "[a-z\"{}\\[\\]:,0-9 ]{0,60}",
+            which in 0usize..5,
+        ) {
+            let text: String = kinds
+                .iter()
+                .map(|k| format!("{{\"type\":\"{k}\",\"event\":\"{k}\",\"message\":{{\"content\":[{{\"type\":\"tool_use\",\"x\":\"{payload}\"}}]}}}}\n"))
+                .collect();
+            let b = bundle();
+            let cx = ReadContext { bundle: &b };
+            let _ = read(std::io::Cursor::new(text.as_bytes()), Format::ALL[which], &cx);
+        }
+    }
+}
