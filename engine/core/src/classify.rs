@@ -113,14 +113,7 @@ impl Classifier {
     fn classify_at(&self, text: &str, cwd: &Path, depth: usize) -> Classified {
         let line = shell::parse(text);
         let mut out = Classified {
-            effects: EffectProfile {
-                reads: vec![],
-                writes: vec![],
-                reaches: false,
-                reversible: true,
-                contained: true,
-                costs: false,
-            },
+            effects: nothing(),
             parts: Vec::new(),
             opaque: line.opaque.clone(),
         };
@@ -151,14 +144,7 @@ impl Classifier {
         depth: usize,
         opaque: &mut Option<String>,
     ) -> (EffectProfile, Vec<Part>) {
-        let mut effects = EffectProfile {
-            reads: vec![],
-            writes: vec![],
-            reaches: false,
-            reversible: true,
-            contained: true,
-            costs: false,
-        };
+        let mut effects = nothing();
         for r in &command.redirects {
             if DEVICES.contains(&r.target.as_str()) {
                 continue;
@@ -358,6 +344,14 @@ fn absolute(cwd: &Path, word: &str) -> String {
         "*".to_string()
     } else {
         cwd.join(word).to_string_lossy().into_owned()
+    }
+}
+
+/// What joining starts from: no effects, and contained until a part is not.
+fn nothing() -> EffectProfile {
+    EffectProfile {
+        contained: true,
+        ..EffectProfile::default()
     }
 }
 

@@ -127,9 +127,20 @@ pub struct Governing {
     pub complete: bool,
 }
 
+/// The project whose `.tollgate/` bundle governs a run in `workdir`: the nearest directory, from
+/// `workdir` upwards, that holds one (how tollgate's hook finds it).
+pub fn bundle_project(workdir: &Path) -> Option<PathBuf> {
+    workdir
+        .ancestors()
+        .find(|a| a.join(".tollgate").is_dir())
+        .map(Path::to_path_buf)
+}
+
 /// Finds and hashes the governing documents of `workdir`: every file named like a name in
 /// `names` without `/` anywhere in the tree (but in [`WALK_SKIPS`]), each name with `/` at that
-/// path, the policy bundle in `.tollgate/`, and the `extra` paths (relative to `workdir`, or absolute).
+/// path, the policy bundle in `.tollgate/` of the project that governs it (see
+/// [`bundle_project`]; it may lie above `workdir`), and the `extra` paths (relative to `workdir`,
+/// or absolute).
 pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governing {
     let mut found: Vec<(String, PathBuf)> = Vec::new();
     let bare: Vec<&str> = names.iter().filter(|n| !n.contains('/')).map(String::as_str).collect();
@@ -163,16 +174,18 @@ pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governi
             found.push((name.clone(), path));
         }
     }
-    let bundle = workdir.join(".tollgate");
-    let mut bundle_files = Vec::new();
-    collect_files(&bundle, &mut bundle_files);
-    for path in bundle_files {
-        let rel = path
-            .strip_prefix(&bundle)
-            .map(|r| r.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_default();
-        if tollgate_core::bundle::source::is_bundle_file(&rel) {
-            found.push((format!(".tollgate/{rel}"), path));
+    if let Some(project) = bundle_project(workdir) {
+        let bundle = project.join(".tollgate");
+        let mut bundle_files = Vec::new();
+        collect_files(&bundle, &mut bundle_files);
+        for path in bundle_files {
+            let rel = path
+                .strip_prefix(&bundle)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            if tollgate_core::bundle::source::is_bundle_file(&rel) {
+                found.push((relative(workdir, &path), path));
+            }
         }
     }
     for path in extra {
@@ -328,6 +341,19 @@ mod tests {
         assert_ne!(a[".claude/CLAUDE.md"], ABSENT);
         assert_ne!(b["sub/CLAUDE.md"], a["sub/CLAUDE.md"]);
         assert_eq!(b["CLAUDE.md"], a["CLAUDE.md"]);
+    }
+
+    #[test]
+    fn the_governing_bundle_may_lie_above() {
+        let t = tempfile::tempdir().unwrap();
+        let inner = t.path().join("a/b");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::create_dir_all(t.path().join("a/.tollgate/modes")).unwrap();
+        std::fs::write(t.path().join("a/.tollgate/modes/m.toml"), "id = 'm'").unwrap();
+        assert_eq!(bundle_project(&inner), Some(t.path().join("a")));
+        let g = governing(&inner, &[], &[]);
+        let above = t.path().join("a/.tollgate/modes/m.toml").display().to_string();
+        assert_eq!(g.hashes.keys().collect::<Vec<_>>(), [&above]);
     }
 
     #[test]

@@ -546,6 +546,35 @@ fn launch_in(
         "found_error": found.as_ref().err(),
     });
 
+    // The policy bundle that governs tollgate's hooks: a copy gets its own `.tollgate/` (so one
+    // above it cannot govern it); in place, the nearest one upwards governs, wherever it is.
+    let mut ambient = h.ambient.clone();
+    let made_bundle_dir = matches!(req.workdir, Workdir::Copy(_)) && !workdir.join(".tollgate").is_dir();
+    if made_bundle_dir {
+        let dir = workdir.join(".tollgate");
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    }
+    let project = files::bundle_project(&workdir);
+    let governed_by = match &project {
+        Some(p) => {
+            let inside = p.starts_with(&workdir);
+            if !inside {
+                let why = format!(
+                    "`{}` holds the nearest `.tollgate/` above the working directory: its mode and rules govern tollgate's hooks in this run, from outside the tree (its bundle files are pinned for H10)",
+                    p.display()
+                );
+                warnings.push(why.clone());
+                ambient.push(AmbientFile {
+                    name: "policy bundle above the working directory".into(),
+                    why,
+                });
+            }
+            json!({ "project": p.display().to_string(), "inside": inside, "made": made_bundle_dir })
+        }
+        None => json!({ "project": null, "inside": true, "made": false,
+                        "note": "no `.tollgate/` governs the run: the shipped bundle and its default mode do" }),
+    };
+
     // Memory files above the working directory, and the governing documents.
     let memory_walk = files::memory_above(&workdir, &h.memory_files);
     for g in &req.govern {
@@ -591,6 +620,7 @@ fn launch_in(
         "skips": { "flags": skip_flags, "env": skip_env },
         "pin": pin,
         "memory_walk": memory_walk,
+        "bundle": governed_by,
     });
     let mut attestation = json!({
         "what": "intent, not evidence: what tollgate imposed on this run",
@@ -681,7 +711,7 @@ fn launch_in(
     let outcome = Outcome {
         attestation,
         rows,
-        ambient_inputs: h.ambient.clone(),
+        ambient_inputs: ambient,
         unclaimed: UNCLAIMED.to_vec(),
         vendor,
         exit,

@@ -5,10 +5,10 @@
 //! the stream, `toolUseResult` in the session file). The stream starts with a `system/init` line
 //! (the vendor's record) and ends with a `result` line; the session file has neither.
 
-use crate::{text, LineReader, ReadContext};
+use crate::{map_tool, text, LineReader, ReadContext};
 use serde_json::Value;
 use std::path::PathBuf;
-use tollgate_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, StepAct, Trace};
+use tollgate_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, Trace};
 
 /// The provider file this reader maps tools through.
 const PROVIDER: &str = "claude-code";
@@ -42,32 +42,7 @@ impl<'a> Reader<'a> {
             cwd: trace.cwd.clone(),
             ..Step::default()
         };
-        match self.cx.bundle.provider(PROVIDER) {
-            Some(provider) => {
-                let mapped = provider.tool_effects(&tool, &input, &cwd, self.cx.bundle.classifier());
-                step.act = StepAct {
-                    kind: mapped.act.kind.to_string(),
-                    text: mapped.act.text,
-                };
-                step.effects = mapped.effects;
-                if let Some(classified) = mapped.classified {
-                    step.commands = classified.parts.iter().map(|p| p.text.clone()).collect();
-                    step.command_rules = classified
-                        .parts
-                        .iter()
-                        .map(|p| p.rule.clone().unwrap_or_default())
-                        .collect();
-                    step.edits = command_edits(&step.effects.writes, &cwd);
-                }
-            }
-            None => {
-                step.act = StepAct {
-                    kind: "tool".into(),
-                    text: tool.clone(),
-                };
-                step.effects = tollgate_core::effects::EffectProfile::unknown();
-            }
-        }
+        map_tool(self.cx, PROVIDER, &mut step, &tool, &input, &cwd);
         if step.edits.is_empty() {
             step.edits = input_edits(&tool, &input)
                 .into_iter()
@@ -210,16 +185,6 @@ fn exit_code(content: &str) -> Option<i64> {
         .next()?
         .parse()
         .ok()
-}
-
-/// Files a shell command writes by name: their content is not in the record. The working
-/// directory itself (a build tool's output) and unknown places are not files.
-fn command_edits(writes: &[String], cwd: &std::path::Path) -> Vec<Edit> {
-    writes
-        .iter()
-        .filter(|w| w.as_str() != "*" && std::path::Path::new(w.as_str()) != cwd && !w.ends_with('/'))
-        .map(|w| Edit::invisible(w.clone(), EditKind::Unknown))
-        .collect()
 }
 
 fn lines(text: &str, first: Option<u64>) -> Vec<EditLine> {

@@ -13,7 +13,7 @@
 //! with its exit code; `task_complete` with the last agent message). The event for a call carries
 //! the call's id, so a patch Codex intercepted from a shell command still lands on that command.
 
-use crate::{text, LineReader, ReadContext};
+use crate::{map_tool, text, LineReader, ReadContext};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -99,6 +99,7 @@ impl<'a> ExecReader<'a> {
                 let command = command_text(item.get("command"));
                 map_tool(
                     self.cx,
+                    PROVIDER,
                     &mut step,
                     EXEC_TOOL,
                     &serde_json::json!({ "cmd": command }),
@@ -108,6 +109,7 @@ impl<'a> ExecReader<'a> {
             "file_change" => {
                 map_tool(
                     self.cx,
+                    PROVIDER,
                     &mut step,
                     PATCH_TOOL,
                     &Value::Object(serde_json::Map::new()),
@@ -120,12 +122,20 @@ impl<'a> ExecReader<'a> {
                 let server = text(item, "server").unwrap_or("");
                 let tool = text(item, "tool").unwrap_or("");
                 let input = item.get("arguments").cloned().unwrap_or(Value::Null);
-                map_tool(self.cx, &mut step, &format!("mcp__{server}__{tool}"), &input, &cwd);
+                map_tool(
+                    self.cx,
+                    PROVIDER,
+                    &mut step,
+                    &format!("mcp__{server}__{tool}"),
+                    &input,
+                    &cwd,
+                );
             }
             _ => {
                 let query = text(item, "query").unwrap_or("");
                 map_tool(
                     self.cx,
+                    PROVIDER,
                     &mut step,
                     "web_search",
                     &serde_json::json!({ "query": query }),
@@ -340,7 +350,7 @@ impl<'a> RolloutReader<'a> {
         if step.cwd.is_none() {
             step.cwd = step_cwd;
         }
-        map_tool(self.cx, step, name, &input, &cwd);
+        map_tool(self.cx, PROVIDER, step, name, &input, &cwd);
         if name == PATCH_TOOL {
             if let Some(patch) = text(&input, "input").or_else(|| text(&input, "patch")) {
                 let edits = patch_edits(patch, &cwd);
@@ -453,7 +463,7 @@ impl<'a> RolloutReader<'a> {
                 cwd: trace.cwd.clone(),
                 ..Step::default()
             };
-            map_tool(self.cx, &mut step, tool, input, &cwd);
+            map_tool(self.cx, PROVIDER, &mut step, tool, input, &cwd);
             trace.steps.push(step);
             return trace.steps.last_mut();
         }
@@ -799,40 +809,6 @@ fn set_patch_edits(step: &mut Step, edits: Vec<Edit>) {
 // Shared
 // ---------------------------------------------------------------------------------------------
 
-/// Maps a tool call through the provider file: the act, its effects and, for a command, its
-/// parts and the files it writes by name (unless the step already shows edits).
-fn map_tool(cx: &ReadContext<'_>, step: &mut Step, tool: &str, input: &Value, cwd: &Path) {
-    step.tool = tool.to_string();
-    match cx.bundle.provider(PROVIDER) {
-        Some(provider) => {
-            let mapped = provider.tool_effects(tool, input, cwd, cx.bundle.classifier());
-            step.act = StepAct {
-                kind: mapped.act.kind.to_string(),
-                text: mapped.act.text,
-            };
-            step.effects = mapped.effects;
-            if let Some(classified) = mapped.classified {
-                step.commands = classified.parts.iter().map(|p| p.text.clone()).collect();
-                step.command_rules = classified
-                    .parts
-                    .iter()
-                    .map(|p| p.rule.clone().unwrap_or_default())
-                    .collect();
-                if step.edits.is_empty() {
-                    step.edits = command_edits(&step.effects.writes, cwd);
-                }
-            }
-        }
-        None => {
-            step.act = StepAct {
-                kind: "tool".into(),
-                text: tool.to_string(),
-            };
-            step.effects = tollgate_core::effects::EffectProfile::unknown();
-        }
-    }
-}
-
 /// Replaces a patch step's writes (the provider's broad scope) with the files it names.
 fn set_writes(step: &mut Step, paths: &[String]) {
     if paths.is_empty() {
@@ -847,16 +823,6 @@ fn set_writes(step: &mut Step, paths: &[String]) {
             };
         }
     }
-}
-
-/// Files a shell command writes by name: their content is not in the record. The working
-/// directory itself (a build tool's output) and unknown places are not files.
-fn command_edits(writes: &[String], cwd: &Path) -> Vec<Edit> {
-    writes
-        .iter()
-        .filter(|w| w.as_str() != "*" && Path::new(w.as_str()) != cwd && !w.ends_with('/'))
-        .map(|w| Edit::invisible(w.clone(), EditKind::Unknown))
-        .collect()
 }
 
 /// Where relative paths resolve: the recorded cwd, or unknown (`*`, which the classifier keeps
