@@ -1003,3 +1003,56 @@ fn providers_gives_the_five_answers() {
         "{text}"
     );
 }
+
+#[test]
+fn a_policy_bundle_above_the_root_is_reported_and_pinned() {
+    let s = Scratch::new();
+    s.tree(
+        "outer",
+        &[(".tollgate/policies/p.toml", "id = \"p\"\n"), ("inner/a.txt", "x\n")],
+    );
+    let inner = s.root.join("outer/inner");
+    let fake = s.script("claude", FAKE_CLAUDE);
+    let args = strings(&[
+        "--hermetic",
+        "strict",
+        "--binary",
+        fake.to_str().unwrap(),
+        "--root",
+        inner.to_str().unwrap(),
+        "--",
+        "hi",
+    ]);
+    let run = launch(&s, "claude-code", &args, &[]);
+    run.expect(0);
+    let ambient: Vec<&str> = run.report["ambient_inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        ambient.contains(&"policy bundle above the working directory"),
+        "{ambient:?}"
+    );
+    assert_eq!(run.report["attestation"]["bundle"]["inside"], false);
+    let pinned = s.root.join("outer/.tollgate/policies/p.toml").display().to_string();
+    assert_eq!(run.verdict("H10"), "ok", "{}", run.summary());
+    assert!(run.evidence("H10").contains(&pinned), "{}", run.evidence("H10"));
+
+    // A copy gets a `.tollgate/` of its own, so nothing above it governs it.
+    let args = strings(&[
+        "--hermetic",
+        "on",
+        "--binary",
+        fake.to_str().unwrap(),
+        "--copy",
+        inner.to_str().unwrap(),
+        "--",
+        "hi",
+    ]);
+    let copy = launch(&s, "claude-code", &args, &[]);
+    copy.expect(0);
+    assert_eq!(copy.report["attestation"]["bundle"]["inside"], true);
+    assert_eq!(copy.report["attestation"]["bundle"]["made"], true);
+}
