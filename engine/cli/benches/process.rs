@@ -1,7 +1,9 @@
 //! `tollgate judge` timed as a whole process, the way an agent's hook calls it: spawn, load the
 //! shipped bundle, judge one step, print one line, exit. `/bin/true` is timed the same way as the
 //! floor (what spawning and waiting for any process costs here), and `tollgate --version` shows
-//! the binary's own start-up without a bundle.
+//! the binary's own start-up without a bundle. Wall-clock times are interleaved runs; CPU times
+//! (user + system, from `/proc/self/stat`) are blocks of runs, and are what to compare when the
+//! machine is shared.
 //!
 //! Run with `cargo bench -p tollgate-cli --bench process` (`TOLLGATE_BENCH_RUNS=N` to change the
 //! number of runs, 200 by default). Speed is measured here, never asserted; the figures and the
@@ -154,7 +156,45 @@ fn bench() -> Result<(), String> {
             signed_ms(judge.mean, floor.mean),
         );
     }
+
+    // CPU time barely moves when other processes share the machine, where wall-clock time does.
+    // Each subject runs in a block of its own so the children's totals before and after it
+    // bracket exactly its runs.
+    if children_cpu().is_none() {
+        println!("\n(no /proc/self/stat here, so no CPU times)");
+        return Ok(());
+    }
+    println!();
+    println!("CPU time (user + system) per run, over a block of {runs} runs each:");
+    let mut cpu = Vec::new();
+    for subject in &subjects {
+        let before = children_cpu().unwrap_or_default();
+        for _ in 0..runs {
+            subject.run()?;
+        }
+        let after = children_cpu().unwrap_or_default();
+        let per_run = after.saturating_sub(before) / u32::try_from(runs.max(1)).unwrap_or(u32::MAX);
+        println!("{:<22} {:>11}", subject.label, ms(per_run));
+        cpu.push(per_run);
+    }
+    if let (Some(floor), Some(judge)) = (cpu.first(), cpu.last()) {
+        println!("{:<22} {:>11}", "judge - /bin/true", signed_ms(*judge, *floor));
+    }
     Ok(())
+}
+
+/// The CPU time (user + system) of this process's waited-for children so far, from
+/// `/proc/self/stat`; `None` where there is no such file (not Linux).
+fn children_cpu() -> Option<Duration> {
+    // Linux reports these in USER_HZ ticks, which is 100 per second on every architecture.
+    const TICKS_PER_SECOND: u64 = 100;
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name (in parentheses, and it may hold spaces) the state is field 3;
+    // cutime and cstime are fields 16 and 17.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |field: usize| fields.get(field - 3).and_then(|f| f.parse::<u64>().ok());
+    let total = ticks(16)? + ticks(17)?;
+    Some(Duration::from_millis(total * 1000 / TICKS_PER_SECOND))
 }
 
 fn main() -> ExitCode {

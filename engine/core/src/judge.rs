@@ -114,13 +114,20 @@ impl PathSet {
     /// "or unknown" says `unknown` too.
     pub fn contains(&self, touch: &Touch, workspace: &Workspace) -> bool {
         let Some(path) = &touch.path else { return false };
-        if self.absolute.is_match(path) {
+        // Empty sets are skipped before any work: `is_match` builds a candidate (and
+        // `strip_prefix` walks components) even when there is nothing to match.
+        if !self.absolute.is_empty() && self.absolute.is_match(path) {
             return true;
         }
-        if let Some(rest) = workspace.home().and_then(|h| path.strip_prefix(h).ok()) {
-            if self.home.is_match(rest) {
-                return true;
+        if !self.home.is_empty() {
+            if let Some(rest) = workspace.home().and_then(|h| path.strip_prefix(h).ok()) {
+                if self.home.is_match(rest) {
+                    return true;
+                }
             }
+        }
+        if self.relative.is_empty() {
+            return false;
         }
         if let Place::Root { relative, .. } = &touch.place {
             if !relative.is_empty() && self.relative.is_match(Path::new(relative)) {

@@ -312,6 +312,9 @@ pub fn resolve_path(base: &Path, path: &Path) -> Option<PathBuf> {
     while let Some(part) = pending.pop() {
         if part == ".." {
             resolved.pop();
+            // Back in a directory that may exist: what follows must be looked up again, or
+            // `missing/../link` would skip the link.
+            exists = true;
             continue;
         }
         let candidate = resolved.join(&part);
@@ -384,6 +387,20 @@ mod tests {
         let only = set.iter().next().unwrap();
         assert!(only.starts_with(outside.path().canonicalize().unwrap()));
         assert_eq!(ws.place(only), Place::Outside);
+    }
+
+    #[test]
+    fn a_missing_component_then_dot_dot_still_follows_symlinks() {
+        let outside = tempfile::tempdir().unwrap();
+        let ws_dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws_dir.path().join("link")).unwrap();
+        let ws = Workspace::new(ws_dir.path());
+        let via_missing = ws.resolve(&["./nope/../link/hosts".into()]);
+        assert_eq!(via_missing, ws.resolve(&["./link/hosts".into()]));
+        let Scopes::Paths(set) = via_missing else {
+            panic!("expected paths")
+        };
+        assert_eq!(ws.place(set.iter().next().unwrap()), Place::Outside);
     }
 
     #[test]
