@@ -170,7 +170,7 @@ fn workspace_write_allows_inside_and_refuses_outside_and_protected() {
     let Some(run) = Run::new() else { return };
     run.mode("workspace-write");
     // Outside the workspace and outside the temp dir (writes there are allowed in workspace-write).
-    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside_dir = support::outside_tmp();
     let outside = outside_dir.path().join("outside.txt");
     let stream = run.claude(json!({ "turns": [
         tool("Write", json!({ "file_path": "{{workspace}}/inside.txt", "content": "in" })),

@@ -129,3 +129,27 @@ pub fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, String)>
     }
     out
 }
+
+/// A scratch directory outside the system temp dir (writes there are "outside the workspace",
+/// not "the temp dir"), wherever the repository itself was checked out.
+pub fn outside_tmp() -> tempfile::TempDir {
+    let tmp = [PathBuf::from("/tmp"), std::env::temp_dir()];
+    let candidates = [
+        PathBuf::from("/var/tmp"),
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+        std::env::current_dir().unwrap(),
+    ];
+    for dir in candidates {
+        let Ok(real) = dir.canonicalize() else { continue };
+        let in_tmp = tmp
+            .iter()
+            .filter_map(|t| t.canonicalize().ok())
+            .any(|t| real.starts_with(t));
+        if !in_tmp {
+            if let Ok(d) = tempfile::Builder::new().prefix("tollgate-outside-").tempdir_in(&real) {
+                return d;
+            }
+        }
+    }
+    panic!("no writable directory outside the temp dir for this test");
+}
