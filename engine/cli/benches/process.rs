@@ -1,5 +1,6 @@
-//! `tollgate judge` timed as a whole process, the way an agent's hook calls it: spawn, load the
-//! shipped bundle, judge one step, print one line, exit. `/bin/true` is timed the same way as the
+//! `tollgate judge` and `tollgate hook claude-code` timed as whole processes, the way an agent
+//! calls them: spawn, load the shipped bundle, judge one step, print one line, exit (the hook also
+//! reads the event on stdin, finds the project and appends to its event log). `/bin/true` is timed the same way as the
 //! floor (what spawning and waiting for any process costs here), and `tollgate --version` shows
 //! the binary's own start-up without a bundle. Wall-clock times are interleaved runs; CPU times
 //! (user + system, from `/proc/self/stat`) are blocks of runs, and are what to compare when the
@@ -9,7 +10,9 @@
 //! number of runs, 200 by default). Speed is measured here, never asserted; the figures and the
 //! target are in `docs/performance.md`.
 
-use std::process::{Command, ExitCode};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 const TOLLGATE: &str = env!("CARGO_BIN_EXE_tollgate");
@@ -22,6 +25,9 @@ struct Subject {
     args: &'static [&'static str],
     /// Text its stdout must hold, checked once before timing.
     expect: &'static str,
+    /// What it reads on stdin, and where it runs.
+    stdin: Option<String>,
+    dir: Option<PathBuf>,
     times: Vec<Duration>,
 }
 
@@ -32,6 +38,8 @@ impl Subject {
             program,
             args,
             expect,
+            stdin: None,
+            dir: None,
             times: Vec::new(),
         }
     }
@@ -39,9 +47,24 @@ impl Subject {
     /// Runs it once with output captured (as a hook caller reads it); the wall-clock time.
     fn run(&self) -> Result<(Duration, String), String> {
         let start = Instant::now();
-        let out = Command::new(self.program)
+        let mut command = Command::new(self.program);
+        command
             .args(self.args)
-            .output()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir);
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot run `{}`: {e}", self.label))?;
+        if let (Some(input), Some(mut pipe)) = (&self.stdin, child.stdin.take()) {
+            pipe.write_all(input.as_bytes())
+                .map_err(|e| format!("cannot feed `{}`: {e}", self.label))?;
+        }
+        let out = child
+            .wait_with_output()
             .map_err(|e| format!("cannot run `{}`: {e}", self.label))?;
         let took = start.elapsed();
         if !out.status.success() {
@@ -111,6 +134,7 @@ fn bench() -> Result<(), String> {
             ],
             r#""decision":"allow""#,
         ),
+        hook_subject()?,
     ];
     for subject in &subjects {
         let (_, stdout) = subject.run()?;
@@ -146,15 +170,17 @@ fn bench() -> Result<(), String> {
             ms(s.mean)
         );
     }
-    if let (Some((_, floor)), Some((_, judge))) = (summaries.first(), summaries.last()) {
-        println!(
-            "{:<22} {:>11} {:>11} {:>11} {:>11}",
-            "judge - /bin/true",
-            signed_ms(judge.median, floor.median),
-            signed_ms(judge.p90, floor.p90),
-            signed_ms(judge.min, floor.min),
-            signed_ms(judge.mean, floor.mean),
-        );
+    if let Some((_, floor)) = summaries.first() {
+        for (label, s) in summaries.iter().skip(2) {
+            println!(
+                "{:<22} {:>11} {:>11} {:>11} {:>11}",
+                format!("{} - /bin/true", label.trim_start_matches("tollgate ")),
+                signed_ms(s.median, floor.median),
+                signed_ms(s.p90, floor.p90),
+                signed_ms(s.min, floor.min),
+                signed_ms(s.mean, floor.mean),
+            );
+        }
     }
 
     // CPU time barely moves when other processes share the machine, where wall-clock time does.
@@ -177,10 +203,36 @@ fn bench() -> Result<(), String> {
         println!("{:<22} {:>11}", subject.label, ms(per_run));
         cpu.push(per_run);
     }
-    if let (Some(floor), Some(judge)) = (cpu.first(), cpu.last()) {
-        println!("{:<22} {:>11}", "judge - /bin/true", signed_ms(*judge, *floor));
+    if let Some(floor) = cpu.first() {
+        for (subject, took) in subjects.iter().zip(&cpu).skip(2) {
+            let label = format!("{} - /bin/true", subject.label.trim_start_matches("tollgate "));
+            println!("{label:<22} {:>11}", signed_ms(*took, *floor));
+        }
     }
     Ok(())
+}
+
+/// `tollgate hook claude-code` answering a PreToolUse event for `cargo test` in a scratch
+/// project (a fresh directory, so its event log starts empty).
+fn hook_subject() -> Result<Subject, String> {
+    let dir = std::env::temp_dir().join(format!("tollgate-hook-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".tollgate")).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    std::fs::write(dir.join(".tollgate/state.toml"), "mode = \"workspace-write\"\n")
+        .map_err(|e| format!("cannot write the state: {e}"))?;
+    let event = serde_json::json!({
+        "hook_event_name": "PreToolUse", "session_id": "bench", "cwd": dir,
+        "tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_use_id": "t",
+    });
+    let mut subject = Subject::new(
+        "tollgate hook",
+        TOLLGATE,
+        &["hook", "claude-code"],
+        r#""permissionDecision":"allow""#,
+    );
+    subject.stdin = Some(event.to_string());
+    subject.dir = Some(dir);
+    Ok(subject)
 }
 
 /// The CPU time (user + system) of this process's waited-for children so far, from
