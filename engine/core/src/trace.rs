@@ -94,6 +94,27 @@ impl Edit {
         }
     }
 
+    /// Takes one line of a hunk's body (`-removed`, `+added`, ` context`, `\ No newline…`),
+    /// numbering it from the running old and new line numbers, which it advances.
+    pub fn take_hunk_line(&mut self, line: &str, old: &mut u64, new: &mut u64) {
+        if let Some(text) = line.strip_prefix('-') {
+            self.removed.push(EditLine {
+                line: Some(*old),
+                text: text.to_string(),
+            });
+            *old += 1;
+        } else if let Some(text) = line.strip_prefix('+') {
+            self.added.push(EditLine {
+                line: Some(*new),
+                text: text.to_string(),
+            });
+            *new += 1;
+        } else if !line.starts_with('\\') {
+            *old += 1;
+            *new += 1;
+        }
+    }
+
     /// Drops the content of an edit too large to keep; it is then not visible.
     pub fn bounded(mut self) -> Edit {
         if self.removed.len() + self.added.len() > MAX_EDIT_LINES {
@@ -352,24 +373,8 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
             continue;
         }
         let Some(edit) = edits.last_mut() else { continue };
-        if !in_hunk {
-            continue;
-        }
-        if let Some(text) = line.strip_prefix('-') {
-            edit.removed.push(EditLine {
-                line: Some(old_line),
-                text: text.to_string(),
-            });
-            old_line += 1;
-        } else if let Some(text) = line.strip_prefix('+') {
-            edit.added.push(EditLine {
-                line: Some(new_line),
-                text: text.to_string(),
-            });
-            new_line += 1;
-        } else if !line.starts_with('\\') {
-            old_line += 1;
-            new_line += 1;
+        if in_hunk {
+            edit.take_hunk_line(line, &mut old_line, &mut new_line);
         }
     }
     edits.into_iter().map(Edit::bounded).collect()

@@ -273,22 +273,8 @@ fn result_edits(tool: &str, result: &Value) -> Option<Vec<Edit>> {
         let mut old = hunk.get("oldStart").and_then(|n| n.as_u64()).unwrap_or(0);
         let mut new = hunk.get("newStart").and_then(|n| n.as_u64()).unwrap_or(0);
         for line in hunk.get("lines").and_then(|l| l.as_array()).into_iter().flatten() {
-            let Some(line) = line.as_str() else { continue };
-            if let Some(t) = line.strip_prefix('-') {
-                edit.removed.push(EditLine {
-                    line: Some(old),
-                    text: t.to_string(),
-                });
-                old += 1;
-            } else if let Some(t) = line.strip_prefix('+') {
-                edit.added.push(EditLine {
-                    line: Some(new),
-                    text: t.to_string(),
-                });
-                new += 1;
-            } else {
-                old += 1;
-                new += 1;
+            if let Some(line) = line.as_str() {
+                edit.take_hunk_line(line, &mut old, &mut new);
             }
         }
     }

@@ -689,7 +689,7 @@ fn rollout_changes(changes: Option<&Value>) -> Vec<Edit> {
 /// The removed and added lines of a diff's `@@` hunks, numbered (old numbering for removed
 /// lines, new for added). Anything before the first hunk (headers) is ignored.
 fn hunk_lines(diff: &str) -> (Vec<EditLine>, Vec<EditLine>) {
-    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    let mut edit = Edit::invisible("", EditKind::Update);
     let (mut old, mut new) = (0u64, 0u64);
     let mut in_hunk = false;
     for line in diff.lines() {
@@ -706,27 +706,11 @@ fn hunk_lines(diff: &str) -> (Vec<EditLine>, Vec<EditLine>) {
             }
             continue;
         }
-        if !in_hunk {
-            continue;
-        }
-        if let Some(t) = line.strip_prefix('-') {
-            removed.push(EditLine {
-                line: Some(old),
-                text: t.to_string(),
-            });
-            old += 1;
-        } else if let Some(t) = line.strip_prefix('+') {
-            added.push(EditLine {
-                line: Some(new),
-                text: t.to_string(),
-            });
-            new += 1;
-        } else if !line.starts_with('\\') {
-            old += 1;
-            new += 1;
+        if in_hunk {
+            edit.take_hunk_line(line, &mut old, &mut new);
         }
     }
-    (removed, added)
+    (edit.removed, edit.added)
 }
 
 /// The edits an `apply_patch` patch describes (`*** Add File:`, `*** Update File:`,
