@@ -213,7 +213,7 @@ fn replay_all(args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>
 fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>) -> FileReport {
     let shown = file.display().to_string();
     let cx = ReadContext { bundle };
-    let trace = match tollgate_replay::read_file(file, args.format.0, &cx) {
+    let mut trace = match tollgate_replay::read_file(file, args.format.0, &cx) {
         Ok(t) => t,
         Err(e) => {
             let error = format!("cannot read `{shown}`: {e}");
@@ -241,7 +241,23 @@ fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Op
         }
     };
     let workspace = workspace_of(&trace);
+    let mode = args.mode.as_deref().map(|m| judge_steps(bundle, m, &trace, &workspace));
+    let mut report = FileReport {
+        file: shown,
+        format: Some(trace.format.clone()),
+        error: None,
+        lines: trace.lines,
+        steps: trace.steps.len(),
+        ended: trace.ended,
+        skipped: std::mem::take(&mut trace.skipped),
+        malformed: std::mem::take(&mut trace.malformed),
+        rows: Vec::new(),
+        mode,
+    };
     let mut facts = trace.facts(&workspace);
+    // The facts hold what the rows need; the trace is not needed past here, so its memory goes
+    // before the rows run.
+    drop(trace);
     if let (Some(edits), Some(obj)) = (diff, facts.as_object_mut()) {
         let mut edits = edits_facts(edits, &workspace);
         // A supplied diff names paths relative to its repository: that is what test globs see.
@@ -254,20 +270,8 @@ fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Op
         }
         obj.insert("diff".into(), serde_json::json!({ "edits": edits }));
     }
-    let results = bundle.evaluate_rows(rows, &facts);
-    let mode = args.mode.as_deref().map(|m| judge_steps(bundle, m, &trace, &workspace));
-    FileReport {
-        file: shown,
-        format: Some(trace.format.clone()),
-        error: None,
-        lines: trace.lines,
-        steps: trace.steps.len(),
-        ended: trace.ended,
-        skipped: trace.skipped.clone(),
-        malformed: trace.malformed.clone(),
-        rows: results,
-        mode,
-    }
+    report.rows = bundle.evaluate_rows(rows, &facts);
+    report
 }
 
 /// The recorded working directory is the workspace the run's paths are judged against.

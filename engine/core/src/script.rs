@@ -51,6 +51,24 @@ impl Default for ScriptLimits {
 /// Compiled patterns kept per thread, so a script calling `regex_match` in a loop compiles once.
 const PATTERN_CACHE: usize = 512;
 
+impl ScriptLimits {
+    /// Limits for row scripts, which read a whole run's facts. The facts are data the script did
+    /// not make, and Rhai's size limits count every string and item inside a container, again at
+    /// every change to it: over a long run's facts they would fail every row and cost time
+    /// quadratic in its length. So rows run without size limits (0), with an operation budget
+    /// scaled to long runs; the wall-clock deadline still bounds every call.
+    pub fn for_facts() -> ScriptLimits {
+        ScriptLimits {
+            max_operations: 500_000_000,
+            max_string_size: 0,
+            max_array_size: 0,
+            max_map_size: 0,
+            deadline: Duration::from_secs(20),
+            ..ScriptLimits::default()
+        }
+    }
+}
+
 thread_local! {
     static REGEXES: RefCell<std::collections::HashMap<String, regex::Regex>> = RefCell::new(std::collections::HashMap::new());
     static GLOBS: RefCell<std::collections::HashMap<String, globset::GlobMatcher>> = RefCell::new(std::collections::HashMap::new());

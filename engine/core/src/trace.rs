@@ -14,7 +14,7 @@ pub const MAX_EDIT_LINES: usize = 20_000;
 
 /// Bytes of edit content one trace keeps in all. Past it, further edits are kept as not visible,
 /// so memory stays flat however long the recording grows; rows that need the content say unk.
-pub const MAX_EDIT_BYTES: usize = 32 * 1024 * 1024;
+pub const MAX_EDIT_BYTES: usize = 8 * 1024 * 1024;
 
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -113,6 +113,11 @@ impl Edit {
             *old += 1;
             *new += 1;
         }
+    }
+
+    /// What the edit's lines weigh against a trace's budget.
+    pub fn content_bytes(&self) -> usize {
+        self.removed.iter().chain(&self.added).map(|l| l.text.len() + 16).sum()
     }
 
     /// Drops the content of an edit too large to keep; it is then not visible.
@@ -226,7 +231,7 @@ impl Trace {
     /// dropped and it is kept as not visible.
     pub fn budget(&mut self, edit: Edit) -> Edit {
         let edit = edit.bounded();
-        let size: usize = edit.removed.iter().chain(&edit.added).map(|l| l.text.len() + 16).sum();
+        let size = edit.content_bytes();
         if self.edit_bytes + size > MAX_EDIT_BYTES {
             return Edit {
                 removed: Vec::new(),
@@ -239,40 +244,65 @@ impl Trace {
         edit
     }
 
+    /// Gives back the budget of edits that are being replaced (e.g. an edit read from a tool's
+    /// input, superseded by the same edit read from its result).
+    pub fn release(&mut self, edits: &[Edit]) {
+        let size: usize = edits.iter().map(Edit::content_bytes).sum();
+        self.edit_bytes = self.edit_bytes.saturating_sub(size);
+    }
+
     /// Counts a skipped line of a type.
     pub fn skip(&mut self, kind: &str) {
         *self.skipped.entry(kind.to_string()).or_default() += 1;
     }
 
-    /// The facts rows read: the trace, with every place a step touches classified against the
-    /// workspace and every edit's path made relative to its root.
+    /// The facts rows read: the run's record, claim and end, and each step's tool, act, commands,
+    /// outcome, where its writes land (classified against the workspace) and its edits (each
+    /// path made relative to its root).
     pub fn facts(&self, workspace: &Workspace) -> serde_json::Value {
-        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if let Some(steps) = value.get_mut("steps").and_then(|s| s.as_array_mut()) {
-            for (step, json) in self.steps.iter().zip(steps.iter_mut()) {
-                let resolved = step.effects.resolve(workspace);
-                let places = |touches: &[crate::effects::Touch]| -> serde_json::Value {
-                    touches
-                        .iter()
-                        .map(|t| place_json(t.path.as_deref(), &t.place))
-                        .collect()
-                };
-                if let Some(obj) = json.as_object_mut() {
-                    obj.insert("reads".into(), places(&resolved.read_places));
-                    obj.insert("writes".into(), places(&resolved.write_places));
-                    let writes_workspace = resolved
-                        .write_places
-                        .iter()
-                        .any(|t| matches!(t.place, Place::Root { .. }));
-                    obj.insert("writes_workspace".into(), writes_workspace.into());
-                }
-                if let Some(obj) = json.as_object_mut() {
-                    obj.insert("edits".into(), edits_facts(&step.edits, workspace));
-                }
-            }
-        }
-        value
+        let steps: Vec<serde_json::Value> = self.steps.iter().map(|step| step_facts(step, workspace)).collect();
+        serde_json::json!({
+            "format": self.format,
+            "record": self.record,
+            "cwd": self.cwd,
+            "steps": steps,
+            "final": self.claim,
+            "ended": self.ended,
+            "lines": self.lines,
+        })
     }
+}
+
+/// One step as facts: what rows read of it. Its raw effects are summed up by where its writes
+/// land (`writes`, classified, and `writes_workspace`); the step is built once, without the
+/// copies a whole-trace conversion would make, since a long run has many steps.
+fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
+    let resolved = step.effects.resolve(workspace);
+    let writes: Vec<serde_json::Value> = resolved
+        .write_places
+        .iter()
+        .map(|t| place_json(t.path.as_deref(), &t.place))
+        .collect();
+    let writes_workspace = resolved
+        .write_places
+        .iter()
+        .any(|t| matches!(t.place, Place::Root { .. }));
+    let mut obj = serde_json::Map::new();
+    obj.insert("tool".into(), step.tool.clone().into());
+    obj.insert(
+        "act".into(),
+        serde_json::json!({ "kind": step.act.kind, "text": step.act.text }),
+    );
+    obj.insert("commands".into(), step.commands.clone().into());
+    obj.insert(
+        "outcome".into(),
+        serde_json::to_value(&step.outcome).unwrap_or_default(),
+    );
+    obj.insert("writes".into(), writes.into());
+    obj.insert("writes_workspace".into(), writes_workspace.into());
+    obj.insert("reaches".into(), step.effects.reaches.into());
+    obj.insert("edits".into(), edits_facts(&step.edits, workspace));
+    serde_json::Value::Object(obj)
 }
 
 /// Edits as facts: each with `relative`, its path below the workspace root it lies in (absent

@@ -54,6 +54,11 @@ impl<'a> Reader<'a> {
 
     fn tool_result(&mut self, trace: &mut Trace, block: &Value, structured: Option<&Value>) {
         let Some(id) = text(block, "tool_use_id") else { return };
+        // The result's edits replace the ones read from the input: give their budget back first.
+        if structured.is_some() {
+            let replaced = trace.step_mut(id).map(|s| s.edits.clone()).unwrap_or_default();
+            trace.release(&replaced);
+        }
         let edits = trace
             .step_mut(id)
             .and_then(|step| structured.and_then(|s| result_edits(&step.tool, s)))

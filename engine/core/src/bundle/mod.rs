@@ -104,6 +104,15 @@ struct Deferred {
     arity: usize,
 }
 
+/// What evaluating a set of rows shares: the facts (and their script form, once made), the
+/// results so far, and the rows being evaluated (to catch evidence cycles).
+struct RowContext<'a> {
+    facts: &'a serde_json::Value,
+    converted: &'a mut Option<rhai::Dynamic>,
+    done: &'a mut HashMap<String, RowResult>,
+    visiting: Vec<String>,
+}
+
 /// A loaded mode.
 #[derive(Debug, Clone)]
 pub struct Mode {
@@ -269,6 +278,8 @@ pub struct Bundle {
     providers: BTreeMap<String, Provider>,
     rows: BTreeMap<String, Row>,
     host: ScriptHost,
+    /// Row scripts read a whole run's facts, so they run under limits scaled for that.
+    row_host: ScriptHost,
     examples: Vec<Example>,
     classifier: Classifier,
     mcp: BTreeMap<String, ToolFile>,
@@ -513,6 +524,7 @@ impl Bundle {
             providers: BTreeMap::new(),
             rows: BTreeMap::new(),
             host,
+            row_host: ScriptHost::new(ScriptLimits::for_facts()),
             examples: Vec::new(),
             classifier: Classifier::default(),
             mcp: BTreeMap::new(),
@@ -703,9 +715,15 @@ impl Bundle {
     /// Evaluates rows over facts, in the order given. An unknown row id is unk, with the reason.
     pub fn evaluate_rows(&self, ids: &[&str], facts: &serde_json::Value) -> Vec<RowResult> {
         let mut done: HashMap<String, RowResult> = HashMap::new();
-        ids.iter()
-            .map(|id| self.evaluate_row(id, facts, &mut done, &mut Vec::new()))
-            .collect()
+        // Scripts get the facts as script values: converted once, on first need.
+        let mut converted: Option<rhai::Dynamic> = None;
+        let mut cx = RowContext {
+            facts,
+            converted: &mut converted,
+            done: &mut done,
+            visiting: Vec::new(),
+        };
+        ids.iter().map(|id| self.evaluate_row(id, &mut cx)).collect()
     }
 
     /// The ids of the rows evaluated over one kind of facts, by policy then file order.
@@ -726,14 +744,8 @@ impl Bundle {
             .unwrap_or_default()
     }
 
-    fn evaluate_row(
-        &self,
-        id: &str,
-        facts: &serde_json::Value,
-        done: &mut HashMap<String, RowResult>,
-        visiting: &mut Vec<String>,
-    ) -> RowResult {
-        if let Some(r) = done.get(id) {
+    fn evaluate_row(&self, id: &str, cx: &mut RowContext<'_>) -> RowResult {
+        if let Some(r) = cx.done.get(id) {
             return r.clone();
         }
         let Some(row) = self.rows.get(id) else {
@@ -746,12 +758,12 @@ impl Bundle {
                 evidence: format!("there is no row `{id}` in the bundle"),
             };
         };
-        let (verdict, evidence) = if visiting.iter().any(|v| v == id) {
+        let (verdict, evidence) = if cx.visiting.iter().any(|v| v == id) {
             (Verdict::Unk, format!("row `{id}` is its own evidence through a cycle"))
         } else {
-            visiting.push(id.to_string());
-            let outcome = self.check_row(row, facts, done, visiting);
-            visiting.pop();
+            cx.visiting.push(id.to_string());
+            let outcome = self.check_row(row, cx);
+            cx.visiting.pop();
             outcome
         };
         let result = RowResult {
@@ -762,17 +774,12 @@ impl Bundle {
             verdict,
             evidence,
         };
-        done.insert(id.to_string(), result.clone());
+        cx.done.insert(id.to_string(), result.clone());
         result
     }
 
-    fn check_row(
-        &self,
-        row: &Row,
-        facts: &serde_json::Value,
-        done: &mut HashMap<String, RowResult>,
-        visiting: &mut Vec<String>,
-    ) -> (Verdict, String) {
+    fn check_row(&self, row: &Row, cx: &mut RowContext<'_>) -> (Verdict, String) {
+        let facts = cx.facts;
         match &row.check {
             RowCheck::Fact { fact, ok, gap } => {
                 let mut value = Some(facts);
@@ -795,10 +802,7 @@ impl Bundle {
                 }
             }
             RowCheck::Evidence(ids) => {
-                let results: Vec<RowResult> = ids
-                    .iter()
-                    .map(|i| self.evaluate_row(i, facts, done, visiting))
-                    .collect();
+                let results: Vec<RowResult> = ids.iter().map(|i| self.evaluate_row(i, cx)).collect();
                 let list = |v: Verdict| {
                     results
                         .iter()
@@ -823,8 +827,9 @@ impl Bundle {
                 function,
                 settings,
             } => {
-                let args = vec![to_dynamic(facts), to_dynamic(settings)];
-                match self.host.call(script, function, args) {
+                let facts = cx.converted.get_or_insert_with(|| to_dynamic(facts)).clone();
+                let args = vec![facts, to_dynamic(settings)];
+                match self.row_host.call(script, function, args) {
                     Ok(out) => row_outcome(&out.value),
                     Err(err) => (Verdict::Unk, format!("the row's script failed: {err}")),
                 }
