@@ -305,21 +305,32 @@ fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
     serde_json::Value::Object(obj)
 }
 
-/// Edits as facts: each with `relative`, its path below the workspace root it lies in (absent
-/// when it lies in none).
+/// Edits as facts: `path`, `kind`, `visible`, `relative` (its path below the workspace root it
+/// lies in; absent when it lies in none), and its lines as plain string arrays — `removed` and
+/// `added`, with their line numbers in `removed_lines` and `added_lines` (`()` where unknown).
+/// Strings, not a map per line: a long run has many lines, and a map costs twenty times more.
 pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
     edits
         .iter()
         .map(|edit| {
-            let mut value = serde_json::to_value(edit).unwrap_or(serde_json::Value::Null);
+            let texts = |lines: &[EditLine]| -> serde_json::Value { lines.iter().map(|l| l.text.clone()).collect() };
+            let numbers = |lines: &[EditLine]| -> serde_json::Value { lines.iter().map(|l| l.line).collect() };
+            let mut obj = serde_json::Map::new();
+            obj.insert("path".into(), edit.path.clone().into());
+            obj.insert("kind".into(), serde_json::to_value(edit.kind).unwrap_or_default());
+            obj.insert("visible".into(), edit.visible.into());
+            obj.insert("removed".into(), texts(&edit.removed));
+            obj.insert("removed_lines".into(), numbers(&edit.removed));
+            obj.insert("added".into(), texts(&edit.added));
+            obj.insert("added_lines".into(), numbers(&edit.added));
             let place = match workspace.resolve(std::slice::from_ref(&edit.path)) {
                 crate::scope::Scopes::Paths(p) => p.iter().next().map(|p| workspace.place(p)),
                 crate::scope::Scopes::Everything => None,
             };
-            if let (Some(obj), Some(Place::Root { relative, .. })) = (value.as_object_mut(), place) {
+            if let Some(Place::Root { relative, .. }) = place {
                 obj.insert("relative".into(), relative.into());
             }
-            value
+            serde_json::Value::Object(obj)
         })
         .collect()
 }

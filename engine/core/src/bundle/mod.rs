@@ -104,11 +104,10 @@ struct Deferred {
     arity: usize,
 }
 
-/// What evaluating a set of rows shares: the facts (and their script form, once made), the
-/// results so far, and the rows being evaluated (to catch evidence cycles).
+/// What evaluating a set of rows shares: the facts, the results so far, and the rows being
+/// evaluated (to catch evidence cycles).
 struct RowContext<'a> {
     facts: &'a serde_json::Value,
-    converted: &'a mut Option<rhai::Dynamic>,
     done: &'a mut HashMap<String, RowResult>,
     visiting: Vec<String>,
 }
@@ -715,11 +714,8 @@ impl Bundle {
     /// Evaluates rows over facts, in the order given. An unknown row id is unk, with the reason.
     pub fn evaluate_rows(&self, ids: &[&str], facts: &serde_json::Value) -> Vec<RowResult> {
         let mut done: HashMap<String, RowResult> = HashMap::new();
-        // Scripts get the facts as script values: converted once, on first need.
-        let mut converted: Option<rhai::Dynamic> = None;
         let mut cx = RowContext {
             facts,
-            converted: &mut converted,
             done: &mut done,
             visiting: Vec::new(),
         };
@@ -827,7 +823,9 @@ impl Bundle {
                 function,
                 settings,
             } => {
-                let facts = cx.converted.get_or_insert_with(|| to_dynamic(facts)).clone();
+                // Each row gets its own copy, made when it runs and gone after: rows cannot change
+                // what another reads, and only one copy is held at a time.
+                let facts = to_dynamic(facts);
                 let args = vec![facts, to_dynamic(settings)];
                 match self.row_host.call(script, function, args) {
                     Ok(out) => row_outcome(&out.value),

@@ -496,3 +496,34 @@ fn mcp_tools_map_through_the_bundle() {
     let unknown = bundle.mcp_effects("other", "x", &serde_json::json!({}), cwd);
     assert!(!unknown.known && unknown.effects.reaches);
 }
+
+#[test]
+fn a_row_cannot_change_the_facts_another_row_reads() {
+    let policy = r#"
+id = "m"
+[[rows]]
+id = "a-mutator"
+title = "t"
+assertion = "record"
+severity = "gating"
+script = "m.rhai"
+function = "mutate"
+[[rows]]
+id = "b-reader"
+title = "t"
+assertion = "record"
+severity = "gating"
+script = "m.rhai"
+function = "read"
+"#;
+    let script = "fn mutate(facts, s) { facts.x = 2; \"ok\" }\nfn read(facts, s) { if facts.x == 1 { \"ok\" } else { \"gap\" } }";
+    let (bundle, d) = load(&[("policies/m.toml", policy), ("policies/m.rhai", script)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let r = bundle.evaluate_rows(&["a-mutator", "b-reader"], &serde_json::json!({"x": 1}));
+    assert_eq!(
+        r[1].verdict,
+        Verdict::Ok,
+        "the second row read what the first wrote: {}",
+        r[1].evidence
+    );
+}
