@@ -254,23 +254,21 @@ fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Op
         rows: Vec::new(),
         mode,
     };
-    let mut facts = trace.facts(&workspace);
-    // The facts hold what the rows need; the trace is not needed past here, so its memory goes
-    // before the rows run.
-    drop(trace);
-    if let (Some(edits), Some(obj)) = (diff, facts.as_object_mut()) {
-        let mut edits = edits_facts(edits, &workspace);
+    let mut extra = serde_json::Map::new();
+    if let Some(supplied) = diff {
+        let mut edits = edits_facts(supplied, &workspace);
         // A supplied diff names paths relative to its repository: that is what test globs see.
         if let Some(list) = edits.as_array_mut() {
-            for (edit, value) in diff.unwrap_or_default().iter().zip(list.iter_mut()) {
+            for (edit, value) in supplied.iter().zip(list.iter_mut()) {
                 if let Some(o) = value.as_object_mut() {
                     o.insert("relative".into(), edit.path.clone().into());
                 }
             }
         }
-        obj.insert("diff".into(), serde_json::json!({ "edits": edits }));
+        extra.insert("diff".into(), serde_json::json!({ "edits": edits }));
     }
-    report.rows = bundle.evaluate_rows(rows, &facts);
+    // Rows that fold over steps read the trace one step at a time: memory stays flat.
+    report.rows = bundle.evaluate_trace_rows(rows, &trace, &workspace, &extra);
     report
 }
 

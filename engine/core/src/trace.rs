@@ -260,12 +260,20 @@ impl Trace {
     /// outcome, where its writes land (classified against the workspace) and its edits (each
     /// path made relative to its root).
     pub fn facts(&self, workspace: &Workspace) -> serde_json::Value {
+        let mut facts = self.head_facts();
         let steps: Vec<serde_json::Value> = self.steps.iter().map(|step| step_facts(step, workspace)).collect();
+        if let Some(obj) = facts.as_object_mut() {
+            obj.insert("steps".into(), steps.into());
+        }
+        facts
+    }
+
+    /// The facts without the steps: the record, the claim, whether the run ended.
+    pub fn head_facts(&self) -> serde_json::Value {
         serde_json::json!({
             "format": self.format,
             "record": self.record,
             "cwd": self.cwd,
-            "steps": steps,
             "final": self.claim,
             "ended": self.ended,
             "lines": self.lines,
@@ -276,7 +284,7 @@ impl Trace {
 /// One step as facts: what rows read of it. Its raw effects are summed up by where its writes
 /// land (`writes`, classified, and `writes_workspace`); the step is built once, without the
 /// copies a whole-trace conversion would make, since a long run has many steps.
-fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
+pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
     let resolved = step.effects.resolve(workspace);
     let writes: Vec<serde_json::Value> = resolved
         .write_places

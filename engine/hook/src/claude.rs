@@ -388,9 +388,8 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
     let mut all = events.clone();
     all.extend(out.iter().cloned());
     let trace = Log::trace(&all);
-    let facts = trace.facts(&workspace(&session));
     let rows = bundle.rows_about(FactsKind::Trace);
-    let results = bundle.evaluate_rows(&rows, &facts);
+    let results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
     out.push(Event::Verdict { rows: results.clone() });
     session.log.append(&out)?;
     let gaps: Vec<String> = results

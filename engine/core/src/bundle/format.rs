@@ -264,6 +264,12 @@ pub struct RowFile {
     /// `"unk"`, or a map `#{verdict: …, evidence: …}`.
     #[serde(default)]
     pub function: Option<String>,
+    /// A function in `script` that folds over a trace's steps, called as `f(state, step, settings)`
+    /// for each step in order (starting from an empty map) and returning the new state. Then
+    /// `function` gets the facts without `steps` and with `state`. A run is then read one step at a
+    /// time, so memory does not grow with its length.
+    #[serde(default)]
+    pub each_step: Option<String>,
 }
 
 /// What a row is evaluated over.

@@ -104,10 +104,89 @@ struct Deferred {
     arity: usize,
 }
 
+/// Where rows read their facts from: facts already whole (examples, the live hooks), or a trace
+/// whose steps are made into facts one at a time.
+#[derive(Debug, Clone, Copy)]
+pub enum Facts<'a> {
+    /// Whole facts.
+    Whole(&'a serde_json::Value),
+    /// A trace, its workspace, and facts to add beside it (e.g. `diff`).
+    Trace(
+        &'a crate::trace::Trace,
+        &'a Workspace,
+        &'a serde_json::Map<String, serde_json::Value>,
+    ),
+}
+
+impl Facts<'_> {
+    /// The whole facts (made, for a trace).
+    fn whole(&self) -> std::borrow::Cow<'_, serde_json::Value> {
+        match self {
+            Facts::Whole(v) => std::borrow::Cow::Borrowed(v),
+            Facts::Trace(trace, workspace, extra) => {
+                let mut v = trace.facts(workspace);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+                std::borrow::Cow::Owned(v)
+            }
+        }
+    }
+
+    /// Everything but the steps.
+    fn head(&self) -> serde_json::Value {
+        match self {
+            Facts::Whole(v) => {
+                let mut head = v.as_object().cloned().unwrap_or_default();
+                head.remove("steps");
+                serde_json::Value::Object(head)
+            }
+            Facts::Trace(trace, _, extra) => {
+                let mut v = trace.head_facts();
+                if let Some(obj) = v.as_object_mut() {
+                    obj.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+                v
+            }
+        }
+    }
+
+    /// Each step's facts, in order.
+    fn for_each_step(&self, f: &mut dyn FnMut(&serde_json::Value)) {
+        match self {
+            Facts::Whole(v) => {
+                for step in v.get("steps").and_then(|s| s.as_array()).into_iter().flatten() {
+                    f(step);
+                }
+            }
+            Facts::Trace(trace, workspace, _) => {
+                for step in &trace.steps {
+                    f(&crate::trace::step_facts(step, workspace));
+                }
+            }
+        }
+    }
+
+    /// The value at a dotted path.
+    fn lookup(&self, path: &str) -> Option<serde_json::Value> {
+        let whole = match self {
+            Facts::Whole(v) => std::borrow::Cow::Borrowed(*v),
+            // A data check reads one fact: a trace's steps are not made for it unless it names them.
+            Facts::Trace(..) if !path.starts_with("steps") => std::borrow::Cow::Owned(self.head()),
+            Facts::Trace(..) => self.whole(),
+        };
+        let mut value = Some(whole.as_ref());
+        for part in path.split('.') {
+            value = value.and_then(|v| v.get(part));
+        }
+        value.cloned()
+    }
+}
+
 /// What evaluating a set of rows shares: the facts, the results so far, and the rows being
 /// evaluated (to catch evidence cycles).
 struct RowContext<'a> {
-    facts: &'a serde_json::Value,
+    facts: Facts<'a>,
     done: &'a mut HashMap<String, RowResult>,
     visiting: Vec<String>,
 }
@@ -220,6 +299,7 @@ enum RowCheck {
     Script {
         script: Script,
         function: String,
+        each_step: Option<String>,
         settings: serde_json::Value,
     },
 }
@@ -713,6 +793,22 @@ impl Bundle {
 
     /// Evaluates rows over facts, in the order given. An unknown row id is unk, with the reason.
     pub fn evaluate_rows(&self, ids: &[&str], facts: &serde_json::Value) -> Vec<RowResult> {
+        self.evaluate(ids, Facts::Whole(facts))
+    }
+
+    /// Evaluates rows over a trace. Rows that fold over steps (`each_step`) read the trace one
+    /// step at a time, so memory stays flat however long the run.
+    pub fn evaluate_trace_rows(
+        &self,
+        ids: &[&str],
+        trace: &crate::trace::Trace,
+        workspace: &Workspace,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<RowResult> {
+        self.evaluate(ids, Facts::Trace(trace, workspace, extra))
+    }
+
+    fn evaluate(&self, ids: &[&str], facts: Facts<'_>) -> Vec<RowResult> {
         let mut done: HashMap<String, RowResult> = HashMap::new();
         let mut cx = RowContext {
             facts,
@@ -775,14 +871,10 @@ impl Bundle {
     }
 
     fn check_row(&self, row: &Row, cx: &mut RowContext<'_>) -> (Verdict, String) {
-        let facts = cx.facts;
         match &row.check {
             RowCheck::Fact { fact, ok, gap } => {
-                let mut value = Some(facts);
-                for part in fact.split('.') {
-                    value = value.and_then(|v| v.get(part));
-                }
-                match value {
+                let value = cx.facts.lookup(fact);
+                match value.as_ref() {
                     None | Some(serde_json::Value::Null) => {
                         (Verdict::Unk, format!("the fact `{fact}` is not in the record"))
                     }
@@ -821,13 +913,36 @@ impl Bundle {
             RowCheck::Script {
                 script,
                 function,
+                each_step,
                 settings,
             } => {
-                // Each row gets its own copy, made when it runs and gone after: rows cannot change
-                // what another reads, and only one copy is held at a time.
-                let facts = to_dynamic(facts);
-                let args = vec![facts, to_dynamic(settings)];
-                match self.row_host.call(script, function, args) {
+                let settings = to_dynamic(settings);
+                // Each row gets its own copy of what it reads, made when it runs and gone after:
+                // rows cannot change what another reads.
+                let facts = match each_step {
+                    None => to_dynamic(&cx.facts.whole()),
+                    Some(each) => {
+                        let mut state = rhai::Dynamic::from_map(rhai::Map::new());
+                        let mut failed = None;
+                        cx.facts.for_each_step(&mut |step| {
+                            if failed.is_some() {
+                                return;
+                            }
+                            let args = vec![std::mem::take(&mut state), to_dynamic(step), settings.clone()];
+                            match self.row_host.call(script, each, args) {
+                                Ok(out) => state = out.value,
+                                Err(err) => failed = Some(err),
+                            }
+                        });
+                        if let Some(err) = failed {
+                            return (Verdict::Unk, format!("the row's script failed: {err}"));
+                        }
+                        let mut head = to_dynamic(&cx.facts.head()).try_cast::<rhai::Map>().unwrap_or_default();
+                        head.insert("state".into(), state);
+                        rhai::Dynamic::from_map(head)
+                    }
+                };
+                match self.row_host.call(script, function, vec![facts, settings]) {
                     Ok(out) => row_outcome(&out.value),
                     Err(err) => (Verdict::Unk, format!("the row's script failed: {err}")),
                 }
@@ -1315,12 +1430,30 @@ impl Compiler {
                 } else if let Some(e) = &r.evidence {
                     RowCheck::Evidence(e.clone())
                 } else {
-                    match self.script(doc, span, &r.script, &r.function, 2) {
-                        Some(Some((script, function))) => RowCheck::Script {
-                            script,
-                            function,
-                            settings: settings.clone(),
-                        },
+                    match self.script(doc, span.clone(), &r.script, &r.function, 2) {
+                        Some(Some((script, function))) => {
+                            if let Some(each) = &r.each_step {
+                                if let Some(Some((_, each))) =
+                                    self.script(doc, span.clone(), &r.script, &Some(each.clone()), 3)
+                                {
+                                    RowCheck::Script {
+                                        script,
+                                        function,
+                                        each_step: Some(each),
+                                        settings: settings.clone(),
+                                    }
+                                } else {
+                                    continue;
+                                }
+                            } else {
+                                RowCheck::Script {
+                                    script,
+                                    function,
+                                    each_step: None,
+                                    settings: settings.clone(),
+                                }
+                            }
+                        }
                         _ => continue,
                     }
                 };
