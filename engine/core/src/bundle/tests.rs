@@ -527,3 +527,48 @@ function = "read"
         r[1].evidence
     );
 }
+
+#[test]
+fn folding_over_a_trace_gives_what_the_whole_facts_give() {
+    use crate::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, Trace};
+    let (bundle, d) = Bundle::load(&[shipped::source()]);
+    assert!(d.is_empty(), "{d:#?}");
+    let ws = crate::scope::Workspace::new("/w");
+    let edit = |path: &str, removed: &str| Edit {
+        path: path.into(),
+        kind: EditKind::Update,
+        removed: vec![EditLine { line: Some(3), text: removed.into() }],
+        added: vec![],
+        visible: true,
+    };
+    let step = |tool: &str, writes: &[&str], commands: &[&str], status: Status, edits: Vec<Edit>| Step {
+        tool: tool.into(),
+        effects: EffectProfile { writes: writes.iter().map(|w| w.to_string()).collect(), ..EffectProfile::default() },
+        commands: commands.iter().map(|c| c.to_string()).collect(),
+        outcome: Outcome { status, exit_code: None },
+        edits,
+        ..Step::default()
+    };
+    let mut trace = Trace { ended: true, claim: Some(Claim { message: "All tests pass.".into(), ..Claim::default() }), ..Trace::default() };
+    trace.steps.push(step("Bash", &["/w"], &["cargo test"], Status::Completed, vec![]));
+    trace.steps.push(step("Edit", &["/w/tests/a.rs"], &[], Status::Completed, vec![edit("/w/tests/a.rs", "    assert!(ok);")]));
+    let rows = bundle.rows_about(FactsKind::Trace);
+    let folded = bundle.evaluate_trace_rows(&rows, &trace, &ws, &serde_json::Map::new());
+    let whole = bundle.evaluate_rows(&rows, &trace.facts(&ws));
+    assert_eq!(folded, whole);
+    let verdicts: Vec<Verdict> = folded.iter().map(|r| r.verdict).collect();
+    assert_eq!(verdicts, [Verdict::Gap, Verdict::Gap], "{folded:#?}");
+    assert!(folded[0].evidence.contains("tests/a.rs:3"), "{}", folded[0].evidence);
+}
+
+#[test]
+fn a_fold_whose_step_function_fails_is_unk() {
+    let policy = "id = \"f\"\n[[rows]]\nid = \"x\"\ntitle = \"t\"\nassertion = \"record\"\nseverity = \"gating\"\nscript = \"f.rhai\"\neach_step = \"step\"\nfunction = \"end\"\n";
+    let script = "fn step(state, s, settings) { throw \"broken\"; }\nfn end(facts, settings) { \"ok\" }";
+    let (bundle, d) = load(&[("policies/f.toml", policy), ("policies/f.rhai", script)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let r = bundle.evaluate_rows(&["x"], &serde_json::json!({"steps": [{}]}));
+    assert_eq!(r[0].verdict, Verdict::Unk);
+    let r = bundle.evaluate_rows(&["x"], &serde_json::json!({"steps": []}));
+    assert_eq!(r[0].verdict, Verdict::Ok, "no steps, nothing to fail");
+}
