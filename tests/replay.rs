@@ -26,6 +26,16 @@ fn json(out: &Output) -> serde_json::Value {
     })
 }
 
+/// A row of a replay report, by id.
+fn row<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no row {id} in {report}"))
+}
+
 fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = report["rows"]
         .as_array()
@@ -111,14 +121,12 @@ fn a_diff_decides_what_the_record_does_not_show() {
         sed.to_str().unwrap(),
     ]);
     let report = json(&out);
-    let row = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "no-assertion-weakening")
-        .unwrap();
-    assert_eq!(row["verdict"], "gap");
-    assert!(row["evidence"].as_str().unwrap().contains("tests/basic.rs:4"), "{row}");
+    let weakening = row(&report, "no-assertion-weakening");
+    assert_eq!(weakening["verdict"], "gap");
+    assert!(
+        weakening["evidence"].as_str().unwrap().contains("tests/basic.rs:4"),
+        "{weakening}"
+    );
 
     let benign = dir.path().join("benign.diff");
     std::fs::write(
@@ -134,13 +142,8 @@ fn a_diff_decides_what_the_record_does_not_show() {
         sed.to_str().unwrap(),
     ]);
     let report = json(&out);
-    let row = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "no-assertion-weakening")
-        .unwrap();
-    assert_eq!(row["verdict"], "ok", "{row}");
+    let weakening = row(&report, "no-assertion-weakening");
+    assert_eq!(weakening["verdict"], "ok", "{weakening}");
 }
 
 #[test]
@@ -168,13 +171,8 @@ fn malformed_lines_are_reported_and_the_rest_still_counts() {
     let file = &report["files"][0];
     assert_eq!(file["malformed"][0]["line"], 4);
     assert_eq!(file["skipped"]["brand-new-line-type"], 1);
-    let row = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "suite-before-success-claim")
-        .unwrap();
-    assert_eq!(row["verdict"], "gap", "the rest of the lines still count");
+    let found = row(&report, "suite-before-success-claim");
+    assert_eq!(found["verdict"], "gap", "the rest of the lines still count");
 }
 
 #[test]
@@ -236,13 +234,8 @@ fn the_event_log_is_a_format_too() {
     let report = json(&tollgate(&["replay", "--json", log.to_str().unwrap()]));
     assert_eq!(report["files"][0]["format"], "tollgate-events");
     assert_eq!(report["files"][0]["skipped"]["something_new"], 1);
-    let row = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "suite-before-success-claim")
-        .unwrap();
-    assert_eq!(row["verdict"], "gap");
+    let found = row(&report, "suite-before-success-claim");
+    assert_eq!(found["verdict"], "gap");
 }
 
 #[test]
@@ -298,14 +291,12 @@ fn git_base_supplies_the_edits() {
         .output()
         .unwrap();
     let report = json(&out);
-    let row = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "no-assertion-weakening")
-        .unwrap();
-    assert_eq!(row["verdict"], "gap", "{row}");
-    assert!(row["evidence"].as_str().unwrap().contains("tests/basic.rs:3"), "{row}");
+    let found = row(&report, "no-assertion-weakening");
+    assert_eq!(found["verdict"], "gap", "{found}");
+    assert!(
+        found["evidence"].as_str().unwrap().contains("tests/basic.rs:3"),
+        "{found}"
+    );
     let bad = Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .args(["replay", "--no-project", "--git", "no-such-ref"])
         .arg(&sed)

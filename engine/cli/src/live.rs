@@ -98,14 +98,17 @@ enum ModeCommand {
     },
 }
 
+/// The project of the current directory and its state; the exit code when either cannot be had.
+fn project_state() -> Result<(PathBuf, State), u8> {
+    let project = project().map_err(|e| fail(&e, "run it inside the project"))?;
+    let state = State::load(&project).map_err(|e| fail(&e, "fix or remove the state file"))?;
+    Ok((project, state))
+}
+
 pub fn mode(args: ModeArgs) -> u8 {
-    let project = match project() {
-        Ok(p) => p,
-        Err(e) => return fail(&e, "run it inside the project"),
-    };
-    let mut state = match State::load(&project) {
-        Ok(s) => s,
-        Err(e) => return fail(&e, "fix or remove the state file"),
+    let (project, mut state) = match project_state() {
+        Ok(found) => found,
+        Err(code) => return code,
     };
     match args.command {
         ModeCommand::Show { session, json } => {
@@ -377,13 +380,9 @@ enum PatternCommand {
 }
 
 pub fn pattern(args: PatternArgs) -> u8 {
-    let project = match project() {
-        Ok(p) => p,
-        Err(e) => return fail(&e, "run it inside the project"),
-    };
-    let mut state = match State::load(&project) {
-        Ok(s) => s,
-        Err(e) => return fail(&e, "fix or remove the state file"),
+    let (project, mut state) = match project_state() {
+        Ok(found) => found,
+        Err(code) => return code,
     };
     let (bundle, diagnostics) = tollgate_hook::load_bundle(&project);
     let known: Vec<String> = bundle.patterns().map(|p| p.spec.id.clone()).collect();

@@ -537,21 +537,45 @@ fn folding_over_a_trace_gives_what_the_whole_facts_give() {
     let edit = |path: &str, removed: &str| Edit {
         path: path.into(),
         kind: EditKind::Update,
-        removed: vec![EditLine { line: Some(3), text: removed.into() }],
+        removed: vec![EditLine {
+            line: Some(3),
+            text: removed.into(),
+        }],
         added: vec![],
         visible: true,
     };
     let step = |tool: &str, writes: &[&str], commands: &[&str], status: Status, edits: Vec<Edit>| Step {
         tool: tool.into(),
-        effects: EffectProfile { writes: writes.iter().map(|w| w.to_string()).collect(), ..EffectProfile::default() },
+        effects: EffectProfile {
+            writes: writes.iter().map(|w| w.to_string()).collect(),
+            ..EffectProfile::default()
+        },
         commands: commands.iter().map(|c| c.to_string()).collect(),
-        outcome: Outcome { status, exit_code: None },
+        outcome: Outcome {
+            status,
+            exit_code: None,
+        },
         edits,
         ..Step::default()
     };
-    let mut trace = Trace { ended: true, claim: Some(Claim { message: "All tests pass.".into(), ..Claim::default() }), ..Trace::default() };
-    trace.steps.push(step("Bash", &["/w"], &["cargo test"], Status::Completed, vec![]));
-    trace.steps.push(step("Edit", &["/w/tests/a.rs"], &[], Status::Completed, vec![edit("/w/tests/a.rs", "    assert!(ok);")]));
+    let mut trace = Trace {
+        ended: true,
+        claim: Some(Claim {
+            message: "All tests pass.".into(),
+            ..Claim::default()
+        }),
+        ..Trace::default()
+    };
+    trace
+        .steps
+        .push(step("Bash", &["/w"], &["cargo test"], Status::Completed, vec![]));
+    trace.steps.push(step(
+        "Edit",
+        &["/w/tests/a.rs"],
+        &[],
+        Status::Completed,
+        vec![edit("/w/tests/a.rs", "    assert!(ok);")],
+    ));
     let rows = bundle.rows_about(FactsKind::Trace);
     let folded = bundle.evaluate_trace_rows(&rows, &trace, &ws, &serde_json::Map::new());
     let whole = bundle.evaluate_rows(&rows, &trace.facts(&ws));
