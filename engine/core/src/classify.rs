@@ -95,16 +95,6 @@ impl Classifier {
         self.wrappers.insert(program.to_string(), wrapper);
     }
 
-    /// How many rules there are.
-    pub fn len(&self) -> usize {
-        self.rules.values().map(Vec::len).sum()
-    }
-
-    /// True when there are no rules.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
-    }
-
     /// Classifies shell text run in `cwd` (absolute). `home` expands a leading `~`.
     pub fn classify(&self, text: &str, cwd: &Path) -> Classified {
         self.classify_at(text, cwd, 0)

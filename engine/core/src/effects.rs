@@ -127,36 +127,6 @@ impl Effects {
             write_places,
         }
     }
-
-    /// `self ≤ other`: reads and writes no more, reaches and costs only if `other` does, and is
-    /// at least as reversible and as contained.
-    pub fn le(&self, other: &Effects) -> bool {
-        profile_le(
-            &self.reads,
-            &self.writes,
-            self.flags,
-            &other.reads,
-            &other.writes,
-            other.flags,
-        )
-    }
-}
-
-/// The partial order over the six fields.
-pub fn profile_le(
-    reads: &Scopes,
-    writes: &Scopes,
-    flags: Flags,
-    other_reads: &Scopes,
-    other_writes: &Scopes,
-    other: Flags,
-) -> bool {
-    reads.le(other_reads)
-        && writes.le(other_writes)
-        && (!flags.reaches || other.reaches)
-        && (!flags.costs || other.costs)
-        && (flags.reversible || !other.reversible)
-        && (flags.contained || !other.contained)
 }
 
 /// A resolved profile without classification: the lattice the laws are stated over.
@@ -173,14 +143,13 @@ pub struct Profile {
 impl Profile {
     /// `self ≤ other` in the partial order.
     pub fn le(&self, other: &Profile) -> bool {
-        profile_le(
-            &self.reads,
-            &self.writes,
-            self.flags,
-            &other.reads,
-            &other.writes,
-            other.flags,
-        )
+        let (f, o) = (self.flags, other.flags);
+        self.reads.le(&other.reads)
+            && self.writes.le(&other.writes)
+            && (!f.reaches || o.reaches)
+            && (!f.costs || o.costs)
+            && (f.reversible || !o.reversible)
+            && (f.contained || !o.contained)
     }
 
     /// The least upper bound: what either can do.

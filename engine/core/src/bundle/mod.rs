@@ -772,11 +772,6 @@ impl Bundle {
         self.examples.len()
     }
 
-    /// The script host every script of this bundle runs in.
-    pub fn host(&self) -> &ScriptHost {
-        &self.host
-    }
-
     /// Judges a step's effects (as written) under a mode. A mode that does not exist is a
     /// refusal with the reason, never an allow.
     pub fn judge(&self, mode: &str, effects: &EffectProfile, context: &Context) -> Judgement {
