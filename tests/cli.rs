@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-//! End-to-end tests of the `tollgate` binary: they run the real executable, as a user would.
+//! End-to-end tests of the `sixfold` binary: they run the real executable, as a user would.
 //!
 //! Every command runs in a scratch directory with its own `HOME` and `TMPDIR`, and with
-//! `--no-project` unless the test is about the project's `.tollgate/`, so nothing of the
+//! `--no-project` unless the test is about the project's `.sixfold/`, so nothing of the
 //! developer's machine leaks in. Scratch directories live under Cargo's target tmp dir (not the
 //! system temp dir), so "outside the workspace" and "the temp dir" stay distinct.
 
@@ -78,7 +78,7 @@ impl Run {
     }
 }
 
-/// A place to run `tollgate` in: a workspace root, a home, a `$TMPDIR` and a working directory,
+/// A place to run `sixfold` in: a workspace root, a home, a `$TMPDIR` and a working directory,
 /// each its own scratch directory.
 struct Sandbox {
     root: TempDir,
@@ -90,10 +90,10 @@ struct Sandbox {
 impl Sandbox {
     fn new() -> Sandbox {
         let s = Sandbox {
-            root: scratch("tollgate-root-"),
-            home: scratch("tollgate-home-"),
-            tmpdir: scratch("tollgate-tmpdir-"),
-            cwd: scratch("tollgate-cwd-"),
+            root: scratch("sixfold-root-"),
+            home: scratch("sixfold-home-"),
+            tmpdir: scratch("sixfold-tmpdir-"),
+            cwd: scratch("sixfold-cwd-"),
         };
         std::fs::create_dir_all(s.root().join("src")).unwrap();
         std::fs::write(s.root().join("src/lib.rs"), "// lib\n").unwrap();
@@ -115,9 +115,9 @@ impl Sandbox {
         canonical(&self.tmpdir)
     }
 
-    /// `tollgate` with this sandbox's environment and working directory.
+    /// `sixfold` with this sandbox's environment and working directory.
     fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tollgate"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sixfold"));
         cmd.current_dir(self.cwd.path())
             .env("HOME", self.home())
             .env("TMPDIR", self.tmpdir())
@@ -155,7 +155,7 @@ impl Sandbox {
             .replace("{tmpdir}", &esc(self.tmpdir()))
     }
 
-    /// `tollgate judge --no-project --mode MODE --root ROOT --effects EFFECTS [extra…]`.
+    /// `sixfold judge --no-project --mode MODE --root ROOT --effects EFFECTS [extra…]`.
     fn judge_run(&self, mode: &str, effects: &str, extra: &[&str]) -> Run {
         let root = self.root();
         let effects = self.fill(effects);
@@ -180,7 +180,7 @@ impl Sandbox {
     }
 }
 
-/// A judgement as printed by `tollgate judge`, its shape checked.
+/// A judgement as printed by `sixfold judge`, its shape checked.
 #[derive(Debug)]
 struct Judged {
     decision: String,
@@ -286,17 +286,17 @@ const TABLE: &[(&str, &str, [&str; 4])] = &[
     ("writes inside, reversible",        r#"{"writes":["{root}/src/lib.rs"]}"#,                  [R, Q, A, A]),
     ("writes inside, irreversible",      r#"{"writes":["{root}/target"],"reversible":false}"#,   [R, Q, A, A]),
     ("writes the workspace by name",     r#"{"writes":["workspace"]}"#,                          [R, Q, A, A]),
-    ("writes to /tmp",                   r#"{"writes":["/tmp/tollgate-cli-test/scratch.txt"]}"#, [R, Q, A, A]),
+    ("writes to /tmp",                   r#"{"writes":["/tmp/sixfold-cli-test/scratch.txt"]}"#, [R, Q, A, A]),
     ("writes to $TMPDIR",                r#"{"writes":["{tmpdir}/scratch.txt"]}"#,               [R, Q, A, A]),
     ("writes the temp dir by name",      r#"{"writes":["tmp"]}"#,                                [R, Q, A, A]),
     ("writes protected: .git/hooks/**",  r#"{"writes":["{root}/.git/hooks/pre-commit"]}"#,       [R, R, R, A]),
     ("writes protected: .git/config",    r#"{"writes":["{root}/.git/config"]}"#,                 [R, R, R, A]),
-    ("writes protected: .tollgate/**",   r#"{"writes":["{root}/.tollgate/modes/mine.toml"]}"#,   [R, R, R, A]),
+    ("writes protected: .sixfold/**",   r#"{"writes":["{root}/.sixfold/modes/mine.toml"]}"#,   [R, R, R, A]),
     ("writes protected: .claude/**",     r#"{"writes":["{root}/.claude/settings.json"]}"#,       [R, R, R, A]),
     ("writes protected: .codex/**",      r#"{"writes":["{root}/.codex/config.toml"]}"#,          [R, R, R, A]),
     ("writes protected: .mcp.json",      r#"{"writes":["{root}/.mcp.json"]}"#,                   [R, R, R, A]),
     ("writes outside the workspace",     r#"{"writes":["/etc/hosts"]}"#,                         [R, R, R, A]),
-    ("writes outside (missing dir)",     r#"{"writes":["/opt/tollgate-nowhere/file"]}"#,         [R, R, R, A]),
+    ("writes outside (missing dir)",     r#"{"writes":["/opt/sixfold-nowhere/file"]}"#,         [R, R, R, A]),
     ("writes unknown, contained",        r#"{"writes":["*"],"contained":true}"#,                 [R, Q, A, A]),
     ("writes unknown, not contained",    r#"{"writes":["*"]}"#,                                  [R, Q, Q, A]),
     ("reaches the network",              r#"{"reaches":true}"#,                                  [R, Q, R, A]),
@@ -373,7 +373,7 @@ fn judge_names_the_rules_that_decided() {
 /// A path under the root that climbs out of it with `..`, past `/`, to `/etc/…`.
 fn climbing_out(root: &Path) -> String {
     let ups = "../".repeat(root.components().count() + 3);
-    format!("{}/src/{ups}etc/tollgate-escape", root.display())
+    format!("{}/src/{ups}etc/sixfold-escape", root.display())
 }
 
 #[test]
@@ -385,13 +385,13 @@ fn dotdot_out_of_the_root_is_outside() {
     assert_eq!(j.decision, "refuse", "{j:?}");
     assert!(j.has_rule("boundaries/writes-outside"), "{j:?}");
     assert!(
-        j.reason.contains("/etc/tollgate-escape"),
+        j.reason.contains("/etc/sixfold-escape"),
         "the reason names the normalised path: {j:?}"
     );
 
     // Relative, too.
     let rel = format!(
-        "./src/{}etc/tollgate-escape",
+        "./src/{}etc/sixfold-escape",
         "../".repeat(s.root().components().count() + 3)
     );
     let effects = serde_json::json!({ "writes": [rel] }).to_string();
@@ -426,7 +426,7 @@ fn symlinks_are_followed() {
     // Inside, pointing outside: outside.
     let j = s.judge(
         "workspace-write",
-        r#"{"writes":["{root}/etc-link/tollgate-escape"]}"#,
+        r#"{"writes":["{root}/etc-link/sixfold-escape"]}"#,
         &[],
     );
     assert_eq!(j.decision, "refuse", "{j:?}");
@@ -479,7 +479,7 @@ fn a_symlinked_root_is_still_the_workspace() {
 #[test]
 fn a_named_root_is_workspace() {
     let s = Sandbox::new();
-    let docs = scratch("tollgate-docs-");
+    let docs = scratch("sixfold-docs-");
     let docs_path = canonical(&docs);
     let named = format!("docs={}", docs_path.display());
     let write = |p: &str| serde_json::json!({ "writes": [docs_path.join(p)] }).to_string();
@@ -951,7 +951,7 @@ fn a_mistyped_decision_says_what_it_may_be() {
 #[test]
 fn a_mode_rule_can_use_a_script_beside_the_mode() {
     let s = Sandbox::new();
-    let bundle = scratch("tollgate-bundle-");
+    let bundle = scratch("sixfold-bundle-");
     let modes = bundle.path().join("modes");
     std::fs::create_dir_all(&modes).unwrap();
     std::fs::write(
@@ -1026,7 +1026,7 @@ fn schema_prints_json_schema() {
     for kind in KINDS {
         assert!(
             all[kind].get("$schema").is_some(),
-            "{kind} missing from `tollgate schema`"
+            "{kind} missing from `sixfold schema`"
         );
     }
     let run = s.run(&["schema", "nonsense"]);
@@ -1048,8 +1048,8 @@ fn the_committed_schemas_match_the_binary() {
         run.expect_code(0);
         if let Some(at) = first_difference(&run.json(), &committed, String::new()) {
             panic!(
-                "{} differs from `tollgate schema {kind}` at `{at}`: regenerate it with \
-                 `tollgate schema {kind} > docs/schema/{kind}.json`",
+                "{} differs from `sixfold schema {kind}` at `{at}`: regenerate it with \
+                 `sixfold schema {kind} > docs/schema/{kind}.json`",
                 file.display()
             );
         }
@@ -1079,8 +1079,8 @@ fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
 #[test]
 fn the_project_bundle_is_found_from_a_subdirectory() {
     let s = plain();
-    let project = scratch("tollgate-project-");
-    let modes = project.path().join(".tollgate/modes");
+    let project = scratch("sixfold-project-");
+    let modes = project.path().join(".sixfold/modes");
     std::fs::create_dir_all(&modes).unwrap();
     std::fs::write(
         modes.join("mine.toml"),
@@ -1104,7 +1104,7 @@ fn the_project_bundle_is_found_from_a_subdirectory() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|s| s.as_str().unwrap().ends_with(".tollgate")),
+            .any(|s| s.as_str().unwrap().ends_with(".sixfold")),
         "{sources}"
     );
 
@@ -1153,7 +1153,7 @@ fn help_explains_each_command() {
         for needle in needles {
             assert!(
                 flat.contains(needle),
-                "`tollgate {}` should mention `{needle}`:\n{}",
+                "`sixfold {}` should mention `{needle}`:\n{}",
                 args.join(" "),
                 run.stdout
             );
@@ -1161,5 +1161,5 @@ fn help_explains_each_command() {
     }
     let run = s.run(&["--version"]);
     run.expect_code(0);
-    assert!(run.stdout.starts_with("tollgate "), "{}", run.stdout);
+    assert!(run.stdout.starts_with("sixfold "), "{}", run.stdout);
 }

@@ -1,6 +1,6 @@
-//! End-to-end: the real Claude Code governed live by tollgate as its hook, driven by the scripted
+//! End-to-end: the real Claude Code governed live by sixfold as its hook, driven by the scripted
 //! model server on loopback. Skips (with the reason) when Claude Code is not installed, unless
-//! `TOLLGATE_REQUIRE_E2E=1`.
+//! `SIXFOLD_REQUIRE_E2E=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod support;
@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::{agent_cli, json_lines, tool_results, ModelServer};
 
-const TOLLGATE: &str = env!("CARGO_BIN_EXE_tollgate");
+const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
 
-/// A scratch project (a git repository) and a scratch Claude config home with tollgate installed.
+/// A scratch project (a git repository) and a scratch Claude config home with sixfold installed.
 struct Run {
     _dir: tempfile::TempDir,
     project: PathBuf,
@@ -24,7 +24,7 @@ struct Run {
 
 impl Run {
     fn new() -> Option<Run> {
-        let claude = agent_cli("TOLLGATE_CLAUDE_BIN", "claude")?;
+        let claude = agent_cli("SIXFOLD_CLAUDE_BIN", "claude")?;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let project = root.join("project");
@@ -48,7 +48,7 @@ impl Run {
             scratch,
             claude,
         };
-        let out = run.tollgate(&["install", "claude-code", "--user"]);
+        let out = run.sixfold(&["install", "claude-code", "--user"]);
         assert!(
             out.status.success(),
             "install: {}",
@@ -57,8 +57,8 @@ impl Run {
         Some(run)
     }
 
-    fn tollgate(&self, args: &[&str]) -> std::process::Output {
-        Command::new(TOLLGATE)
+    fn sixfold(&self, args: &[&str]) -> std::process::Output {
+        Command::new(SIXFOLD)
             .args(args)
             .current_dir(&self.project)
             .env("CLAUDE_CONFIG_DIR", &self.config)
@@ -68,7 +68,7 @@ impl Run {
     }
 
     fn mode(&self, mode: &str) {
-        let out = self.tollgate(&["mode", "set", mode]);
+        let out = self.sixfold(&["mode", "set", mode]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 
@@ -77,7 +77,7 @@ impl Run {
         let server = ModelServer::start(&script, &self.project, &self.project, &self.scratch);
         let path = format!(
             "{}:{}",
-            Path::new(TOLLGATE).parent().unwrap().display(),
+            Path::new(SIXFOLD).parent().unwrap().display(),
             "/usr/local/bin:/usr/bin:/bin"
         );
         let out = Command::new(&self.claude)
@@ -106,7 +106,7 @@ impl Run {
     }
 
     fn log(&self) -> Vec<Value> {
-        let runs = self.project.join(".tollgate/runs");
+        let runs = self.project.join(".sixfold/runs");
         let mut all = Vec::new();
         for entry in std::fs::read_dir(&runs).unwrap() {
             all.extend(json_lines(&std::fs::read_to_string(entry.unwrap().path()).unwrap()));
@@ -115,7 +115,7 @@ impl Run {
     }
 
     fn log_file(&self) -> PathBuf {
-        std::fs::read_dir(self.project.join(".tollgate/runs"))
+        std::fs::read_dir(self.project.join(".sixfold/runs"))
             .unwrap()
             .next()
             .unwrap()
@@ -155,7 +155,7 @@ fn read_only_refuses_a_write_and_a_bash_rm_and_nothing_changes() {
     assert_eq!(results.len(), 2, "{results:?}");
     for (_, is_error, content) in &results {
         assert!(
-            *is_error && content.contains("tollgate") && content.contains("read-only"),
+            *is_error && content.contains("sixfold") && content.contains("read-only"),
             "{content}"
         );
     }
@@ -203,13 +203,13 @@ fn workspace_write_allows_inside_and_refuses_outside_and_protected() {
         ]
     );
     // The log replays as a trace: three steps, one of them observed as completed.
-    let out = Command::new(TOLLGATE)
+    let out = Command::new(SIXFOLD)
         .args(["replay", "--json", "--no-project"])
         .arg(run.log_file())
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["files"][0]["format"], "tollgate-events");
+    assert_eq!(report["files"][0]["format"], "sixfold-events");
     assert_eq!(report["files"][0]["steps"], 3);
 }
 
@@ -217,7 +217,7 @@ fn workspace_write_allows_inside_and_refuses_outside_and_protected() {
 fn a_mode_switched_between_two_tool_calls_changes_the_second_decision() {
     let Some(run) = Run::new() else { return };
     run.mode("workspace-write");
-    let set_read_only = json!({ "run": [TOLLGATE, "mode", "set", "read-only"] });
+    let set_read_only = json!({ "run": [SIXFOLD, "mode", "set", "read-only"] });
     let stream = run.claude(json!({ "turns": [
         tool("Write", json!({ "file_path": "{{workspace}}/first.txt", "content": "1" })),
         [set_read_only, { "tool_use": { "name": "Write", "input": { "file_path": "{{workspace}}/second.txt", "content": "2" } } }],
@@ -279,7 +279,7 @@ fn the_stop_hook_blocks_a_claim_without_a_suite_then_lets_it_through() {
     let result = stream.iter().find(|l| l["type"] == "result").unwrap();
     assert_eq!(result["result"], "All tests pass.");
     // Replaying the event log gives the live run's last verdicts.
-    let out = Command::new(TOLLGATE)
+    let out = Command::new(SIXFOLD)
         .args(["replay", "--json", "--no-project"])
         .arg(run.log_file())
         .output()
@@ -322,7 +322,7 @@ fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
     let original = json!({ "theme": "dark", "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "mine" }] }] } });
     std::fs::write(&settings, serde_json::to_string_pretty(&original).unwrap()).unwrap();
     let tg = |args: &[&str]| {
-        Command::new(TOLLGATE)
+        Command::new(SIXFOLD)
             .args(args)
             .env("CLAUDE_CONFIG_DIR", &config)
             .current_dir(dir.path())
@@ -353,7 +353,7 @@ fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
 
 /// Runs one hook event through the binary, in a project.
 fn hook_event(project: &Path, event: Value) -> Value {
-    let mut child = Command::new(TOLLGATE)
+    let mut child = Command::new(SIXFOLD)
         .args(["hook", "claude-code"])
         .current_dir(project)
         .stdin(std::process::Stdio::piped())
@@ -381,13 +381,7 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
         .current_dir(&project)
         .status()
         .unwrap();
-    let tg = |args: &[&str]| {
-        Command::new(TOLLGATE)
-            .args(args)
-            .current_dir(&project)
-            .output()
-            .unwrap()
-    };
+    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(&project).output().unwrap();
     assert!(tg(&["mode", "set", "ask"]).status.success());
     let cargo_test = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
         "tool_name": "Bash", "tool_input": { "command": "cargo test" }, "tool_use_id": "1" });
@@ -399,7 +393,7 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
     assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
     let answer = hook_event(&project, cargo_test);
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
-    let log = std::fs::read_to_string(project.join(".tollgate/runs/k.jsonl")).unwrap();
+    let log = std::fs::read_to_string(project.join(".sixfold/runs/k.jsonl")).unwrap();
     assert!(log.contains("kept/rule-1"), "the deciding kept rule is on the record");
     // A kept allow never widens past the ceiling: read-only still refuses the write.
     assert!(tg(&["rules", "add", "--allow", "src/**"]).status.success());
@@ -415,7 +409,7 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
     assert!(list.contains("rule-1") && list.contains("rule-2"), "{list}");
     assert!(tg(&["rules", "remove", "rule-1"]).status.success());
     assert!(!tg(&["rules", "remove", "rule-1"]).status.success());
-    // `tollgate check` validates the kept rules like any policy file.
+    // `sixfold check` validates the kept rules like any policy file.
     assert!(tg(&["check"]).status.success());
 }
 
@@ -423,7 +417,7 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
 fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
-    let tg = |args: &[&str]| Command::new(TOLLGATE).args(args).current_dir(project).output().unwrap();
+    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(project).output().unwrap();
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let bad = tg(&["mode", "set", "yolo"]);
     assert_eq!(bad.status.code(), Some(1));

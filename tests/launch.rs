@@ -1,10 +1,10 @@
-//! End-to-end: `tollgate launch` and `tollgate providers`, with the real Claude Code and Codex
+//! End-to-end: `sixfold launch` and `sixfold providers`, with the real Claude Code and Codex
 //! driven by the scripted model server on loopback, and with stand-in vendors (small shell
 //! scripts) where a test is about the launcher rather than the vendor.
 //!
-//! The real CLIs are found by `TOLLGATE_CLAUDE_BIN` / `TOLLGATE_CODEX_BIN`, else
+//! The real CLIs are found by `SIXFOLD_CLAUDE_BIN` / `SIXFOLD_CODEX_BIN`, else
 //! `node_modules/.bin/` under the repository root, else PATH; when absent a test prints
-//! `skipped: <reason>` and returns, unless `TOLLGATE_REQUIRE_E2E=1`, when it fails. Every server
+//! `skipped: <reason>` and returns, unless `SIXFOLD_REQUIRE_E2E=1`, when it fails. Every server
 //! listens on 127.0.0.1 and is stopped when its test ends. Every run's scratch (working copy,
 //! config home, run directory) lives in the test's own temp dir (`TMPDIR` points there).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use support::{agent_cli, json_lines, tool_results, ModelServer};
 
-const TOLLGATE: &str = env!("CARGO_BIN_EXE_tollgate");
+const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
 
 /// An API key value no output may ever show.
 const SECRET: &str = "test-key-9f2c1e-never-printed";
@@ -80,7 +80,7 @@ fn plain_path() -> String {
     format!("{node}/usr/local/bin:/usr/bin:/bin")
 }
 
-/// One `tollgate launch … --json` and what it said.
+/// One `sixfold launch … --json` and what it said.
 #[derive(Debug)]
 struct Launched {
     code: i32,
@@ -166,10 +166,10 @@ impl Launched {
     }
 }
 
-/// Runs `tollgate launch PROVIDER --json --no-project ARGS…` in the scratch, with a plain
+/// Runs `sixfold launch PROVIDER --json --no-project ARGS…` in the scratch, with a plain
 /// environment plus `env` (the operator's world, as far as the test decides it).
 fn launch(s: &Scratch, provider: &str, args: &[String], env: &[(&str, &str)]) -> Launched {
-    let out = Command::new(TOLLGATE)
+    let out = Command::new(SIXFOLD)
         .arg("launch")
         .arg(provider)
         .args(["--json", "--no-project"])
@@ -240,7 +240,7 @@ fn answer_only() -> Value {
 
 #[test]
 fn claude_clean_strict_run_holds_every_gating_row() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
@@ -275,7 +275,7 @@ fn claude_clean_strict_run_holds_every_gating_row() {
     assert!(run.evidence("H10").contains("CLAUDE.md"), "{}", run.evidence("H10"));
     assert!(run.evidence("H9").contains("2.1."), "{}", run.evidence("H9"));
 
-    // The tool really ran, in the copy, governed by tollgate's hooks.
+    // The tool really ran, in the copy, governed by sixfold's hooks.
     let lines = run.vendor_lines();
     let results = tool_results(&lines);
     assert!(
@@ -287,10 +287,10 @@ fn claude_clean_strict_run_holds_every_gating_row() {
     let run_dir = run.run_dir();
     let work = run_dir.join("work");
     assert!(
-        work.join(".tollgate/runs").is_dir(),
+        work.join(".sixfold/runs").is_dir(),
         "the hook logged the session in the copy"
     );
-    assert!(!src.join(".tollgate").exists(), "the source tree is untouched");
+    assert!(!src.join(".sixfold").exists(), "the source tree is untouched");
 
     // The attestation: what was imposed, keys never values.
     let a = &run.report["attestation"];
@@ -334,7 +334,7 @@ fn claude_clean_strict_run_holds_every_gating_row() {
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("config/settings.json")).unwrap()).unwrap();
     for event in ["PreToolUse", "PostToolUse", "Stop", "SessionStart", "UserPromptSubmit"] {
         let command = settings["hooks"][event][0]["hooks"][0]["command"].as_str().unwrap();
-        assert!(command.ends_with("tollgate hook claude-code"), "{event}: {command}");
+        assert!(command.ends_with("sixfold hook claude-code"), "{event}: {command}");
     }
     // Ambient inputs and what is not claimed.
     let ambient: Vec<&str> = run.report["ambient_inputs"]
@@ -368,7 +368,7 @@ fn claude_clean_strict_run_holds_every_gating_row() {
 
 #[test]
 fn claude_an_extra_mcp_server_is_an_h5_gap_and_a_seeded_mcp_json_is_ignored() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
@@ -408,7 +408,7 @@ fn claude_an_extra_mcp_server_is_an_h5_gap_and_a_seeded_mcp_json_is_ignored() {
 
 #[test]
 fn claude_a_seeded_plugin_is_an_h1a_gap_and_a_declared_one_is_not() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
@@ -447,7 +447,7 @@ fn claude_a_seeded_plugin_is_an_h1a_gap_and_a_declared_one_is_not() {
 
 #[test]
 fn claude_an_undeclared_api_key_is_an_h4_gap() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
@@ -473,7 +473,7 @@ fn claude_an_undeclared_api_key_is_an_h4_gap() {
 
 #[test]
 fn claude_a_pin_that_does_not_match_is_an_h9_gap() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
@@ -506,16 +506,16 @@ fn claude_a_pin_that_does_not_match_is_an_h9_gap() {
 
 #[test]
 fn claude_a_governing_document_changed_during_the_run_is_an_h10_gap() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
-    // The project lets the agent write its workspace (tollgate's hook judges the Bash step).
+    // The project lets the agent write its workspace (sixfold's hook judges the Bash step).
     let src = s.tree(
         "src",
         &[
             ("CLAUDE.md", "# rules\n"),
-            (".tollgate/state.toml", "mode = \"workspace-write\"\n"),
+            (".sixfold/state.toml", "mode = \"workspace-write\"\n"),
         ],
     );
     let server = s.server(bash_then_answer("echo '# and one more rule' >> CLAUDE.md"));
@@ -546,7 +546,7 @@ fn claude_a_governing_document_changed_during_the_run_is_an_h10_gap() {
 
 #[test]
 fn claude_a_memory_file_above_the_working_directory_is_an_h11_gap() {
-    let Some(bin) = agent_cli("TOLLGATE_CLAUDE_BIN", "claude") else {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
         return;
     };
     let s = Scratch::new();
@@ -597,7 +597,7 @@ fn codex(s: &Scratch, bin: &Path, server: &ModelServer, hermetic: &str, extra: &
 
 #[test]
 fn codex_rows_its_record_cannot_evidence_are_unk_with_the_reason() {
-    let Some(bin) = agent_cli("TOLLGATE_CODEX_BIN", "codex") else {
+    let Some(bin) = agent_cli("SIXFOLD_CODEX_BIN", "codex") else {
         return;
     };
     let s = Scratch::new();
@@ -645,7 +645,7 @@ fn codex_rows_its_record_cannot_evidence_are_unk_with_the_reason() {
 
 #[test]
 fn codex_a_pin_a_moved_agents_md_and_one_above_are_gaps() {
-    let Some(bin) = agent_cli("TOLLGATE_CODEX_BIN", "codex") else {
+    let Some(bin) = agent_cli("SIXFOLD_CODEX_BIN", "codex") else {
         return;
     };
     let s = Scratch::new();
@@ -816,7 +816,7 @@ fn text_output_keeps_stdout_for_the_vendor_and_prints_the_table_on_stderr() {
     let s = Scratch::new();
     let src = s.tree("src", &[("a.txt", "x\n")]);
     let fake = s.script("claude", FAKE_CLAUDE);
-    let out = Command::new(TOLLGATE)
+    let out = Command::new(SIXFOLD)
         .args([
             "launch",
             "claude-code",
@@ -865,7 +865,7 @@ fn launch_errors_say_what_is_wrong() {
         "{}",
         opencode.stderr
     );
-    let out = Command::new(TOLLGATE)
+    let out = Command::new(SIXFOLD)
         .args(["launch", "codex", "--hermetic", "on", "--no-project"])
         .current_dir(&s.root)
         .env_clear()
@@ -945,7 +945,7 @@ fn providers_gives_the_five_answers() {
     );
     script("codex", "case \"$1\" in --version) echo 'codex-cli 0.1.0';; esac\n");
     let run = |path: &Path| {
-        let out = Command::new(TOLLGATE)
+        let out = Command::new(SIXFOLD)
             .args(["providers", "--json", "--no-project"])
             .current_dir(&s.root)
             .env_clear()
@@ -990,7 +990,7 @@ fn providers_gives_the_five_answers() {
     assert!(found["codex"]["reason"].as_str().unwrap().contains("exited 7"));
     assert_eq!(found["opencode"]["status"], "unknown", "{:?}", found["opencode"]);
 
-    let out = Command::new(TOLLGATE)
+    let out = Command::new(SIXFOLD)
         .args(["providers", "--no-project"])
         .current_dir(&s.root)
         .env_clear()
@@ -1009,7 +1009,7 @@ fn a_policy_bundle_above_the_root_is_reported_and_pinned() {
     let s = Scratch::new();
     s.tree(
         "outer",
-        &[(".tollgate/policies/p.toml", "id = \"p\"\n"), ("inner/a.txt", "x\n")],
+        &[(".sixfold/policies/p.toml", "id = \"p\"\n"), ("inner/a.txt", "x\n")],
     );
     let inner = s.root.join("outer/inner");
     let fake = s.script("claude", FAKE_CLAUDE);
@@ -1036,11 +1036,11 @@ fn a_policy_bundle_above_the_root_is_reported_and_pinned() {
         "{ambient:?}"
     );
     assert_eq!(run.report["attestation"]["bundle"]["inside"], false);
-    let pinned = s.root.join("outer/.tollgate/policies/p.toml").display().to_string();
+    let pinned = s.root.join("outer/.sixfold/policies/p.toml").display().to_string();
     assert_eq!(run.verdict("H10"), "ok", "{}", run.summary());
     assert!(run.evidence("H10").contains(&pinned), "{}", run.evidence("H10"));
 
-    // A copy gets a `.tollgate/` of its own, so nothing above it governs it.
+    // A copy gets a `.sixfold/` of its own, so nothing above it governs it.
     let args = strings(&[
         "--hermetic",
         "on",

@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const CORE: &str = "tollgate-core";
-const CLI: &str = "tollgate-cli";
+const CORE: &str = "sixfold-core";
+const CLI: &str = "sixfold-cli";
 
 /// Crates that bring a runtime, a transport or an OS mechanism: none belongs in the core.
 const NOT_IN_CORE: &[&str] = &[

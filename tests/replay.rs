@@ -1,4 +1,4 @@
-//! End-to-end: `tollgate replay` over real recordings of Claude Code and Codex.
+//! End-to-end: `sixfold replay` over real recordings of Claude Code and Codex.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
@@ -8,12 +8,12 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/replay")
 }
 
-fn tollgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tollgate"))
+fn sixfold(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sixfold"))
         .args(args)
         .arg("--no-project")
         .output()
-        .expect("run tollgate")
+        .expect("run sixfold")
 }
 
 fn json(out: &Output) -> serde_json::Value {
@@ -59,7 +59,7 @@ fn every_recording_gets_its_expected_verdicts() {
     let mut failures = Vec::new();
     for (file, rows) in expected.as_object().unwrap() {
         let path = fixtures().join(file);
-        let out = tollgate(&["replay", "--json", path.to_str().unwrap()]);
+        let out = sixfold(&["replay", "--json", path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{file}: replay --on exits 0");
         let got = verdicts(&json(&out));
         let mut want: Vec<(String, String)> = rows
@@ -83,21 +83,21 @@ fn strict_exit_codes_follow_the_rule() {
     let unk = claude.join("sed-on-test.jsonl");
     let ok = claude.join("fix-then-suite-pass.jsonl");
     assert_eq!(
-        tollgate(&["replay", "--strict", ok.to_str().unwrap()]).status.code(),
+        sixfold(&["replay", "--strict", ok.to_str().unwrap()]).status.code(),
         Some(0)
     );
     assert_eq!(
-        tollgate(&["replay", "--strict", unk.to_str().unwrap()]).status.code(),
+        sixfold(&["replay", "--strict", unk.to_str().unwrap()]).status.code(),
         Some(3)
     );
     assert_eq!(
-        tollgate(&["replay", "--strict", gap.to_str().unwrap(), unk.to_str().unwrap()])
+        sixfold(&["replay", "--strict", gap.to_str().unwrap(), unk.to_str().unwrap()])
             .status
             .code(),
         Some(1)
     );
     assert_eq!(
-        tollgate(&["replay", gap.to_str().unwrap()]).status.code(),
+        sixfold(&["replay", gap.to_str().unwrap()]).status.code(),
         Some(0),
         "--on is the default"
     );
@@ -113,7 +113,7 @@ fn a_diff_decides_what_the_record_does_not_show() {
         "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -4,3 +4,3 @@ fn adds() {\n-    assert_eq!(add(2, 2), 4);\n+    assert_eq!(add(2, 2), add(2, 2));\n     assert_eq!(add(0, 5), 5);\n",
     )
     .unwrap();
-    let out = tollgate(&[
+    let out = sixfold(&[
         "replay",
         "--json",
         "--diff",
@@ -134,7 +134,7 @@ fn a_diff_decides_what_the_record_does_not_show() {
         "--- a/tests/basic.rs\n+++ b/tests/basic.rs\n@@ -1,1 +1,1 @@\n-// old\n+// new\n",
     )
     .unwrap();
-    let out = tollgate(&[
+    let out = sixfold(&[
         "replay",
         "--json",
         "--diff",
@@ -148,7 +148,7 @@ fn a_diff_decides_what_the_record_does_not_show() {
 
 #[test]
 fn an_unreadable_file_is_a_diagnostic_and_its_rows_are_unk() {
-    let out = tollgate(&["replay", "--json", "--strict", "/nonexistent/run.jsonl"]);
+    let out = sixfold(&["replay", "--json", "--strict", "/nonexistent/run.jsonl"]);
     assert_eq!(out.status.code(), Some(3));
     let report = json(&out);
     assert!(report["files"][0]["error"].as_str().unwrap().contains("cannot read"));
@@ -164,10 +164,10 @@ fn malformed_lines_are_reported_and_the_rest_still_counts() {
     lines.insert(5, r#"{"type":"brand-new-line-type","x":1}"#);
     let broken = dir.path().join("broken.jsonl");
     std::fs::write(&broken, lines.join("\n")).unwrap();
-    let out = tollgate(&["replay", broken.to_str().unwrap()]);
+    let out = sixfold(&["replay", broken.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("broken.jsonl:4: malformed line"), "{stderr}");
-    let report = json(&tollgate(&["replay", "--json", broken.to_str().unwrap()]));
+    let report = json(&sixfold(&["replay", "--json", broken.to_str().unwrap()]));
     let file = &report["files"][0];
     assert_eq!(file["malformed"][0]["line"], 4);
     assert_eq!(file["skipped"]["brand-new-line-type"], 1);
@@ -178,15 +178,15 @@ fn malformed_lines_are_reported_and_the_rest_still_counts() {
 #[test]
 fn a_mode_says_what_it_would_have_decided() {
     let file = fixtures().join("claude/fix-then-suite-pass.jsonl");
-    let out = tollgate(&["replay", "--json", "--mode", "read-only", file.to_str().unwrap()]);
+    let out = sixfold(&["replay", "--json", "--mode", "read-only", file.to_str().unwrap()]);
     let report = json(&out);
     assert_eq!(report["steps"]["refuse"], 3, "{}", report["steps"]);
     let judged = report["files"][0]["mode"]["judged"].as_array().unwrap();
     assert!(judged.iter().any(|j| j["tool"] == "Edit" && j["decision"] == "refuse"));
-    let text = tollgate(&["replay", "--mode", "read-only", file.to_str().unwrap()]);
+    let text = sixfold(&["replay", "--mode", "read-only", file.to_str().unwrap()]);
     let shown = String::from_utf8_lossy(&text.stdout);
     assert!(shown.contains("mode read-only:") && shown.contains("refuse"), "{shown}");
-    let bad = tollgate(&["replay", "--mode", "nope", file.to_str().unwrap()]);
+    let bad = sixfold(&["replay", "--mode", "nope", file.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -203,12 +203,12 @@ fn many_files_each_get_their_verdicts_and_a_summary() {
     .collect();
     let mut args = vec!["replay"];
     args.extend(files.iter().map(String::as_str));
-    let out = tollgate(&args);
+    let out = sixfold(&args);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("3 files: 4 ok, 2 gap, 0 unk"), "{text}");
     let mut json_args = args.clone();
     json_args.push("--json");
-    let report = json(&tollgate(&json_args));
+    let report = json(&sixfold(&json_args));
     let order: Vec<&str> = report["files"]
         .as_array()
         .unwrap()
@@ -231,8 +231,8 @@ fn the_event_log_is_a_format_too() {
         r#"{"event":"ended"}"#,
     ];
     std::fs::write(&log, lines.join("\n")).unwrap();
-    let report = json(&tollgate(&["replay", "--json", log.to_str().unwrap()]));
-    assert_eq!(report["files"][0]["format"], "tollgate-events");
+    let report = json(&sixfold(&["replay", "--json", log.to_str().unwrap()]));
+    assert_eq!(report["files"][0]["format"], "sixfold-events");
     assert_eq!(report["files"][0]["skipped"]["something_new"], 1);
     let found = row(&report, "suite-before-success-claim");
     assert_eq!(found["verdict"], "gap");
@@ -243,9 +243,9 @@ fn an_unknown_format_is_said_so() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("x.jsonl");
     std::fs::write(&file, "{\"hello\":1}\n").unwrap();
-    let report = json(&tollgate(&["replay", "--json", file.to_str().unwrap()]));
+    let report = json(&sixfold(&["replay", "--json", file.to_str().unwrap()]));
     assert!(report["files"][0]["error"].as_str().unwrap().contains("--format"));
-    let forced = json(&tollgate(&[
+    let forced = json(&sixfold(&[
         "replay",
         "--json",
         "--format",
@@ -253,7 +253,7 @@ fn an_unknown_format_is_said_so() {
         file.to_str().unwrap(),
     ]));
     assert!(forced["files"][0]["error"].is_null());
-    let bad = tollgate(&["replay", "--format", "nope", file.to_str().unwrap()]);
+    let bad = sixfold(&["replay", "--format", "nope", file.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -284,7 +284,7 @@ fn git_base_supplies_the_edits() {
     git(&["commit", "-qm", "base"]);
     std::fs::write(repo.join("tests/basic.rs"), "#[test]\nfn adds() {\n}\n").unwrap();
     let sed = fixtures().join("claude/sed-on-test.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+    let out = Command::new(env!("CARGO_BIN_EXE_sixfold"))
         .args(["replay", "--json", "--no-project", "--git", "HEAD"])
         .arg(&sed)
         .current_dir(repo)
@@ -297,7 +297,7 @@ fn git_base_supplies_the_edits() {
         found["evidence"].as_str().unwrap().contains("tests/basic.rs:3"),
         "{found}"
     );
-    let bad = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+    let bad = Command::new(env!("CARGO_BIN_EXE_sixfold"))
         .args(["replay", "--no-project", "--git", "no-such-ref"])
         .arg(&sed)
         .current_dir(repo)

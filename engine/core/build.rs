@@ -1,5 +1,5 @@
 //! Embeds the shipped bundle (the repository's top-level `modes/`, `policies/`, `patterns/`,
-//! `providers/`) so an installed `tollgate` works from any directory.
+//! `providers/`) so an installed `sixfold` works from any directory.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -389,7 +389,7 @@ class State:
 
 
 class Handler(BaseHTTPRequestHandler):
-    server_version = "tollgate-model-server/1"
+    server_version = "sixfold-model-server/1"
     protocol_version = "HTTP/1.1"
     state: State  # set on the class before serving
 

@@ -20,7 +20,7 @@ pub fn repo() -> PathBuf {
 }
 
 /// The real CLI named by `env_var`, else `node_modules/.bin/<name>` in the repository, else on
-/// PATH. `None` (after printing why) when absent; with `TOLLGATE_REQUIRE_E2E=1` absence fails.
+/// PATH. `None` (after printing why) when absent; with `SIXFOLD_REQUIRE_E2E=1` absence fails.
 pub fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
     let found = std::env::var_os(env_var)
         .map(PathBuf::from)
@@ -35,8 +35,8 @@ pub fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
         });
     if found.is_none() {
         let why = format!("{name} is not installed (set {env_var}, or run `npm install` in the repository root)");
-        if std::env::var("TOLLGATE_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("TOLLGATE_REQUIRE_E2E=1 but {why}");
+        if std::env::var("SIXFOLD_REQUIRE_E2E").is_ok_and(|v| v == "1") {
+            panic!("SIXFOLD_REQUIRE_E2E=1 but {why}");
         }
         println!("skipped: {why}");
     }
@@ -146,7 +146,7 @@ pub fn outside_tmp() -> tempfile::TempDir {
             .filter_map(|t| t.canonicalize().ok())
             .any(|t| real.starts_with(t));
         if !in_tmp {
-            if let Ok(d) = tempfile::Builder::new().prefix("tollgate-outside-").tempdir_in(&real) {
+            if let Ok(d) = tempfile::Builder::new().prefix("sixfold-outside-").tempdir_in(&real) {
                 return d;
             }
         }

@@ -1,12 +1,12 @@
-//! `tollgate judge` and `tollgate hook claude-code` timed as whole processes, the way an agent
+//! `sixfold judge` and `sixfold hook claude-code` timed as whole processes, the way an agent
 //! calls them: spawn, load the shipped bundle, judge one step, print one line, exit (the hook also
 //! reads the event on stdin, finds the project and appends to its event log). `/bin/true` is timed the same way as the
-//! floor (what spawning and waiting for any process costs here), and `tollgate --version` shows
+//! floor (what spawning and waiting for any process costs here), and `sixfold --version` shows
 //! the binary's own start-up without a bundle. Wall-clock times are interleaved runs; CPU times
 //! (user + system, from `/proc/self/stat`) are blocks of runs, and are what to compare when the
 //! machine is shared.
 //!
-//! Run with `cargo bench -p tollgate-cli --bench process` (`TOLLGATE_BENCH_RUNS=N` to change the
+//! Run with `cargo bench -p sixfold-cli --bench process` (`SIXFOLD_BENCH_RUNS=N` to change the
 //! number of runs, 200 by default). Speed is measured here, never asserted; the figures and the
 //! target are in `docs/performance.md`.
 
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-const TOLLGATE: &str = env!("CARGO_BIN_EXE_tollgate");
+const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
 const WARM_UP_RUNS: usize = 10;
 
 /// One command to time.
@@ -112,18 +112,18 @@ fn signed_ms(a: Duration, b: Duration) -> String {
 }
 
 fn bench() -> Result<(), String> {
-    let runs: usize = match std::env::var("TOLLGATE_BENCH_RUNS") {
+    let runs: usize = match std::env::var("SIXFOLD_BENCH_RUNS") {
         Ok(n) => n
             .parse()
-            .map_err(|_| format!("TOLLGATE_BENCH_RUNS=`{n}` is not a number"))?,
+            .map_err(|_| format!("SIXFOLD_BENCH_RUNS=`{n}` is not a number"))?,
         Err(_) => 200,
     };
     let mut subjects = [
         Subject::new("/bin/true", "/bin/true", &[], ""),
-        Subject::new("tollgate --version", TOLLGATE, &["--version"], "tollgate"),
+        Subject::new("sixfold --version", SIXFOLD, &["--version"], "sixfold"),
         Subject::new(
-            "tollgate judge",
-            TOLLGATE,
+            "sixfold judge",
+            SIXFOLD,
             &[
                 "judge",
                 "--effects",
@@ -157,7 +157,7 @@ fn bench() -> Result<(), String> {
     }
 
     println!("process: {runs} runs each, interleaved, after {WARM_UP_RUNS} warm-up runs; wall-clock per run, output captured");
-    println!("binary: {TOLLGATE}");
+    println!("binary: {SIXFOLD}");
     println!();
     println!("{:<22} {:>11} {:>11} {:>11} {:>11}", "", "median", "p90", "min", "mean");
     let summaries: Vec<(&str, Summary)> = subjects.iter().map(|s| (s.label, summarise(&s.times))).collect();
@@ -174,7 +174,7 @@ fn bench() -> Result<(), String> {
         for (label, s) in summaries.iter().skip(2) {
             println!(
                 "{:<22} {:>11} {:>11} {:>11} {:>11}",
-                format!("{} - /bin/true", label.trim_start_matches("tollgate ")),
+                format!("{} - /bin/true", label.trim_start_matches("sixfold ")),
                 signed_ms(s.median, floor.median),
                 signed_ms(s.p90, floor.p90),
                 signed_ms(s.min, floor.min),
@@ -205,28 +205,28 @@ fn bench() -> Result<(), String> {
     }
     if let Some(floor) = cpu.first() {
         for (subject, took) in subjects.iter().zip(&cpu).skip(2) {
-            let label = format!("{} - /bin/true", subject.label.trim_start_matches("tollgate "));
+            let label = format!("{} - /bin/true", subject.label.trim_start_matches("sixfold "));
             println!("{label:<22} {:>11}", signed_ms(*took, *floor));
         }
     }
     Ok(())
 }
 
-/// `tollgate hook claude-code` answering a PreToolUse event for `cargo test` in a scratch
+/// `sixfold hook claude-code` answering a PreToolUse event for `cargo test` in a scratch
 /// project (a fresh directory, so its event log starts empty).
 fn hook_subject() -> Result<Subject, String> {
-    let dir = std::env::temp_dir().join(format!("tollgate-hook-bench-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("sixfold-hook-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join(".tollgate")).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-    std::fs::write(dir.join(".tollgate/state.toml"), "mode = \"workspace-write\"\n")
+    std::fs::create_dir_all(dir.join(".sixfold")).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    std::fs::write(dir.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n")
         .map_err(|e| format!("cannot write the state: {e}"))?;
     let event = serde_json::json!({
         "hook_event_name": "PreToolUse", "session_id": "bench", "cwd": dir,
         "tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_use_id": "t",
     });
     let mut subject = Subject::new(
-        "tollgate hook",
-        TOLLGATE,
+        "sixfold hook",
+        SIXFOLD,
         &["hook", "claude-code"],
         r#""permissionDecision":"allow""#,
     );

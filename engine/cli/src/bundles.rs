@@ -1,29 +1,29 @@
-//! Which bundles a command loads: the shipped one, the project's `.tollgate/`, then `--bundle`s.
+//! Which bundles a command loads: the shipped one, the project's `.sixfold/`, then `--bundle`s.
 
+use sixfold_core::bundle::{Bundle, BundleSource};
+use sixfold_core::diag::Diagnostic;
 use std::path::{Path, PathBuf};
-use tollgate_core::bundle::{Bundle, BundleSource};
-use tollgate_core::diag::Diagnostic;
 
 /// `--bundle DIR`, shared by the commands that load a bundle.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BundleArgs {
-    /// A bundle directory to layer over the shipped bundle and the project's `.tollgate/`
+    /// A bundle directory to layer over the shipped bundle and the project's `.sixfold/`
     /// (repeatable; later ones win).
     #[arg(long = "bundle", value_name = "DIR")]
     pub bundles: Vec<PathBuf>,
-    /// Do not layer the nearest `.tollgate/` found from the current directory upwards.
+    /// Do not layer the nearest `.sixfold/` found from the current directory upwards.
     #[arg(long)]
     pub no_project: bool,
 }
 
-/// The nearest ancestor of `start` (itself included) that holds a `.tollgate/` directory.
+/// The nearest ancestor of `start` (itself included) that holds a `.sixfold/` directory.
 pub fn project_bundle(start: &Path) -> Option<PathBuf> {
-    start.ancestors().map(|a| a.join(".tollgate")).find(|p| p.is_dir())
+    start.ancestors().map(|a| a.join(".sixfold")).find(|p| p.is_dir())
 }
 
 /// The sources in load order, with any diagnostics from reading them.
 pub fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>) {
-    let mut sources = vec![tollgate_core::shipped::source()];
+    let mut sources = vec![sixfold_core::shipped::source()];
     let mut diagnostics = Vec::new();
     let mut dirs = Vec::new();
     if !args.no_project {

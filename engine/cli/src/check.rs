@@ -1,8 +1,8 @@
-//! `tollgate check`: load and validate a bundle, and run every example in it.
+//! `sixfold check`: load and validate a bundle, and run every example in it.
 
 use crate::bundles::{self, BundleArgs};
 
-/// Load and validate the bundle (shipped, the project's `.tollgate/`, and any `--bundle`), and
+/// Load and validate the bundle (shipped, the project's `.sixfold/`, and any `--bundle`), and
 /// run every example its files carry. Exit 0 when clean, 1 with diagnostics.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -1,11 +1,11 @@
-//! `tollgate judge`: one step's effects in, one judgement out.
+//! `sixfold judge`: one step's effects in, one judgement out.
 
 use crate::bundles::{self, BundleArgs};
+use sixfold_core::effects::EffectProfile;
+use sixfold_core::judge::Context;
+use sixfold_core::scope::Workspace;
 use std::io::Read;
 use std::path::PathBuf;
-use tollgate_core::effects::EffectProfile;
-use tollgate_core::judge::Context;
-use tollgate_core::scope::Workspace;
 
 /// Effects JSON larger than this is refused: it is untrusted input.
 const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
@@ -15,13 +15,13 @@ const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 /// (2 for a usage or bundle error).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  tollgate judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\
+    after_help = "Example:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\
 Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's \
 name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false \
 defaults, except `reversible`, which defaults to true."
 )]
 pub struct Args {
-    /// The mode to judge under (see `tollgate modes`).
+    /// The mode to judge under (see `sixfold modes`).
     #[arg(long, value_name = "ID")]
     mode: String,
     /// A workspace root: `DIR` for the primary one (where relative paths resolve), `NAME=DIR` for a
@@ -144,7 +144,7 @@ pub fn run(args: Args) -> u8 {
         bundles::report(&diagnostics);
         return usage_error(
             "the bundle has errors, so nothing was judged",
-            "run `tollgate check` for the full report",
+            "run `sixfold check` for the full report",
         );
     }
     if bundle.mode(&args.mode).is_none() {
@@ -163,6 +163,6 @@ pub fn run(args: Args) -> u8 {
             println!("{line}");
             0
         }
-        Err(e) => usage_error(&format!("cannot print the judgement: {e}"), "this is a bug in tollgate"),
+        Err(e) => usage_error(&format!("cannot print the judgement: {e}"), "this is a bug in sixfold"),
     }
 }

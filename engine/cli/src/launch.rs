@@ -1,16 +1,16 @@
-//! `tollgate launch`: an agent CLI started headless, hermetically when asked, and checked
+//! `sixfold launch`: an agent CLI started headless, hermetically when asked, and checked
 //! against the hermetic contract's rows.
 
 use crate::bundles::{self, BundleArgs};
+use sixfold_core::verdict::{Severity, Strictness, Verdict};
+use sixfold_launch::{EnvArg, Outcome, Request, StdoutSink, Workdir};
 use std::path::PathBuf;
-use tollgate_core::verdict::{Severity, Strictness, Verdict};
-use tollgate_launch::{EnvArg, Outcome, Request, StdoutSink, Workdir};
 
 /// Launch a provider's agent CLI headless. With `--hermetic` (`on`) or `--hermetic strict` the
 /// controls of the hermetic contract are imposed: an environment built from an allow-list and
 /// what the run declares, a scratch config home (credentials copied in as one file when
 /// declared), exactly the declared MCP servers and plugins, setting sources excluded, a working
-/// directory the launcher owns (`--copy`) or a declared root, tollgate's own hooks installed in
+/// directory the launcher owns (`--copy`) or a declared root, sixfold's own hooks installed in
 /// the scratch config home, the version pinned, the governing documents hashed before and
 /// after. Rows H1a … H11 are then checked over what was imposed and what the vendor recorded.
 ///
@@ -22,7 +22,7 @@ use tollgate_launch::{EnvArg, Outcome, Request, StdoutSink, Workdir};
 /// for any gating unk, else the vendor's. 2 when the launch could not be made.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The provider (see `tollgate providers`), e.g. `claude-code`, `codex`.
+    /// The provider (see `sixfold providers`), e.g. `claude-code`, `codex`.
     provider: String,
     /// `off` (the default: nothing imposed), `on` (imposed and reported; bare `--hermetic`), or
     /// `strict` (a gating row that is not ok fails the run).
@@ -89,23 +89,23 @@ pub fn run(args: Args) -> u8 {
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
         eprintln!(
-            "error: the bundle has errors, so nothing was launched\n  = help: run `tollgate check` for the full report"
+            "error: the bundle has errors, so nothing was launched\n  = help: run `sixfold check` for the full report"
         );
         return 2;
     }
     let Some(provider) = bundle.provider(&args.provider) else {
         let known: Vec<String> = bundle.providers().map(|p| format!("`{}`", p.spec.id)).collect();
         eprintln!(
-            "error: there is no provider `{}`\n  = help: the providers are {} (see `tollgate providers`)",
+            "error: there is no provider `{}`\n  = help: the providers are {} (see `sixfold providers`)",
             args.provider,
             known.join(", ")
         );
         return 2;
     };
-    let tollgate_exe = match std::env::current_exe().and_then(|p| p.canonicalize()) {
+    let sixfold_exe = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: cannot tell where the tollgate binary is ({e}), so its hooks cannot be installed");
+            eprintln!("error: cannot tell where the sixfold binary is ({e}), so its hooks cannot be installed");
             return 2;
         }
     };
@@ -127,7 +127,7 @@ pub fn run(args: Args) -> u8 {
         govern: args.govern,
         binary: args.binary,
         vendor_args: args.vendor_args,
-        tollgate_exe,
+        sixfold_exe,
         stdout: if args.json {
             StdoutSink::File
         } else {
@@ -135,7 +135,7 @@ pub fn run(args: Args) -> u8 {
         },
         runs_in: None,
     };
-    let outcome = match tollgate_launch::launch(&request, &bundle) {
+    let outcome = match sixfold_launch::launch(&request, &bundle) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("{e}");
@@ -143,7 +143,7 @@ pub fn run(args: Args) -> u8 {
         }
     };
     if args.json {
-        println!("{}", tollgate_launch::report_json(&outcome));
+        println!("{}", sixfold_launch::report_json(&outcome));
     } else {
         print_text(&outcome, args.hermetic);
     }
@@ -159,7 +159,7 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
     };
     eprintln!();
     eprintln!(
-        "tollgate launch: hermetic {mode}; run directory {}",
+        "sixfold launch: hermetic {mode}; run directory {}",
         outcome.run_dir.display()
     );
     for w in &outcome.warnings {

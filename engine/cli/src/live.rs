@@ -1,29 +1,29 @@
-//! Live governance: `tollgate hook`, `mode`, `rules`, `install`, `uninstall`.
+//! Live governance: `sixfold hook`, `mode`, `rules`, `install`, `uninstall`.
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
 //! records (layers never depend on each other, so the CLI hands one to the other).
 
+use sixfold_core::bundle::Bundle;
+use sixfold_core::decision::Decision;
+use sixfold_core::trace::{Edit, Trace};
+use sixfold_hook::{install, rules, state::State, Records};
+use sixfold_replay::{Format, ReadContext};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use tollgate_core::bundle::Bundle;
-use tollgate_core::decision::Decision;
-use tollgate_core::trace::{Edit, Trace};
-use tollgate_hook::{install, rules, state::State, Records};
-use tollgate_replay::{Format, ReadContext};
 
 /// Claude Code's records, read by the replay layer.
 struct ClaudeRecords;
 
 impl Records for ClaudeRecords {
     fn edits(&self, tool: &str, input: &serde_json::Value, response: &serde_json::Value) -> Vec<Edit> {
-        tollgate_replay::claude_call_edits(tool, input, response)
+        sixfold_replay::claude_call_edits(tool, input, response)
     }
 
     fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace> {
-        tollgate_replay::read_file(path, Some(Format::ClaudeSession), &ReadContext { bundle }).ok()
+        sixfold_replay::read_file(path, Some(Format::ClaudeSession), &ReadContext { bundle }).ok()
     }
 }
 
-/// The agent CLIs tollgate has hook adapters for.
+/// The agent CLIs sixfold has hook adapters for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Agent {
     /// Claude Code.
@@ -31,7 +31,7 @@ pub enum Agent {
 }
 
 /// Answer one hook event: reads the event as JSON on stdin, prints the answer on stdout in the
-/// agent's hook format. Registered by `tollgate install`; not usually run by hand.
+/// agent's hook format. Registered by `sixfold install`; not usually run by hand.
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
     /// Which agent CLI is asking.
@@ -42,14 +42,12 @@ pub fn hook(args: HookArgs) -> u8 {
     let Agent::ClaudeCode = args.agent;
     let mut input = Vec::new();
     let read = std::io::stdin()
-        .take(tollgate_hook::MAX_INPUT_BYTES + 1)
+        .take(sixfold_hook::MAX_INPUT_BYTES + 1)
         .read_to_end(&mut input);
     let (answer, notes) = match read {
-        Ok(n) if n as u64 > tollgate_hook::MAX_INPUT_BYTES => {
-            tollgate_hook::claude::handle(b"oversized", &ClaudeRecords)
-        }
-        Ok(_) => tollgate_hook::claude::handle(&input, &ClaudeRecords),
-        Err(e) => tollgate_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+        Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => sixfold_hook::claude::handle(b"oversized", &ClaudeRecords),
+        Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
+        Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
     };
     for note in notes {
         eprintln!("{note}");
@@ -62,7 +60,7 @@ pub fn hook(args: HookArgs) -> u8 {
 
 fn project() -> Result<PathBuf, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    Ok(tollgate_hook::claude::project_of(&cwd))
+    Ok(sixfold_hook::claude::project_of(&cwd))
 }
 
 fn fail(message: &str, hint: &str) -> u8 {
@@ -81,7 +79,7 @@ pub struct ModeArgs {
 enum ModeCommand {
     /// Set the active mode; a mode that does not exist is an error and changes nothing.
     Set {
-        /// The mode (see `tollgate modes`).
+        /// The mode (see `sixfold modes`).
         id: String,
         /// Only for this session.
         #[arg(long, value_name = "ID")]
@@ -128,12 +126,12 @@ pub fn mode(args: ModeArgs) -> u8 {
             0
         }
         ModeCommand::Set { id, session } => {
-            let (bundle, diagnostics) = tollgate_hook::load_bundle(&project);
+            let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
             if !diagnostics.is_empty() {
                 crate::bundles::report(&diagnostics);
                 return fail(
                     "the bundle has errors, so the mode was not changed",
-                    "run `tollgate check`",
+                    "run `sixfold check`",
                 );
             }
             if bundle.mode(&id).is_none() {
@@ -151,7 +149,7 @@ pub fn mode(args: ModeArgs) -> u8 {
                 None => state.mode = Some(id.clone()),
             }
             if let Err(e) = state.save(&project) {
-                return fail(&e, "check the permissions of .tollgate/");
+                return fail(&e, "check the permissions of .sixfold/");
             }
             let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
             println!("mode {id}{scope} (the next tool call is judged by it)");
@@ -160,7 +158,7 @@ pub fn mode(args: ModeArgs) -> u8 {
     }
 }
 
-/// Keep approvals as rules in the project's `.tollgate/policies/kept.toml`: a command prefix, a
+/// Keep approvals as rules in the project's `.sixfold/policies/kept.toml`: a command prefix, a
 /// path glob or a domain, decided allow, ask or refuse. A kept rule narrows anything but widens
 /// only within the mode's ceiling.
 #[derive(Debug, clap::Args)]
@@ -221,9 +219,9 @@ pub fn rules(args: RulesArgs) -> u8 {
                 _ => return fail("say what the rule decides", "pass --allow, --ask or --refuse"),
             };
             if let Some(m) = &mode {
-                let (bundle, _) = tollgate_hook::load_bundle(&project);
+                let (bundle, _) = sixfold_hook::load_bundle(&project);
                 if bundle.mode(m).is_none() {
-                    return fail(&format!("there is no mode `{m}`"), "see `tollgate modes`");
+                    return fail(&format!("there is no mode `{m}`"), "see `sixfold modes`");
                 }
             }
             match rules::add(&project, decision, &act, mode.as_deref()) {
@@ -231,7 +229,7 @@ pub fn rules(args: RulesArgs) -> u8 {
                     println!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
                     0
                 }
-                Err(e) => fail(&e, "check .tollgate/policies/kept.toml"),
+                Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
             }
         }
         RulesCommand::List { json } => match rules::list(&project) {
@@ -250,19 +248,19 @@ pub fn rules(args: RulesArgs) -> u8 {
                 }
                 0
             }
-            Err(e) => fail(&e, "check .tollgate/policies/kept.toml"),
+            Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
         },
         RulesCommand::Remove { id } => match rules::remove(&project, &id) {
             Ok(()) => {
                 println!("removed {id}");
                 0
             }
-            Err(e) => fail(&e, "see `tollgate rules list`"),
+            Err(e) => fail(&e, "see `sixfold rules list`"),
         },
     }
 }
 
-/// Register tollgate as the agent CLI's hook, so every tool call is judged before it runs.
+/// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs.
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// Which agent CLI.
@@ -303,7 +301,7 @@ fn change(
         Err(e) => {
             return fail(
                 &e,
-                "fix the file by hand first; tollgate will not overwrite what it cannot read",
+                "fix the file by hand first; sixfold will not overwrite what it cannot read",
             )
         }
     };
@@ -341,7 +339,7 @@ pub fn install_hooks(args: InstallArgs) -> u8 {
         Ok(p) => p,
         Err(e) => {
             return fail(
-                &format!("cannot tell where this tollgate binary is: {e}"),
+                &format!("cannot tell where this sixfold binary is: {e}"),
                 "run it by its path",
             )
         }
@@ -350,7 +348,7 @@ pub fn install_hooks(args: InstallArgs) -> u8 {
     change(&args, |s| install::install(s, &command), "installed")
 }
 
-/// Remove exactly the hook entries `tollgate install` added; everything else stays as it was.
+/// Remove exactly the hook entries `sixfold install` added; everything else stays as it was.
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
     #[command(flatten)]
@@ -384,7 +382,7 @@ pub fn pattern(args: PatternArgs) -> u8 {
         Ok(found) => found,
         Err(code) => return code,
     };
-    let (bundle, diagnostics) = tollgate_hook::load_bundle(&project);
+    let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
     let known: Vec<String> = bundle.patterns().map(|p| p.spec.id.clone()).collect();
     match args.command {
         PatternCommand::Show => {
@@ -396,7 +394,7 @@ pub fn pattern(args: PatternArgs) -> u8 {
                 crate::bundles::report(&diagnostics);
                 return fail(
                     "the bundle has errors, so the pattern was not changed",
-                    "run `tollgate check`",
+                    "run `sixfold check`",
                 );
             }
             if bundle.pattern(&id).is_none() {
@@ -410,7 +408,7 @@ pub fn pattern(args: PatternArgs) -> u8 {
             }
             state.pattern = Some(id.clone());
             if let Err(e) = state.save(&project) {
-                return fail(&e, "check the permissions of .tollgate/");
+                return fail(&e, "check the permissions of .sixfold/");
             }
             println!("pattern {id}");
             0

@@ -1,4 +1,4 @@
-//! `tollgate`: the command line. It wires the core and the layers; it holds no policy.
+//! `sixfold`: the command line. It wires the core and the layers; it holds no policy.
 
 mod bundles;
 mod check;
@@ -16,7 +16,7 @@ use std::process::ExitCode;
 /// Policy-as-data for AI coding agents: every step judged by its effects (allow, ask, refuse),
 /// every run checked into verdicts (ok, gap, unk).
 #[derive(Debug, Parser)]
-#[command(name = "tollgate", version, long_about = None, propagate_version = true)]
+#[command(name = "sixfold", version, long_about = None, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,4 +1,4 @@
-//! `tollgate modes`: the modes in the loaded bundle.
+//! `sixfold modes`: the modes in the loaded bundle.
 
 use crate::bundles::{self, BundleArgs};
 

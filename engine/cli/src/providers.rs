@@ -1,11 +1,11 @@
-//! `tollgate providers`: which agent CLIs this machine has, with versions and status.
+//! `sixfold providers`: which agent CLIs this machine has, with versions and status.
 
 use crate::bundles::{self, BundleArgs};
-use tollgate_launch::probe::{self, ProviderStatus, Status};
+use sixfold_launch::probe::{self, ProviderStatus, Status};
 
 /// Show the providers the bundle knows (Claude Code, Codex, OpenCode, …) and what this machine
 /// has of each: ready, signed-out, absent (with the install hint), unsupported (older than
-/// tollgate knows how to launch and read) or unknown (nobody could ask). Only the exit code of
+/// sixfold knows how to launch and read) or unknown (nobody could ask). Only the exit code of
 /// a provider's sign-in status command is read; its output may name an account and is never
 /// read, kept or printed. Exit 0.
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,7 @@ pub fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        eprintln!("error: the bundle has errors, so its providers cannot be trusted\n  = help: run `tollgate check` for the full report");
+        eprintln!("error: the bundle has errors, so its providers cannot be trusted\n  = help: run `sixfold check` for the full report");
         return 2;
     }
     let found: Vec<ProviderStatus> = bundle.providers().map(|p| probe::status(&p.spec, None)).collect();
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> u8 {
             (_, Status::Absent) => {
                 println!("{:<id_width$}  {}", "", p.reason);
                 if let Some(hint) = &p.install_hint {
-                    println!("{:<id_width$}  install: {hint}  (tollgate never installs anything)", "");
+                    println!("{:<id_width$}  install: {hint}  (sixfold never installs anything)", "");
                 }
             }
             (Some(binary), _) => {

@@ -1,19 +1,19 @@
-//! `tollgate replay`: recorded runs in, a verdict per row out, with the evidence.
+//! `sixfold replay`: recorded runs in, a verdict per row out, with the evidence.
 
 use crate::bundles::{self, BundleArgs};
 use serde::Serialize;
+use sixfold_core::bundle::format::FactsKind;
+use sixfold_core::bundle::Bundle;
+use sixfold_core::decision::Decision;
+use sixfold_core::judge::Context;
+use sixfold_core::scope::Workspace;
+use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Trace};
+use sixfold_core::verdict::{exit_code, RowResult, Strictness, Verdict};
+use sixfold_replay::{Format, ReadContext};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use tollgate_core::bundle::format::FactsKind;
-use tollgate_core::bundle::Bundle;
-use tollgate_core::decision::Decision;
-use tollgate_core::judge::Context;
-use tollgate_core::scope::Workspace;
-use tollgate_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Trace};
-use tollgate_core::verdict::{exit_code, RowResult, Strictness, Verdict};
-use tollgate_replay::{Format, ReadContext};
 
 /// Diffs larger than this are refused: `--diff` is untrusted input.
 const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
@@ -22,7 +22,7 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 /// suite-before-success-claim and no-assertion-weakening), printing each row's verdict and evidence.
 ///
 /// Formats, detected from the content unless --format says: Claude Code's stream-json output and
-/// session file, Codex's `exec --json` output and rollout file, and tollgate's own event log.
+/// session file, Codex's `exec --json` output and rollout file, and sixfold's own event log.
 /// Exit codes follow strictness: with --on (the default) 0 whatever the verdicts; with --strict,
 /// 1 for any gating gap, else 3 for any gating unk, else 0.
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long)]
     on: bool,
     /// The recording's format: auto, claude-stream-json, claude-session, codex-exec-json,
-    /// codex-rollout, tollgate-events.
+    /// codex-rollout, sixfold-events.
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
     format: FormatArg,
     /// A unified diff of the run's changes: it decides edits the record does not show.
@@ -109,7 +109,7 @@ pub fn run(args: Args) -> u8 {
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
         eprintln!(
-            "error: the bundle has errors, so nothing was replayed\n  = help: run `tollgate check` for the full report"
+            "error: the bundle has errors, so nothing was replayed\n  = help: run `sixfold check` for the full report"
         );
         return 2;
     }
@@ -213,7 +213,7 @@ fn replay_all(args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>
 fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>) -> FileReport {
     let shown = file.display().to_string();
     let cx = ReadContext { bundle };
-    let mut trace = match tollgate_replay::read_file(file, args.format.0, &cx) {
+    let mut trace = match sixfold_replay::read_file(file, args.format.0, &cx) {
         Ok(t) => t,
         Err(e) => {
             let error = format!("cannot read `{shown}`: {e}");

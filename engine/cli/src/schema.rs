@@ -1,8 +1,8 @@
-//! `tollgate schema`: the JSON Schema of each bundle file kind.
+//! `sixfold schema`: the JSON Schema of each bundle file kind.
 
 use schemars::schema_for;
-use tollgate_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
-use tollgate_core::effects::EffectProfile;
+use sixfold_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
+use sixfold_core::effects::EffectProfile;
 
 /// The file kinds there is a schema for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -15,7 +15,7 @@ pub enum Kind {
     Pattern,
     /// `providers/*.toml`.
     Provider,
-    /// The effects JSON `tollgate judge` reads.
+    /// The effects JSON `sixfold judge` reads.
     Effects,
 }
 

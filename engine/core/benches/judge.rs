@@ -1,7 +1,7 @@
 //! Speed of judgement: the shipped data-only modes, one Rhai rule, the curve over the number of
 //! data rules, path resolution, and loading the shipped bundle.
 //!
-//! Run with `cargo bench -p tollgate-core --bench judge`; `docs/performance.md` has the figures
+//! Run with `cargo bench -p sixfold-core --bench judge`; `docs/performance.md` has the figures
 //! and the targets. Speed is measured here, never asserted.
 
 // Benches are test-like code: a setup that fails should stop the run loudly, so `expect` is
@@ -9,16 +9,16 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sixfold_core::bundle::{Bundle, BundleSource};
+use sixfold_core::decision::Decision;
+use sixfold_core::effects::{EffectProfile, Effects};
+use sixfold_core::judge::Context;
+use sixfold_core::scope::Workspace;
+use sixfold_core::script::ScriptHost;
+use sixfold_core::shipped;
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Duration;
-use tollgate_core::bundle::{Bundle, BundleSource};
-use tollgate_core::decision::Decision;
-use tollgate_core::effects::{EffectProfile, Effects};
-use tollgate_core::judge::Context;
-use tollgate_core::scope::Workspace;
-use tollgate_core::script::ScriptHost;
-use tollgate_core::shipped;
 
 /// Short runs: the machine has two cores and the figures are medians of many iterations anyway.
 fn config() -> Criterion {
@@ -278,7 +278,7 @@ fn resolution(c: &mut Criterion) {
 }
 
 /// Loading the shipped bundle: parsing, compiling globs, scripts and the command classifier.
-/// Every `tollgate judge` process pays this once; the parts are measured beside the whole to show
+/// Every `sixfold judge` process pays this once; the parts are measured beside the whole to show
 /// where that time goes.
 fn loading(c: &mut Criterion) {
     let mut group = c.benchmark_group("load");

@@ -1,4 +1,4 @@
-//! The pure core of tollgate.
+//! The pure core of sixfold.
 //!
 //! It owns effect profiles and scopes, bundles (modes, policies, patterns, providers) with their
 //! validation, the hardened Rhai host, judgement and verdicts. It knows nothing of any agent

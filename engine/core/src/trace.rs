@@ -2,7 +2,7 @@
 //!
 //! A trace is ordered steps (the act, its effects, its outcome, the edits it made where they are
 //! visible), the vendor's record (its init line), and the final claim. Readers of vendor formats
-//! live in the replay layer; the hook adapters write tollgate's own event log ([`Event`]), which
+//! live in the replay layer; the hook adapters write sixfold's own event log ([`Event`]), which
 //! folds into a trace here, so the live hooks and replay see the same facts.
 
 use crate::effects::EffectProfile;
@@ -429,7 +429,7 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
     edits.into_iter().map(Edit::bounded).collect()
 }
 
-/// One line of tollgate's own event log (`.tollgate/runs/<session>.jsonl`), written by the hook
+/// One line of sixfold's own event log (`.sixfold/runs/<session>.jsonl`), written by the hook
 /// adapters and read back by replay.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -502,7 +502,7 @@ pub enum Event {
 }
 
 impl Trace {
-    /// Folds one event of tollgate's own log into the trace.
+    /// Folds one event of sixfold's own log into the trace.
     pub fn apply(&mut self, event: Event) {
         match event {
             Event::Started { cwd, record, .. } => {

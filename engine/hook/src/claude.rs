@@ -10,14 +10,14 @@ use crate::state::State;
 use crate::{load_bundle, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use sixfold_core::bundle::format::FactsKind;
+use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::decision::{Decision, Judgement};
+use sixfold_core::judge::Context;
+use sixfold_core::scope::Workspace;
+use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
+use sixfold_core::verdict::{Severity, Verdict};
 use std::path::{Path, PathBuf};
-use tollgate_core::bundle::format::FactsKind;
-use tollgate_core::bundle::{ActView, Bundle};
-use tollgate_core::decision::{Decision, Judgement};
-use tollgate_core::judge::Context;
-use tollgate_core::scope::Workspace;
-use tollgate_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
-use tollgate_core::verdict::{Severity, Verdict};
 
 /// The provider file this adapter maps tools through.
 pub const PROVIDER: &str = "claude-code";
@@ -69,9 +69,9 @@ pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
         Err(e) => {
             return (
                 deny(&format!(
-                    "tollgate could not read the hook input ({e}), so the tool call is refused"
+                    "sixfold could not read the hook input ({e}), so the tool call is refused"
                 )),
-                vec![format!("tollgate: unreadable hook input: {e}")],
+                vec![format!("sixfold: unreadable hook input: {e}")],
             )
         }
     };
@@ -79,10 +79,10 @@ pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
     match handle_event(&event, records) {
         Ok(answer) => answer,
         Err(why) if pre => (
-            deny(&format!("tollgate refuses because it could not judge this call: {why}")),
+            deny(&format!("sixfold refuses because it could not judge this call: {why}")),
             vec![why],
         ),
-        Err(why) => (String::new(), vec![format!("tollgate: {why}")]),
+        Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
 }
 
@@ -137,7 +137,7 @@ fn loaded(session: &Session) -> Result<Bundle, String> {
     match diagnostics.first() {
         None => Ok(bundle),
         Some(d) => Err(format!(
-            "the bundle has {} error(s), the first: {} at {} (run `tollgate check`)",
+            "the bundle has {} error(s), the first: {} at {} (run `sixfold check`)",
             diagnostics.len(),
             d.message,
             d.location()
@@ -154,7 +154,7 @@ fn handle_event(event: &HookInput, records: &dyn Records) -> Result<(String, Vec
         other => Ok((
             String::new(),
             vec![format!(
-                "tollgate: hook event `{other}` is not one it handles; nothing done"
+                "sixfold: hook event `{other}` is not one it handles; nothing done"
             )],
         )),
     }
@@ -257,7 +257,7 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
     // The hook process ends right after answering: freeing the bundle is wasted latency.
     std::mem::forget(bundle);
     Ok((
-        pre_tool_answer(judgement.decision, &format!("tollgate: {}", judgement.reason)),
+        pre_tool_answer(judgement.decision, &format!("sixfold: {}", judgement.reason)),
         Vec::new(),
     ))
 }
@@ -408,12 +408,12 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
         return Ok((
             String::new(),
             vec![format!(
-                "tollgate: still not holding, stop let through: {}",
+                "sixfold: still not holding, stop let through: {}",
                 gaps.join(" ")
             )],
         ));
     }
-    let reason = format!("tollgate: {}", gaps.join(" "));
+    let reason = format!("sixfold: {}", gaps.join(" "));
     Ok((json!({ "decision": "block", "reason": reason }).to_string(), Vec::new()))
 }
 
@@ -429,10 +429,10 @@ mod tests {
     struct NoRecords;
 
     impl Records for NoRecords {
-        fn edits(&self, _: &str, _: &Value, _: &Value) -> Vec<tollgate_core::trace::Edit> {
+        fn edits(&self, _: &str, _: &Value, _: &Value) -> Vec<sixfold_core::trace::Edit> {
             Vec::new()
         }
-        fn transcript(&self, _: &Path, _: &Bundle) -> Option<tollgate_core::trace::Trace> {
+        fn transcript(&self, _: &Path, _: &Bundle) -> Option<sixfold_core::trace::Trace> {
             None
         }
     }
@@ -452,7 +452,7 @@ mod tests {
 
     fn project() -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(t.path().join(".tollgate")).unwrap();
+        std::fs::create_dir_all(t.path().join(".sixfold")).unwrap();
         t
     }
 
@@ -469,8 +469,8 @@ mod tests {
     #[test]
     fn a_broken_bundle_denies() {
         let t = project();
-        std::fs::create_dir_all(t.path().join(".tollgate/modes")).unwrap();
-        std::fs::write(t.path().join(".tollgate/modes/bad.toml"), "id = [").unwrap();
+        std::fs::create_dir_all(t.path().join(".sixfold/modes")).unwrap();
+        std::fs::write(t.path().join(".sixfold/modes/bad.toml"), "id = [").unwrap();
         let answer = pre(t.path(), "Read", json!({"file_path": "a"}));
         assert_eq!(decision(&answer), "deny");
         assert!(answer["hookSpecificOutput"]["permissionDecisionReason"]
@@ -482,14 +482,14 @@ mod tests {
     #[test]
     fn an_active_mode_that_is_gone_denies() {
         let t = project();
-        std::fs::write(t.path().join(".tollgate/state.toml"), "mode = \"vanished\"\n").unwrap();
+        std::fs::write(t.path().join(".sixfold/state.toml"), "mode = \"vanished\"\n").unwrap();
         assert_eq!(decision(&pre(t.path(), "Read", json!({"file_path": "a"}))), "deny");
     }
 
     #[test]
     fn a_tool_nobody_describes_is_judged_conservatively() {
         let t = project();
-        std::fs::write(t.path().join(".tollgate/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+        std::fs::write(t.path().join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
         assert_eq!(decision(&pre(t.path(), "BrandNewTool", json!({}))), "deny");
         assert_eq!(decision(&pre(t.path(), "mcp__docs__search", json!({}))), "deny");
         assert_eq!(
@@ -499,14 +499,14 @@ mod tests {
     }
 
     #[test]
-    fn tollgates_own_commands_and_files_are_protected() {
+    fn sixfolds_own_commands_and_files_are_protected() {
         let t = project();
-        std::fs::write(t.path().join(".tollgate/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+        std::fs::write(t.path().join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
         assert_eq!(
-            decision(&pre(t.path(), "Bash", json!({"command": "tollgate mode set full"}))),
+            decision(&pre(t.path(), "Bash", json!({"command": "sixfold mode set full"}))),
             "deny"
         );
-        let state = t.path().join(".tollgate/state.toml");
+        let state = t.path().join(".sixfold/state.toml");
         assert_eq!(
             decision(&pre(
                 t.path(),
@@ -521,7 +521,7 @@ mod tests {
     fn patterns_limit_spawns_per_session() {
         let t = project();
         std::fs::write(
-            t.path().join(".tollgate/state.toml"),
+            t.path().join(".sixfold/state.toml"),
             "mode = \"workspace-write\"\npattern = \"keeps-helpers\"\n",
         )
         .unwrap();
@@ -534,7 +534,7 @@ mod tests {
             "deny"
         );
         std::fs::write(
-            t.path().join(".tollgate/state.toml"),
+            t.path().join(".sixfold/state.toml"),
             "mode = \"workspace-write\"\npattern = \"plan-and-execute\"\n",
         )
         .unwrap();
@@ -553,7 +553,7 @@ mod tests {
             step: Box::new(Step {
                 id: "e".into(),
                 tool: "Write".into(),
-                effects: tollgate_core::effects::EffectProfile {
+                effects: sixfold_core::effects::EffectProfile {
                     writes: vec![t.path().join("a.rs").to_string_lossy().into_owned()],
                     ..Default::default()
                 },

@@ -1,10 +1,10 @@
-//! `tollgate install claude-code`: tollgate's hook entries in Claude Code's `settings.json`,
+//! `sixfold install claude-code`: sixfold's hook entries in Claude Code's `settings.json`,
 //! merged with what is there, idempotent, a backup kept; `uninstall` removes exactly them.
 
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-/// The hook events tollgate registers, and whether they take a tool matcher.
+/// The hook events sixfold registers, and whether they take a tool matcher.
 pub const EVENTS: [(&str, bool); 5] = [
     ("PreToolUse", true),
     ("PostToolUse", true),
@@ -13,7 +13,7 @@ pub const EVENTS: [(&str, bool); 5] = [
     ("UserPromptSubmit", false),
 ];
 
-/// The arguments after the binary that mark a hook command as tollgate's.
+/// The arguments after the binary that mark a hook command as sixfold's.
 const MARK: &str = "hook claude-code";
 
 /// The settings file for a scope: the project's `.claude/settings.json`, or the user's
@@ -33,7 +33,7 @@ pub fn settings_path(
     }
 }
 
-/// The hook command for a tollgate binary.
+/// The hook command for a sixfold binary.
 pub fn command_for(binary: &Path) -> String {
     let shown = binary.to_string_lossy();
     let quoted = if shown.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
@@ -51,10 +51,10 @@ fn is_ours(hook: &Value) -> bool {
     command
         .trim_end()
         .strip_suffix(MARK)
-        .is_some_and(|program| program.trim().trim_matches('\'').ends_with("tollgate"))
+        .is_some_and(|program| program.trim().trim_matches('\'').ends_with("sixfold"))
 }
 
-/// The settings with tollgate's entries added (nothing added twice).
+/// The settings with sixfold's entries added (nothing added twice).
 pub fn install(settings: &Value, command: &str) -> Result<Value, String> {
     let mut root = match settings {
         Value::Object(m) => m.clone(),
@@ -90,7 +90,7 @@ pub fn install(settings: &Value, command: &str) -> Result<Value, String> {
     Ok(Value::Object(root))
 }
 
-/// The settings with tollgate's hooks removed, and entries, lists and `hooks` left empty by
+/// The settings with sixfold's hooks removed, and entries, lists and `hooks` left empty by
 /// that removed too; everything else as it was.
 pub fn uninstall(settings: &Value) -> Value {
     let mut settings = settings.clone();
@@ -207,14 +207,14 @@ mod tests {
             "model": "x",
             "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "other-tool check" }] }] }
         });
-        let cmd = command_for(Path::new("/usr/local/bin/tollgate"));
+        let cmd = command_for(Path::new("/usr/local/bin/sixfold"));
         let once = install(&existing, &cmd).unwrap();
         let twice = install(&once, &cmd).unwrap();
         assert_eq!(once, twice);
         assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(
             once["hooks"]["Stop"][0]["hooks"][0]["command"],
-            "/usr/local/bin/tollgate hook claude-code"
+            "/usr/local/bin/sixfold hook claude-code"
         );
         assert!(once["hooks"]["Stop"][0].get("matcher").is_none());
         assert_eq!(uninstall(&once), existing);
@@ -224,12 +224,10 @@ mod tests {
     #[test]
     fn odd_paths_are_quoted() {
         assert_eq!(
-            command_for(Path::new("/opt/my tools/tollgate")),
-            "'/opt/my tools/tollgate' hook claude-code"
+            command_for(Path::new("/opt/my tools/sixfold")),
+            "'/opt/my tools/sixfold' hook claude-code"
         );
-        assert!(is_ours(
-            &json!({"command": "'/opt/my tools/tollgate' hook claude-code"})
-        ));
+        assert!(is_ours(&json!({"command": "'/opt/my tools/sixfold' hook claude-code"})));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Hook adapters: a live agent CLI asks tollgate about each tool call before it runs.
+//! Hook adapters: a live agent CLI asks sixfold about each tool call before it runs.
 //!
 //! The adapter gathers facts (the hook event, the project's state, the session's event log) and
 //! applies the core's outputs (a judgement, a verdict). It holds no policy: which tool does what
@@ -12,15 +12,15 @@ pub mod project;
 pub mod rules;
 pub mod state;
 
+use sixfold_core::bundle::{Bundle, BundleSource};
+use sixfold_core::diag::Diagnostic;
+use sixfold_core::trace::{Edit, Trace};
 use std::path::Path;
-use tollgate_core::bundle::{Bundle, BundleSource};
-use tollgate_core::diag::Diagnostic;
-use tollgate_core::trace::{Edit, Trace};
 
 /// Hook input larger than this is refused: it is untrusted.
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The mode a project runs in until `tollgate mode set` says otherwise.
+/// The mode a project runs in until `sixfold mode set` says otherwise.
 pub const DEFAULT_MODE: &str = "ask";
 
 /// The pattern a project runs in until its state says otherwise.
@@ -35,11 +35,11 @@ pub trait Records {
     fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace>;
 }
 
-/// Loads the shipped bundle and the project's `.tollgate/` over it.
+/// Loads the shipped bundle and the project's `.sixfold/` over it.
 pub fn load_bundle(project: &Path) -> (Bundle, Vec<Diagnostic>) {
-    let mut sources = vec![tollgate_core::shipped::source()];
+    let mut sources = vec![sixfold_core::shipped::source()];
     let mut diagnostics = Vec::new();
-    let dir = project.join(".tollgate");
+    let dir = project.join(".sixfold");
     if dir.is_dir() {
         let (source, mut found) = BundleSource::read_dir(&dir);
         diagnostics.append(&mut found);

@@ -1,10 +1,10 @@
-//! The session's event log, `.tollgate/runs/<session>.jsonl`: one JSON event per line, appended
+//! The session's event log, `.sixfold/runs/<session>.jsonl`: one JSON event per line, appended
 //! under an exclusive lock in a single write, so concurrent hook processes never interleave or
 //! lose lines. Replay reads it as one of its formats.
 
+use sixfold_core::trace::{Event, Trace};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tollgate_core::trace::{Event, Trace};
 
 /// A log larger than this is not read back whole by a hook (its start is enough to fold).
 pub const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
@@ -112,7 +112,7 @@ impl Log {
     /// The events folded into a trace.
     pub fn trace(events: &[Event]) -> Trace {
         let mut trace = Trace {
-            format: "tollgate-events".into(),
+            format: "sixfold-events".into(),
             ..Trace::default()
         };
         for e in events {

@@ -1,10 +1,10 @@
-//! Kept rules: approvals that became act rules, in the project's `.tollgate/policies/kept.toml`
-//! (an ordinary policy file, so `tollgate check` validates it and judgement reads it next time).
+//! Kept rules: approvals that became act rules, in the project's `.sixfold/policies/kept.toml`
+//! (an ordinary policy file, so `sixfold check` validates it and judgement reads it next time).
 
 use serde::{Deserialize, Serialize};
+use sixfold_core::bundle::format::ActRuleFile;
+use sixfold_core::decision::Decision;
 use std::path::{Path, PathBuf};
-use tollgate_core::bundle::format::ActRuleFile;
-use tollgate_core::decision::Decision;
 
 /// The policy id of the kept rules.
 pub const POLICY: &str = "kept";
@@ -53,7 +53,7 @@ fn load(project: &Path) -> Result<KeptFile, String> {
         Ok(text) => toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(KeptFile {
             id: POLICY.into(),
-            description: Some("Rules kept from approvals (`tollgate rules add`).".into()),
+            description: Some("Rules kept from approvals (`sixfold rules add`).".into()),
             acts: Vec::new(),
         }),
         Err(e) => Err(format!("`{}` cannot be read: {e}", file.display())),
@@ -66,7 +66,7 @@ fn save(project: &Path, kept: &KeptFile) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
     let text = toml::to_string_pretty(kept).map_err(|e| format!("cannot write the rules: {e}"))?;
-    let header = "#:schema ../../docs/schema/policy.json\n# Kept by `tollgate rules add`; edit with `tollgate rules add|remove`.\n";
+    let header = "#:schema ../../docs/schema/policy.json\n# Kept by `sixfold rules add`; edit with `sixfold rules add|remove`.\n";
     let tmp = file.with_extension(format!("toml.{}", std::process::id()));
     std::fs::write(&tmp, format!("{header}{text}")).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &file).map_err(|e| format!("cannot write `{}`: {e}", file.display()))

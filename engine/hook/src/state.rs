@@ -1,4 +1,4 @@
-//! The project's state in `.tollgate/state.toml`: the active mode (per project, or per session)
+//! The project's state in `.sixfold/state.toml`: the active mode (per project, or per session)
 //! and the active pattern. Read at every hook call, so a change takes effect at the next one.
 
 use serde::{Deserialize, Serialize};

@@ -127,18 +127,18 @@ pub struct Governing {
     pub complete: bool,
 }
 
-/// The project whose `.tollgate/` bundle governs a run in `workdir`: the nearest directory, from
-/// `workdir` upwards, that holds one (how tollgate's hook finds it).
+/// The project whose `.sixfold/` bundle governs a run in `workdir`: the nearest directory, from
+/// `workdir` upwards, that holds one (how sixfold's hook finds it).
 pub fn bundle_project(workdir: &Path) -> Option<PathBuf> {
     workdir
         .ancestors()
-        .find(|a| a.join(".tollgate").is_dir())
+        .find(|a| a.join(".sixfold").is_dir())
         .map(Path::to_path_buf)
 }
 
 /// Finds and hashes the governing documents of `workdir`: every file named like a name in
 /// `names` without `/` anywhere in the tree (but in [`WALK_SKIPS`]), each name with `/` at that
-/// path, the policy bundle in `.tollgate/` of the project that governs it (see
+/// path, the policy bundle in `.sixfold/` of the project that governs it (see
 /// [`bundle_project`]; it may lie above `workdir`), and the `extra` paths (relative to `workdir`,
 /// or absolute).
 pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governing {
@@ -160,7 +160,7 @@ pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governi
             let name = name.to_string_lossy();
             let Ok(kind) = entry.file_type() else { continue };
             if kind.is_dir() {
-                if !WALK_SKIPS.contains(&name.as_ref()) && name != ".tollgate" {
+                if !WALK_SKIPS.contains(&name.as_ref()) && name != ".sixfold" {
                     pending.push(entry.path());
                 }
             } else if bare.contains(&name.as_ref()) {
@@ -175,7 +175,7 @@ pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governi
         }
     }
     if let Some(project) = bundle_project(workdir) {
-        let bundle = project.join(".tollgate");
+        let bundle = project.join(".sixfold");
         let mut bundle_files = Vec::new();
         collect_files(&bundle, &mut bundle_files);
         for path in bundle_files {
@@ -183,7 +183,7 @@ pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governi
                 .strip_prefix(&bundle)
                 .map(|r| r.to_string_lossy().replace('\\', "/"))
                 .unwrap_or_default();
-            if tollgate_core::bundle::source::is_bundle_file(&rel) {
+            if sixfold_core::bundle::source::is_bundle_file(&rel) {
                 found.push((relative(workdir, &path), path));
             }
         }
@@ -312,19 +312,19 @@ mod tests {
         let w = t.path();
         std::fs::create_dir_all(w.join("sub/.claude")).unwrap();
         std::fs::create_dir_all(w.join("node_modules/x")).unwrap();
-        std::fs::create_dir_all(w.join(".tollgate/policies")).unwrap();
+        std::fs::create_dir_all(w.join(".sixfold/policies")).unwrap();
         std::fs::write(w.join("CLAUDE.md"), "a").unwrap();
         std::fs::write(w.join("sub/CLAUDE.md"), "b").unwrap();
         std::fs::write(w.join("node_modules/x/CLAUDE.md"), "skipped").unwrap();
-        std::fs::write(w.join(".tollgate/policies/p.toml"), "id = 'p'").unwrap();
-        std::fs::write(w.join(".tollgate/state.toml"), "mode = 'ask'").unwrap();
+        std::fs::write(w.join(".sixfold/policies/p.toml"), "id = 'p'").unwrap();
+        std::fs::write(w.join(".sixfold/state.toml"), "mode = 'ask'").unwrap();
         std::fs::write(w.join("extra.txt"), "e").unwrap();
         let names = vec!["CLAUDE.md".to_string(), ".claude/CLAUDE.md".to_string()];
         let g = governing(w, &names, &[PathBuf::from("extra.txt")]);
         let keys: Vec<&str> = g.hashes.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            [".tollgate/policies/p.toml", "CLAUDE.md", "extra.txt", "sub/CLAUDE.md"]
+            [".sixfold/policies/p.toml", "CLAUDE.md", "extra.txt", "sub/CLAUDE.md"]
         );
         assert!(g.complete);
         assert_eq!(
@@ -348,11 +348,11 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let inner = t.path().join("a/b");
         std::fs::create_dir_all(&inner).unwrap();
-        std::fs::create_dir_all(t.path().join("a/.tollgate/modes")).unwrap();
-        std::fs::write(t.path().join("a/.tollgate/modes/m.toml"), "id = 'm'").unwrap();
+        std::fs::create_dir_all(t.path().join("a/.sixfold/modes")).unwrap();
+        std::fs::write(t.path().join("a/.sixfold/modes/m.toml"), "id = 'm'").unwrap();
         assert_eq!(bundle_project(&inner), Some(t.path().join("a")));
         let g = governing(&inner, &[], &[]);
-        let above = t.path().join("a/.tollgate/modes/m.toml").display().to_string();
+        let above = t.path().join("a/.sixfold/modes/m.toml").display().to_string();
         assert_eq!(g.hashes.keys().collect::<Vec<_>>(), [&above]);
     }
 

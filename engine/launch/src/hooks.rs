@@ -1,10 +1,10 @@
-//! Installing tollgate's own hooks in a scratch config home, so a hermetic run is governed: the
-//! hook command is the running tollgate binary with the provider file's arguments, registered for
+//! Installing sixfold's own hooks in a scratch config home, so a hermetic run is governed: the
+//! hook command is the running sixfold binary with the provider file's arguments, registered for
 //! the provider file's events. Only the file format is mechanism here.
 
 use serde_json::{Map, Value};
+use sixfold_core::bundle::format::HooksFile;
 use std::path::Path;
-use tollgate_core::bundle::format::HooksFile;
 
 /// Settings files larger than this are not read back.
 const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
@@ -33,7 +33,7 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The hook command: the tollgate binary and the provider file's arguments, quoted.
+/// The hook command: the sixfold binary and the provider file's arguments, quoted.
 pub fn command(exe: &Path, spec: &HooksFile) -> String {
     std::iter::once(shell_quote(&exe.to_string_lossy()))
         .chain(spec.args.iter().map(|a| shell_quote(a)))
@@ -46,7 +46,7 @@ pub fn command(exe: &Path, spec: &HooksFile) -> String {
 pub fn install(config_home: &Path, spec: &HooksFile, exe: &Path) -> Result<Installed, String> {
     if spec.format != "settings-json" {
         return Err(format!(
-            "the provider file's hooks format `{}` is not one tollgate can write (it knows `settings-json`)",
+            "the provider file's hooks format `{}` is not one sixfold can write (it knows `settings-json`)",
             spec.format
         ));
     }
@@ -88,7 +88,7 @@ pub fn install(config_home: &Path, spec: &HooksFile, exe: &Path) -> Result<Insta
     let missing = missing_events(&path, spec, &command)?;
     if !missing.is_empty() {
         return Err(format!(
-            "`{}` was written but does not register tollgate for {}",
+            "`{}` was written but does not register sixfold for {}",
             path.display(),
             missing.join(", ")
         ));
@@ -166,9 +166,9 @@ mod tests {
             r#"{"model": "x", "hooks": {"Stop": [{"hooks": []}]}}"#,
         )
         .unwrap();
-        let exe = Path::new("/opt/my tools/tollgate");
+        let exe = Path::new("/opt/my tools/sixfold");
         let done = install(t.path(), &spec(), exe).unwrap();
-        assert_eq!(done.command, "'/opt/my tools/tollgate' hook claude-code");
+        assert_eq!(done.command, "'/opt/my tools/sixfold' hook claude-code");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("settings.json")).unwrap()).unwrap();
         assert_eq!(v["model"], "x");
         assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "*");
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(shell_quote("/usr/bin/tollgate"), "/usr/bin/tollgate");
+        assert_eq!(shell_quote("/usr/bin/sixfold"), "/usr/bin/sixfold");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote(""), "''");
     }

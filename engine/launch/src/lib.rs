@@ -5,7 +5,7 @@
 //! the launcher builds the child's environment from an allow-list and what the run declares,
 //! makes a scratch config home (and a scratch `HOME`), copies a declared credentials file into it
 //! as one file, gives the exact MCP set and plugins the run declares, excludes setting sources,
-//! works in a directory it owns (a copy) or a declared root, installs tollgate's own hooks in the
+//! works in a directory it owns (a copy) or a declared root, installs sixfold's own hooks in the
 //! scratch config home, pins the vendor's version, and hashes the governing documents before and
 //! after. Which variables, flags, files and record fields those are is data in the provider file;
 //! this crate is the mechanism. It writes what it imposed (the attestation: intent, not
@@ -19,14 +19,14 @@ pub mod record;
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use sixfold_core::bundle::format::{AmbientFile, FactsKind, HermeticFile, ProviderFile, RecordSource};
+use sixfold_core::bundle::Bundle;
+use sixfold_core::verdict::{exit_code, RowResult, Strictness};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use tollgate_core::bundle::format::{AmbientFile, FactsKind, HermeticFile, ProviderFile, RecordSource};
-use tollgate_core::bundle::Bundle;
-use tollgate_core::verdict::{exit_code, RowResult, Strictness};
 
 /// A declared MCP config file larger than this is refused.
 const MAX_MCP_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -80,9 +80,9 @@ impl EnvArg {
 /// Where the vendor's standard output goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StdoutSink {
-    /// To tollgate's standard output, as it comes.
+    /// To sixfold's standard output, as it comes.
     Forward,
-    /// To `stdout.jsonl` in the run directory (tollgate's own output is then its report).
+    /// To `stdout.jsonl` in the run directory (sixfold's own output is then its report).
     File,
 }
 
@@ -113,8 +113,8 @@ pub struct Request {
     pub binary: Option<PathBuf>,
     /// The run's own arguments to the CLI.
     pub vendor_args: Vec<String>,
-    /// The running tollgate binary (the hook command).
-    pub tollgate_exe: PathBuf,
+    /// The running sixfold binary (the hook command).
+    pub sixfold_exe: PathBuf,
     /// Where the vendor's standard output goes.
     pub stdout: StdoutSink,
     /// Where run directories are made (default: the system temp dir).
@@ -210,13 +210,13 @@ pub struct Outcome {
     pub attestation: Value,
     /// Each launch row's verdict, with its evidence.
     pub rows: Vec<RowResult>,
-    /// What the run is exposed to that tollgate reports rather than removes.
+    /// What the run is exposed to that sixfold reports rather than removes.
     pub ambient_inputs: Vec<AmbientFile>,
     /// What this launcher does not claim.
     pub unclaimed: Vec<Unclaimed>,
     /// How the vendor's process went.
     pub vendor: Vendor,
-    /// tollgate's exit code.
+    /// sixfold's exit code.
     pub exit: i32,
     /// Where the run's files are (config home, copy, attestation, report).
     pub run_dir: PathBuf,
@@ -310,7 +310,7 @@ fn launch_in(
             workdir: workdir.clone(),
         };
         let attestation = json!({
-            "what": "intent, not evidence: what tollgate imposed on this run",
+            "what": "intent, not evidence: what sixfold imposed on this run",
             "provider": id,
             "hermetic": "off",
             "imposed": "nothing: the run inherits the operator's environment, config home and settings",
@@ -382,7 +382,7 @@ fn launch_in(
         if !declared.contains(key) {
             let value = std::env::var_os(key).ok_or_else(|| {
                 LaunchError::new(format!("`--api-key-env {key}` names a variable that is not set")).hint(format!(
-                    "set {key} in tollgate's environment, or pass `--env {key}=…` too"
+                    "set {key} in sixfold's environment, or pass `--env {key}=…` too"
                 ))
             })?;
             env.insert(key.clone(), value);
@@ -494,15 +494,15 @@ fn launch_in(
     }
     let plugin_names: Vec<Value> = plugins.iter().filter_map(|p| p.get("name").cloned()).collect();
 
-    // tollgate's hooks in the scratch config home.
+    // sixfold's hooks in the scratch config home.
     let hooks = match &h.hooks {
-        Some(spec) => match hooks::install(&config_home, spec, &req.tollgate_exe) {
+        Some(spec) => match hooks::install(&config_home, spec, &req.sixfold_exe) {
             Ok(done) => json!({ "installed": true, "file": done.file, "events": done.events, "command": done.command }),
-            Err(e) => return Err(LaunchError::new(format!("cannot install tollgate's hooks: {e}"))),
+            Err(e) => return Err(LaunchError::new(format!("cannot install sixfold's hooks: {e}"))),
         },
         None => json!({
             "installed": false,
-            "reason": format!("providers/{id}.toml says no way to install tollgate's hooks (no `[hermetic.hooks]`)"),
+            "reason": format!("providers/{id}.toml says no way to install sixfold's hooks (no `[hermetic.hooks]`)"),
         }),
     };
 
@@ -534,7 +534,7 @@ fn launch_in(
     if let (Ok(version), Some(min)) = (&found, provider.readiness.as_ref().and_then(|r| r.min_version.as_ref())) {
         if probe::older_than(version, min) {
             warnings.push(format!(
-                "{id} {version} is older than {min}, the oldest tollgate knows how to launch and read"
+                "{id} {version} is older than {min}, the oldest sixfold knows how to launch and read"
             ));
         }
     }
@@ -546,12 +546,12 @@ fn launch_in(
         "found_error": found.as_ref().err(),
     });
 
-    // The policy bundle that governs tollgate's hooks: a copy gets its own `.tollgate/` (so one
+    // The policy bundle that governs sixfold's hooks: a copy gets its own `.sixfold/` (so one
     // above it cannot govern it); in place, the nearest one upwards governs, wherever it is.
     let mut ambient = h.ambient.clone();
-    let made_bundle_dir = matches!(req.workdir, Workdir::Copy(_)) && !workdir.join(".tollgate").is_dir();
+    let made_bundle_dir = matches!(req.workdir, Workdir::Copy(_)) && !workdir.join(".sixfold").is_dir();
     if made_bundle_dir {
-        let dir = workdir.join(".tollgate");
+        let dir = workdir.join(".sixfold");
         std::fs::create_dir(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
     let project = files::bundle_project(&workdir);
@@ -560,7 +560,7 @@ fn launch_in(
             let inside = p.starts_with(&workdir);
             if !inside {
                 let why = format!(
-                    "`{}` holds the nearest `.tollgate/` above the working directory: its mode and rules govern tollgate's hooks in this run, from outside the tree (its bundle files are pinned for H10)",
+                    "`{}` holds the nearest `.sixfold/` above the working directory: its mode and rules govern sixfold's hooks in this run, from outside the tree (its bundle files are pinned for H10)",
                     p.display()
                 );
                 warnings.push(why.clone());
@@ -572,7 +572,7 @@ fn launch_in(
             json!({ "project": p.display().to_string(), "inside": inside, "made": made_bundle_dir })
         }
         None => json!({ "project": null, "inside": true, "made": false,
-                        "note": "no `.tollgate/` governs the run: the shipped bundle and its default mode do" }),
+                        "note": "no `.sixfold/` governs the run: the shipped bundle and its default mode do" }),
     };
 
     // Memory files above the working directory, and the governing documents.
@@ -623,8 +623,8 @@ fn launch_in(
         "bundle": governed_by,
     });
     let mut attestation = json!({
-        "what": "intent, not evidence: what tollgate imposed on this run",
-        "tollgate_version": env!("CARGO_PKG_VERSION"),
+        "what": "intent, not evidence: what sixfold imposed on this run",
+        "sixfold_version": env!("CARGO_PKG_VERSION"),
         "provider": id,
         "hermetic": strictness,
         "run_dir": run_dir.display().to_string(),
@@ -756,7 +756,7 @@ fn resolve_binary(req: &Request) -> Result<PathBuf, LaunchError> {
     let found = found.ok_or_else(|| {
         let names: Vec<String> = provider.binary.names.iter().map(|n| format!("`{n}`")).collect();
         let hint = match &provider.binary.install_hint {
-            Some(h) => format!("install it with `{h}` (tollgate never installs anything), or give `--binary PATH`"),
+            Some(h) => format!("install it with `{h}` (sixfold never installs anything), or give `--binary PATH`"),
             None => "install it, or give `--binary PATH`".into(),
         };
         LaunchError::new(format!("{} is absent: no {} on PATH", provider.id, names.join(" or "))).hint(hint)
@@ -778,7 +778,7 @@ fn make_run_dir(req: &Request) -> Result<PathBuf, LaunchError> {
         .unwrap_or(0);
     for attempt in 0..100u32 {
         let dir = base.join(format!(
-            "tollgate-launch-{}-{}-{stamp}-{attempt}",
+            "sixfold-launch-{}-{}-{stamp}-{attempt}",
             req.provider.id,
             std::process::id()
         ));
@@ -1031,7 +1031,7 @@ fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
 /// The record's facts: found (with its fields), or not, with why.
 fn read_record(
     provider: &ProviderFile,
-    spec: Option<&tollgate_core::bundle::format::RecordFile>,
+    spec: Option<&sixfold_core::bundle::format::RecordFile>,
     scanner: Option<&mut record::LineScanner>,
     vendor: &Vendor,
     config_home: &Path,

@@ -1,14 +1,14 @@
 //! Finding a provider's CLI, asking its version and whether it is ready: the five answers of
-//! `tollgate providers`. Only exit codes of the readiness command are read; its output is never
+//! `sixfold providers`. Only exit codes of the readiness command are read; its output is never
 //! read, kept or printed (it may name an account).
 
 use serde::Serialize;
+use sixfold_core::bundle::format::ProviderFile;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tollgate_core::bundle::format::ProviderFile;
 
 /// What a version command may print before the rest is ignored.
 const MAX_VERSION_OUTPUT: usize = 64 * 1024;
@@ -29,7 +29,7 @@ pub enum Status {
     SignedOut,
     /// Not found.
     Absent,
-    /// Present, but older than tollgate knows how to launch and read.
+    /// Present, but older than sixfold knows how to launch and read.
     Unsupported,
     /// Present, and nobody could ask (no way to ask, no answer, or an answer nobody knows).
     Unknown,
@@ -63,7 +63,7 @@ pub struct ProviderStatus {
     pub binary: Option<PathBuf>,
     /// Its version, when it could be asked.
     pub version: Option<String>,
-    /// What to run to install it (shown when it is absent; tollgate never installs anything).
+    /// What to run to install it (shown when it is absent; sixfold never installs anything).
     pub install_hint: Option<String>,
     /// Whether its provider file lets it be launched hermetically.
     pub hermetic: bool,
@@ -291,7 +291,7 @@ pub fn status(provider: &ProviderFile, binary: Option<&Path>) -> ProviderStatus 
         if older_than(version, min) {
             out.status = Status::Unsupported;
             out.reason =
-                format!("version {version} is older than {min}, the oldest tollgate knows how to launch and read");
+                format!("version {version} is older than {min}, the oldest sixfold knows how to launch and read");
             return out;
         }
     }

@@ -6,10 +6,10 @@
 
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
+use sixfold_core::bundle::format::{BuiltinPlugins, RecordFile};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use tollgate_core::bundle::format::{BuiltinPlugins, RecordFile};
 
 /// A line longer than this is not parsed (the record line is a few kilobytes).
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;

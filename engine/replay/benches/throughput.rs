@@ -6,38 +6,38 @@
 //! output of 8–32 KiB, read files of 4–12 KiB, written files of 2–6 KiB), then its final text and
 //! result lines. On it this measures:
 //!
-//! 1. single-core throughput of `tollgate_replay::read_file`, and separately the time of
+//! 1. single-core throughput of `sixfold_replay::read_file`, and separately the time of
 //!    `Trace::facts` and of evaluating the bundle's trace rows (both also run once per file);
 //! 2. scaling over files: the corpus split into 8 files, each read (and then read, facts and rows,
-//!    as `tollgate replay` does) by 1 thread and by every core, each thread taking whole files;
-//! 3. peak resident memory of the release binary (`tollgate replay FILE --json`) on the fixture,
+//!    as `sixfold replay` does) by 1 thread and by every core, each thread taking whole files;
+//! 3. peak resident memory of the release binary (`sixfold replay FILE --json`) on the fixture,
 //!    a 64 MiB corpus and the full corpus, to show memory stays flat as a transcript grows.
 //!
-//! Run with `cargo build --release -p tollgate-cli && cargo bench -p tollgate-replay --bench
-//! throughput`. `TOLLGATE_BENCH_MB=N` sets the corpus size in MiB (256 by default;
-//! `TOLLGATE_BENCH_MB=1024` reproduces the 1 GiB transcript of the memory target) and
-//! `TOLLGATE_BENCH_RUNS=N` the repetitions (3 by default; medians are reported). MB here is
+//! Run with `cargo build --release -p sixfold-cli && cargo bench -p sixfold-replay --bench
+//! throughput`. `SIXFOLD_BENCH_MB=N` sets the corpus size in MiB (256 by default;
+//! `SIXFOLD_BENCH_MB=1024` reproduces the 1 GiB transcript of the memory target) and
+//! `SIXFOLD_BENCH_RUNS=N` the repetitions (3 by default; medians are reported). MB here is
 //! MiB (2^20 bytes). Wall-clock and CPU time are both reported: on a machine busy with other work
 //! the wall-clock figures (and the speedup) are lower than the code allows. The targets (≥ 100 MB/s on one core, near-linear over files, a 1 GiB
 //! transcript under 100 MB resident) are measured here, never asserted. Files go under Cargo's
 //! target tmp dir (else the system temp dir) and are removed at the end, unless
-//! `TOLLGATE_BENCH_KEEP` is set (to profile `tollgate replay` on them).
+//! `SIXFOLD_BENCH_KEEP` is set (to profile `sixfold replay` on them).
 
 // A bench, not library code: a broken set-up should stop it loudly, and the fixture's shape is known.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use serde_json::Value;
+use sixfold_core::bundle::format::FactsKind;
+use sixfold_core::bundle::Bundle;
+use sixfold_core::scope::Workspace;
+use sixfold_core::verdict::{RowResult, Verdict};
+use sixfold_replay::{Format, ReadContext, Trace};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tollgate_core::bundle::format::FactsKind;
-use tollgate_core::bundle::Bundle;
-use tollgate_core::scope::Workspace;
-use tollgate_core::verdict::{RowResult, Verdict};
-use tollgate_replay::{Format, ReadContext, Trace};
 
 const FIXTURE: &str = include_str!("../../../tests/fixtures/replay/claude/fix-then-suite-pass.jsonl");
 const FIXTURE_PATH: &str = "../../tests/fixtures/replay/claude/fix-then-suite-pass.jsonl";
@@ -50,13 +50,11 @@ const SPLIT_FILES: u64 = 8;
 const SMALL_MB: u64 = 64;
 
 fn main() {
-    let size_mb: u64 = env_number("TOLLGATE_BENCH_MB", 256).max(1);
-    let runs = usize::try_from(env_number("TOLLGATE_BENCH_RUNS", 3))
-        .unwrap_or(3)
-        .max(1);
+    let size_mb: u64 = env_number("SIXFOLD_BENCH_MB", 256).max(1);
+    let runs = usize::try_from(env_number("SIXFOLD_BENCH_RUNS", 3)).unwrap_or(3).max(1);
     let dir = TempDir::new();
     let corpus = Corpus::from_fixture(FIXTURE);
-    let (bundle, diagnostics) = Bundle::load(&[tollgate_core::shipped::source()]);
+    let (bundle, diagnostics) = Bundle::load(&[sixfold_core::shipped::source()]);
     assert!(diagnostics.is_empty(), "the shipped bundle has errors: {diagnostics:?}");
     let rows = bundle.rows_about(FactsKind::Trace);
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -82,7 +80,7 @@ fn main() {
     let mut read_times = Vec::new();
     let mut trace = None;
     for _ in 0..runs {
-        let (t, took) = timed(|| tollgate_replay::read_file(&big, None, &cx).expect("the corpus is readable"));
+        let (t, took) = timed(|| sixfold_replay::read_file(&big, None, &cx).expect("the corpus is readable"));
         read_times.push(took);
         trace = Some(t);
     }
@@ -175,7 +173,7 @@ fn main() {
             }
         }
         None => println!(
-            "note: no release binary at {}; build it with `cargo build --release -p tollgate-cli` for the memory figures",
+            "note: no release binary at {}; build it with `cargo build --release -p sixfold-cli` for the memory figures",
             release_path().display()
         ),
     }
@@ -243,7 +241,7 @@ fn main() {
         println!();
         println!(
             "{:<44} {:>12} {:>10} {:>8}",
-            "tollgate replay FILE --json (release)", "wall", "peak RSS", "steps"
+            "sixfold replay FILE --json (release)", "wall", "peak RSS", "steps"
         );
         for (b, m) in &memory {
             println!(
@@ -346,14 +344,14 @@ fn short(text: &str) -> String {
     out
 }
 
-/// The recorded working directory, as `tollgate replay` takes it.
+/// The recorded working directory, as `sixfold replay` takes it.
 fn workspace_of(trace: &Trace) -> Workspace {
     Workspace::new(trace.cwd.clone().unwrap_or_else(|| "/".into())).with_process_environment()
 }
 
-/// One file as `tollgate replay` handles it: read, facts, rows.
+/// One file as `sixfold replay` handles it: read, facts, rows.
 fn replay(path: &Path, bundle: &Bundle, rows: &[&str]) -> Vec<RowResult> {
-    let trace = tollgate_replay::read_file(path, None, &ReadContext { bundle }).expect("readable");
+    let trace = sixfold_replay::read_file(path, None, &ReadContext { bundle }).expect("readable");
     let facts = trace.facts(&workspace_of(&trace));
     bundle.evaluate_rows(rows, &facts)
 }
@@ -370,7 +368,7 @@ fn replay_files(files: &[PathBuf], threads: usize, bundle: &Bundle, rows: &[&str
                         std::hint::black_box(replay(file, bundle, rows));
                     } else {
                         let cx = ReadContext { bundle };
-                        std::hint::black_box(tollgate_replay::read_file(file, None, &cx).expect("readable"));
+                        std::hint::black_box(sixfold_replay::read_file(file, None, &cx).expect("readable"));
                     }
                 }
             });
@@ -566,7 +564,7 @@ fn cargo_test_output(bytes: usize) -> String {
         n += 1;
     }
     format!(
-        "   Compiling scratch v0.1.0 (/tmp/tollgate-replay.mDziUB/ws)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 3.71s\n     Running unittests src/lib.rs (target/debug/deps/scratch-eac2f1ee85d95d2d)\n\nrunning {n} tests\n{tests}\ntest result: ok. {n} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.02s\n\n   Doc-tests scratch\n\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s"
+        "   Compiling scratch v0.1.0 (/tmp/sixfold-replay.mDziUB/ws)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 3.71s\n     Running unittests src/lib.rs (target/debug/deps/scratch-eac2f1ee85d95d2d)\n\nrunning {n} tests\n{tests}\ntest result: ok. {n} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.02s\n\n   Doc-tests scratch\n\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s"
     )
 }
 
@@ -580,7 +578,7 @@ impl TempDir {
         let base = option_env!("CARGO_TARGET_TMPDIR")
             .map(PathBuf::from)
             .unwrap_or_else(std::env::temp_dir);
-        let path = base.join(format!("tollgate-replay-throughput-{}", std::process::id()));
+        let path = base.join(format!("sixfold-replay-throughput-{}", std::process::id()));
         std::fs::create_dir_all(&path).expect("the temp dir can be made");
         TempDir { path }
     }
@@ -588,7 +586,7 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        if std::env::var_os("TOLLGATE_BENCH_KEEP").is_some() {
+        if std::env::var_os("SIXFOLD_BENCH_KEEP").is_some() {
             println!("kept the corpus files in {}", self.path.display());
         } else {
             let _ = std::fs::remove_dir_all(&self.path);
@@ -600,7 +598,7 @@ fn release_path() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    target.join("release/tollgate")
+    target.join("release/sixfold")
 }
 
 fn release_binary() -> Option<PathBuf> {
@@ -615,7 +613,7 @@ struct Peak {
     source: &'static str,
 }
 
-/// Runs `tollgate replay FILE --json` and reads its peak resident set size: from
+/// Runs `sixfold replay FILE --json` and reads its peak resident set size: from
 /// `/usr/bin/time -v` where it is installed, else by polling the child's `VmHWM` until it exits.
 fn peak_rss(binary: &Path, file: &Path) -> Peak {
     let time = Path::new("/usr/bin/time");
@@ -629,7 +627,7 @@ fn peak_rss(binary: &Path, file: &Path) -> Peak {
             .arg("--json")
             .stdin(Stdio::null())
             .output()
-            .expect("`/usr/bin/time -v tollgate replay` runs");
+            .expect("`/usr/bin/time -v sixfold replay` runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         let kib = stderr
             .lines()
@@ -646,7 +644,7 @@ fn peak_rss(binary: &Path, file: &Path) -> Peak {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("`tollgate replay` runs");
+            .expect("`sixfold replay` runs");
         let status = format!("/proc/{}/status", child.id());
         let reader = {
             let mut stdout = child.stdout.take().expect("piped");

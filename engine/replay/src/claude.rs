@@ -7,8 +7,8 @@
 
 use crate::{map_tool, text, LineReader, ReadContext};
 use serde_json::Value;
+use sixfold_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, Trace};
 use std::path::PathBuf;
-use tollgate_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, Trace};
 
 /// The provider file this reader maps tools through.
 const PROVIDER: &str = "claude-code";

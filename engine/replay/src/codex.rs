@@ -15,9 +15,9 @@
 
 use crate::{map_tool, text, LineReader, ReadContext};
 use serde_json::Value;
+use sixfold_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, StepAct, Trace};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use tollgate_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, StepAct, Trace};
 
 /// The provider file both readers map tools through.
 const PROVIDER: &str = "codex";
@@ -932,11 +932,11 @@ fn uri_path(uri: &str) -> String {
 mod tests {
     use super::*;
     use crate::{read, Format};
+    use sixfold_core::bundle::Bundle;
     use std::io::BufReader;
-    use tollgate_core::bundle::Bundle;
 
     fn bundle() -> Bundle {
-        Bundle::load(&[tollgate_core::shipped::source()]).0
+        Bundle::load(&[sixfold_core::shipped::source()]).0
     }
 
     fn fixture(name: &str) -> String {
@@ -945,6 +945,16 @@ mod tests {
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// The working directory a run was recorded in, as its `.meta.json` says.
+    fn recorded_cwd(scenario: &str) -> String {
+        let meta: serde_json::Value = serde_json::from_str(&fixture(&format!("{scenario}.meta.json")))
+            .unwrap_or_else(|e| panic!("{scenario}.meta.json: {e}"));
+        meta["cwd"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{scenario}.meta.json: no cwd"))
+            .to_owned()
     }
 
     fn read_text(text: &str, format: Format) -> Trace {
@@ -988,11 +998,6 @@ mod tests {
         (lines.iter().map(|l| format!("{l}\n")).collect(), at as u64 + 1)
     }
 
-    const WS_PASS: &str = "/tmp/tollgate-replay.xMWWYU/ws";
-    const WS_FAIL: &str = "/tmp/tollgate-replay.60e9Gc/ws";
-    const WS_NO_SUITE: &str = "/tmp/tollgate-replay.liz0Es/ws";
-    const WS_GPT5: &str = "/tmp/tollgate-replay.XisS6K/ws";
-
     #[test]
     fn exec_fix_then_suite_pass() {
         let t = read_text(&fixture("fix-then-suite-pass.jsonl"), Format::CodexExec);
@@ -1008,9 +1013,15 @@ mod tests {
         assert_eq!(patch.outcome.status, Status::Completed);
         assert_eq!(
             patch.edits,
-            vec![Edit::invisible(format!("{WS_PASS}/src/lib.rs"), EditKind::Update)]
+            vec![Edit::invisible(
+                format!("{}/src/lib.rs", recorded_cwd("fix-then-suite-pass")),
+                EditKind::Update
+            )]
         );
-        assert_eq!(patch.effects.writes, vec![format!("{WS_PASS}/src/lib.rs")]);
+        assert_eq!(
+            patch.effects.writes,
+            vec![format!("{}/src/lib.rs", recorded_cwd("fix-then-suite-pass"))]
+        );
         let suite = suite(&t);
         assert_eq!(suite.act.kind, "command");
         assert_eq!(suite.act.text, "/bin/bash -lc 'cargo test'");
@@ -1038,7 +1049,10 @@ mod tests {
         assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
         assert_eq!(
             t.steps[0].edits,
-            vec![Edit::invisible(format!("{WS_FAIL}/src/lib.rs"), EditKind::Update)]
+            vec![Edit::invisible(
+                format!("{}/src/lib.rs", recorded_cwd("suite-failed-then-claim")),
+                EditKind::Update
+            )]
         );
         assert_eq!(
             suite(&t).outcome,
@@ -1058,7 +1072,10 @@ mod tests {
         assert!(t.steps.iter().all(|s| s.commands.is_empty()));
         assert_eq!(
             t.steps[0].edits,
-            vec![Edit::invisible(format!("{WS_NO_SUITE}/src/lib.rs"), EditKind::Update)]
+            vec![Edit::invisible(
+                format!("{}/src/lib.rs", recorded_cwd("claim-without-suite")),
+                EditKind::Update
+            )]
         );
         assert!(t.ended);
         assert_eq!(claim(&t), Some("Done — all tests pass."));
@@ -1070,7 +1087,10 @@ mod tests {
         assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
         assert_eq!(
             t.steps[0].edits,
-            vec![Edit::invisible(format!("{WS_GPT5}/src/lib.rs"), EditKind::Update)]
+            vec![Edit::invisible(
+                format!("{}/src/lib.rs", recorded_cwd("fix-then-suite-pass-gpt5")),
+                EditKind::Update
+            )]
         );
         assert_eq!(
             suite(&t).outcome,
@@ -1111,14 +1131,20 @@ mod tests {
     #[test]
     fn rollout_fix_then_suite_pass() {
         let t = read_text(&fixture("rollout-fix-then-suite-pass.jsonl"), Format::CodexRollout);
-        assert_eq!(t.cwd.as_deref(), Some(WS_PASS));
-        assert_eq!(t.record.as_ref().and_then(|r| text(r, "cwd")), Some(WS_PASS));
+        assert_eq!(t.cwd.as_deref(), Some(recorded_cwd("fix-then-suite-pass").as_str()));
+        assert_eq!(
+            t.record.as_ref().and_then(|r| text(r, "cwd")),
+            Some(recorded_cwd("fix-then-suite-pass").as_str())
+        );
         assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
         assert_eq!(t.steps[0].id, "call_tg00000");
         assert_eq!(t.steps[1].id, "call_tg00100");
         let patch = &t.steps[0];
-        assert_mul_edit(patch, WS_PASS, "    a * b");
-        assert_eq!(patch.effects.writes, vec![format!("{WS_PASS}/src/lib.rs")]);
+        assert_mul_edit(patch, &recorded_cwd("fix-then-suite-pass"), "    a * b");
+        assert_eq!(
+            patch.effects.writes,
+            vec![format!("{}/src/lib.rs", recorded_cwd("fix-then-suite-pass"))]
+        );
         assert_eq!(
             patch.outcome,
             Outcome {
@@ -1128,7 +1154,7 @@ mod tests {
         );
         let suite = suite(&t);
         assert_eq!(suite.act.text, "cargo test");
-        assert_eq!(suite.cwd.as_deref(), Some(WS_PASS));
+        assert_eq!(suite.cwd.as_deref(), Some(recorded_cwd("fix-then-suite-pass").as_str()));
         assert_eq!(
             suite.outcome,
             Outcome {
@@ -1146,9 +1172,9 @@ mod tests {
     #[test]
     fn rollout_suite_failed_then_claim() {
         let t = read_text(&fixture("rollout-suite-failed-then-claim.jsonl"), Format::CodexRollout);
-        assert_eq!(t.cwd.as_deref(), Some(WS_FAIL));
+        assert_eq!(t.cwd.as_deref(), Some(recorded_cwd("suite-failed-then-claim").as_str()));
         assert_eq!(tools(&t), ["apply_patch", "exec_command"]);
-        assert_mul_edit(&t.steps[0], WS_FAIL, "    a - b");
+        assert_mul_edit(&t.steps[0], &recorded_cwd("suite-failed-then-claim"), "    a - b");
         assert_eq!(
             suite(&t).outcome,
             Outcome {
@@ -1163,10 +1189,10 @@ mod tests {
     #[test]
     fn rollout_claim_without_suite() {
         let t = read_text(&fixture("rollout-claim-without-suite.jsonl"), Format::CodexRollout);
-        assert_eq!(t.cwd.as_deref(), Some(WS_NO_SUITE));
+        assert_eq!(t.cwd.as_deref(), Some(recorded_cwd("claim-without-suite").as_str()));
         assert_eq!(tools(&t), ["apply_patch"]);
         assert!(t.steps.iter().all(|s| s.commands.is_empty()));
-        assert_mul_edit(&t.steps[0], WS_NO_SUITE, "    a * b");
+        assert_mul_edit(&t.steps[0], &recorded_cwd("claim-without-suite"), "    a * b");
         assert!(t.ended);
         assert_eq!(claim(&t), Some("Done — all tests pass."));
     }
@@ -1174,13 +1200,16 @@ mod tests {
     #[test]
     fn rollout_gpt5_heredoc_patch_gets_the_file_change() {
         let t = read_text(&fixture("rollout-fix-then-suite-pass-gpt5.jsonl"), Format::CodexRollout);
-        assert_eq!(t.cwd.as_deref(), Some(WS_GPT5));
+        assert_eq!(
+            t.cwd.as_deref(),
+            Some(recorded_cwd("fix-then-suite-pass-gpt5").as_str())
+        );
         assert_eq!(tools(&t), ["exec_command", "exec_command"]);
         let patch = &t.steps[0];
         assert_eq!(patch.act.kind, "command");
         assert!(patch.act.text.starts_with("apply_patch <<'PATCH'"));
         assert_eq!(patch.commands, ["apply_patch"]);
-        assert_mul_edit(patch, WS_GPT5, "    a * b");
+        assert_mul_edit(patch, &recorded_cwd("fix-then-suite-pass-gpt5"), "    a * b");
         // The intercepted patch reports its exit code inside the command's output.
         assert_eq!(
             patch.outcome,
@@ -1225,7 +1254,7 @@ mod tests {
             Format::CodexRollout,
         );
         assert_eq!(tools(&t), ["apply_patch"]);
-        assert_mul_edit(&t.steps[0], WS_PASS, "    a * b");
+        assert_mul_edit(&t.steps[0], &recorded_cwd("fix-then-suite-pass"), "    a * b");
     }
 
     #[test]
@@ -1340,7 +1369,7 @@ mod tests {
         );
         assert_eq!(t.steps[1].effects.writes, ["/w/a.rs", "/w/b.rs"]);
         // An MCP tool the provider file does not know gets the conservative profile.
-        assert_eq!(t.steps[2].effects, tollgate_core::effects::EffectProfile::unknown());
+        assert_eq!(t.steps[2].effects, sixfold_core::effects::EffectProfile::unknown());
         assert_eq!(t.steps[2].outcome.status, Status::Failed);
         assert!(t.steps[3].effects.reaches);
         assert_eq!(t.steps[3].outcome.status, Status::Completed);
@@ -1476,7 +1505,7 @@ mod tests {
                 exit_code: None
             }
         );
-        assert_eq!(t.steps[4].effects, tollgate_core::effects::EffectProfile::unknown());
+        assert_eq!(t.steps[4].effects, sixfold_core::effects::EffectProfile::unknown());
         assert_eq!(t.steps[4].outcome.status, Status::Refused);
         assert_eq!(t.skipped.get("response_item"), Some(&1));
         assert_eq!(t.skipped.get("event_msg/item_completed"), Some(&1));

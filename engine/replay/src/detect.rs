@@ -13,7 +13,7 @@ pub enum Format {
     CodexExec,
     /// Codex's rollout file (`$CODEX_HOME/sessions/…/rollout-*.jsonl`).
     CodexRollout,
-    /// tollgate's own event log (`.tollgate/runs/<session>.jsonl`).
+    /// sixfold's own event log (`.sixfold/runs/<session>.jsonl`).
     Events,
 }
 
@@ -34,7 +34,7 @@ impl Format {
             Format::ClaudeSession => "claude-session",
             Format::CodexExec => "codex-exec-json",
             Format::CodexRollout => "codex-rollout",
-            Format::Events => "tollgate-events",
+            Format::Events => "sixfold-events",
         }
     }
 

@@ -1,7 +1,7 @@
-//! tollgate's own event log: each line is an [`Event`], folded into the trace by the core.
+//! sixfold's own event log: each line is an [`Event`], folded into the trace by the core.
 
 use crate::LineReader;
-use tollgate_core::trace::{Event, Trace};
+use sixfold_core::trace::{Event, Trace};
 
 pub struct Reader;
 
@@ -11,7 +11,7 @@ impl LineReader for Reader {
         match serde_json::from_value::<Event>(value) {
             Ok(event) => trace.apply(event),
             Err(e) if e.to_string().contains("unknown variant") => trace.skip(&kind),
-            Err(e) => trace.malformed.push(tollgate_core::trace::Malformed {
+            Err(e) => trace.malformed.push(sixfold_core::trace::Malformed {
                 line: trace.lines,
                 error: e.to_string(),
             }),

@@ -1,7 +1,7 @@
 //! Replay: recorded agent runs become traces of facts.
 //!
 //! Each reader turns one vendor format into a [`Trace`]: Claude Code's headless stream and session
-//! file, Codex's `exec --json` stream and rollout file, and tollgate's own event log. Files are
+//! file, Codex's `exec --json` stream and rollout file, and sixfold's own event log. Files are
 //! streamed line by line, never loaded whole; unknown fields and line types are skipped and
 //! counted; a malformed line is recorded with its number and the rest still counts. Which tool
 //! does what comes from the bundle's provider files and command classifier, never from here.
@@ -12,10 +12,10 @@ mod detect;
 mod events;
 mod lines;
 
+use sixfold_core::bundle::Bundle;
+pub use sixfold_core::trace::Trace;
 use std::io::BufRead;
 use std::path::Path;
-use tollgate_core::bundle::Bundle;
-pub use tollgate_core::trace::Trace;
 
 pub use claude::call_edits as claude_call_edits;
 pub use detect::{detect, Format};
@@ -47,14 +47,14 @@ pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
             Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(bytes) {
                 Ok(value) => reader.line(&mut trace, value),
-                Err(e) => trace.malformed.push(tollgate_core::trace::Malformed {
+                Err(e) => trace.malformed.push(sixfold_core::trace::Malformed {
                     line: number,
                     error: e.to_string(),
                 }),
             },
             Err(error) => trace
                 .malformed
-                .push(tollgate_core::trace::Malformed { line: number, error }),
+                .push(sixfold_core::trace::Malformed { line: number, error }),
         }
     });
     reader.finish(&mut trace);
@@ -89,19 +89,19 @@ trait LineReader {
 fn map_tool(
     cx: &ReadContext<'_>,
     provider: &str,
-    step: &mut tollgate_core::trace::Step,
+    step: &mut sixfold_core::trace::Step,
     tool: &str,
     input: &serde_json::Value,
     cwd: &Path,
 ) {
-    use tollgate_core::trace::StepAct;
+    use sixfold_core::trace::StepAct;
     step.tool = tool.to_string();
     let Some(provider) = cx.bundle.provider(provider) else {
         step.act = StepAct {
             kind: "tool".into(),
             text: tool.to_string(),
         };
-        step.effects = tollgate_core::effects::EffectProfile::unknown();
+        step.effects = sixfold_core::effects::EffectProfile::unknown();
         return;
     };
     let mapped = provider.tool_effects(tool, input, cwd, cx.bundle.classifier());
@@ -125,8 +125,8 @@ fn map_tool(
 
 /// Files a shell command writes by name: their content is not in the record. The working
 /// directory itself (a build tool's output) and unknown places are not files.
-fn command_edits(writes: &[String], cwd: &Path) -> Vec<tollgate_core::trace::Edit> {
-    use tollgate_core::trace::{Edit, EditKind};
+fn command_edits(writes: &[String], cwd: &Path) -> Vec<sixfold_core::trace::Edit> {
+    use sixfold_core::trace::{Edit, EditKind};
     writes
         .iter()
         .filter(|w| w.as_str() != "*" && Path::new(w.as_str()) != cwd && !w.ends_with('/'))
@@ -143,10 +143,10 @@ fn text<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use tollgate_core::bundle::Bundle;
+    use sixfold_core::bundle::Bundle;
 
     fn bundle() -> Bundle {
-        Bundle::load(&[tollgate_core::shipped::source()]).0
+        Bundle::load(&[sixfold_core::shipped::source()]).0
     }
 
     proptest! {

@@ -1,6 +1,6 @@
 //! The bundle's file formats, as written. Every table refuses unknown keys.
 //!
-//! `tollgate schema KIND` prints the JSON Schema of each of these, so an editor can validate and
+//! `sixfold schema KIND` prints the JSON Schema of each of these, so an editor can validate and
 //! complete the files.
 
 use crate::decision::Decision;
@@ -51,7 +51,7 @@ pub struct ModeFile {
     #[serde(default)]
     #[schemars(with = "Vec<RuleFile>")]
     pub rules: Vec<Spanned<RuleFile>>,
-    /// Effects (and context) in, expected decision out; run by `tollgate check`.
+    /// Effects (and context) in, expected decision out; run by `sixfold check`.
     #[serde(default)]
     #[schemars(with = "Vec<JudgementExample>")]
     pub examples: Vec<Spanned<JudgementExample>>,
@@ -444,7 +444,7 @@ pub struct ReadinessFile {
     /// whole match) is the version. Absent: the first word that starts with a digit.
     #[serde(default)]
     pub version_pattern: Option<String>,
-    /// The oldest version tollgate knows how to launch and read; an older one is `unsupported`.
+    /// The oldest version sixfold knows how to launch and read; an older one is `unsupported`.
     #[serde(default)]
     pub min_version: Option<String>,
 }
@@ -520,16 +520,16 @@ pub struct HermeticFile {
     /// Variables that skip hooks or customizations.
     #[serde(default)]
     pub skip_env: Vec<String>,
-    /// How tollgate's own hooks are installed in the scratch config home. Absent: they cannot be,
+    /// How sixfold's own hooks are installed in the scratch config home. Absent: they cannot be,
     /// and the row about them is unk.
     #[serde(default)]
     pub hooks: Option<HooksFile>,
-    /// What a run is exposed to that tollgate reports rather than removes.
+    /// What a run is exposed to that sixfold reports rather than removes.
     #[serde(default)]
     pub ambient: Vec<AmbientFile>,
 }
 
-/// How tollgate's hooks are registered in the scratch config home.
+/// How sixfold's hooks are registered in the scratch config home.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HooksFile {
@@ -538,7 +538,7 @@ pub struct HooksFile {
     pub format: String,
     /// The file, relative to the config home, e.g. `settings.json`.
     pub file: String,
-    /// The events tollgate is registered for.
+    /// The events sixfold is registered for.
     pub events: Vec<String>,
     /// The events among them that take a tool matcher.
     #[serde(default)]
@@ -546,7 +546,7 @@ pub struct HooksFile {
     /// The tool matcher for `tool_events` (default `*`).
     #[serde(default)]
     pub matcher: Option<String>,
-    /// The arguments of the hook command after the running tollgate binary, e.g. `["hook", "ID"]`.
+    /// The arguments of the hook command after the running sixfold binary, e.g. `["hook", "ID"]`.
     pub args: Vec<String>,
 }
 
@@ -645,7 +645,7 @@ pub struct BinaryFile {
     /// Arguments that make it print its version.
     #[serde(default)]
     pub version_args: Vec<String>,
-    /// What to run to install it, shown when it is absent (tollgate never installs anything).
+    /// What to run to install it, shown when it is absent (sixfold never installs anything).
     #[serde(default)]
     pub install_hint: Option<String>,
 }

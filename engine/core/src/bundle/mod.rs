@@ -466,11 +466,11 @@ fn parse<T: serde::de::DeserializeOwned>(doc: &Doc, diagnostics: &mut Vec<Diagno
             let hint = if syntax {
                 "check the TOML syntax near this point"
             } else if message.contains("unknown field") {
-                "remove the key, or check its spelling against `tollgate schema`"
+                "remove the key, or check its spelling against `sixfold schema`"
             } else if message.contains("missing field") {
-                "add the key; `tollgate schema` lists what each file needs"
+                "add the key; `sixfold schema` lists what each file needs"
             } else if message.contains("invalid type") || message.contains("expected") {
-                "check the value's type against `tollgate schema`"
+                "check the value's type against `sixfold schema`"
             } else {
                 "check the TOML syntax near this point"
             };
@@ -1134,7 +1134,7 @@ impl Compiler {
                 checks.push((doc.clone(), spanned.span(), id, r.clone()));
             }
         }
-        // Examples run with the bundle's other examples (`tollgate check`), against the whole
+        // Examples run with the bundle's other examples (`sixfold check`), against the whole
         // classifier, so they also catch a rule shadowed by another.
         for (doc, span, id, r) in checks {
             bundle.examples.push(Example {
@@ -1251,7 +1251,7 @@ impl Compiler {
                         self.diagnostics.push(doc.diag(span, missing));
                         return None;
                     }
-                    // Compiled on first use: checked by `tollgate check` (a missing function
+                    // Compiled on first use: checked by `sixfold check` (a missing function
                     // would make the rule refuse, never allow).
                     None => self.deferred.push(Deferred {
                         at: Located::new(doc, span, missing),
