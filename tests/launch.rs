@@ -629,11 +629,7 @@ fn codex_rows_its_record_cannot_evidence_are_unk_with_the_reason() {
         );
     }
     assert_eq!(run.verdict("H8"), "unk");
-    assert!(
-        run.evidence("H8").contains("[hermetic.hooks]"),
-        "{}",
-        run.evidence("H8")
-    );
+    assert!(run.evidence("H8").contains("[hooks]"), "{}", run.evidence("H8"));
     assert_eq!(run.verdict("H2"), "unk");
     assert!(run.evidence("H10").contains("AGENTS.md"));
     assert!(run.report["facts"]["record"]["source"]

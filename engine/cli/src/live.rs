@@ -2,8 +2,10 @@
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
 //! records (layers never depend on each other, so the CLI hands one to the other).
 
+use sixfold_core::bundle::format::HooksFile;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
+use sixfold_core::hook_settings;
 use sixfold_core::trace::{Edit, Trace};
 use sixfold_hook::{install, rules, state::State, Records};
 use sixfold_replay::{Format, ReadContext};
@@ -334,6 +336,14 @@ fn change(
     }
 }
 
+/// The shipped provider file's `[hooks]` table for an agent. Only the shipped bundle's: a
+/// repository's own `.sixfold/` must not choose what runs as its hook.
+fn shipped_hooks(agent: Agent) -> Result<HooksFile, String> {
+    let Agent::ClaudeCode = agent;
+    let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
+    install::spec(&bundle, sixfold_hook::claude::PROVIDER).cloned()
+}
+
 pub fn install_hooks(args: InstallArgs) -> u8 {
     let binary = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
@@ -344,11 +354,17 @@ pub fn install_hooks(args: InstallArgs) -> u8 {
             )
         }
     };
-    let command = install::command_for(&binary);
-    change(&args, |s| install::install(s, &command), "installed")
+    let spec = match shipped_hooks(args.agent) {
+        Ok(spec) => spec,
+        Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
+    };
+    let command = hook_settings::command(&binary.to_string_lossy(), &spec);
+    change(&args, |s| hook_settings::register(s, &spec, &command), "installed")
 }
 
-/// Remove exactly the hook entries `sixfold install` added; everything else stays as it was.
+/// Remove the hook entries `sixfold install` added, wherever the binary that added them is and
+/// whatever it is called: every hook whose command is one program followed by exactly the
+/// provider file's hook arguments (`hook claude-code`). Everything else stays as it was.
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
     #[command(flatten)]
@@ -356,7 +372,11 @@ pub struct UninstallArgs {
 }
 
 pub fn uninstall_hooks(args: UninstallArgs) -> u8 {
-    change(&args.target, |s| Ok(install::uninstall(s)), "uninstalled")
+    let spec = match shipped_hooks(args.target.agent) {
+        Ok(spec) => spec,
+        Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
+    };
+    change(&args.target, |s| Ok(hook_settings::unregister(s, &spec)), "uninstalled")
 }
 
 /// Show or set the active pattern (the agent architecture the hooks enforce for sub-agents).

@@ -10,6 +10,7 @@ pub mod classify;
 pub mod decision;
 pub mod diag;
 pub mod effects;
+pub mod hook_settings;
 pub mod judge;
 pub mod provider;
 pub mod scope;

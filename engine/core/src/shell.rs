@@ -46,6 +46,53 @@ pub fn parse(text: &str) -> CommandLine {
     p.line
 }
 
+/// Quotes a word for a POSIX shell: as it is when every character is one no shell treats
+/// specially (ASCII letters and digits, `_@%+=:,./-`), else in single quotes, with each `'`
+/// written `'\''`. [`parse`] reads the result back as that one word.
+///
+/// ```
+/// use sixfold_core::shell::{parse, quote};
+/// assert_eq!(quote("/usr/bin/sixfold"), "/usr/bin/sixfold");
+/// assert_eq!(quote("/opt/my tools/sixfold"), "'/opt/my tools/sixfold'");
+/// assert_eq!(quote("it's"), r"'it'\''s'");
+/// assert_eq!(quote(""), "''");
+/// // What looks like a command stays a word.
+/// let line = parse(&quote("a; rm -rf /"));
+/// assert_eq!(line.commands[0].words, ["a; rm -rf /"]);
+/// ```
+pub fn quote(word: &str) -> String {
+    // `=` is kept plain: a quoted word never starts a command line here, and where it does
+    // (a program path) it holds a `/`, so it cannot be read as an assignment.
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Quotes each word with [`quote`] and joins them with spaces: a command line [`parse`] reads
+/// back as those words.
+///
+/// ```
+/// use sixfold_core::shell::join;
+/// assert_eq!(join(["/bin/sixfold", "hook", "claude-code"]), "/bin/sixfold hook claude-code");
+/// ```
+pub fn join<I, S>(words: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    words
+        .into_iter()
+        .map(|w| quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 struct Parser {
     chars: Vec<char>,
     at: usize,
@@ -406,7 +453,40 @@ mod tests {
         line.commands.iter().map(|c| c.words.clone()).collect()
     }
 
+    #[test]
+    fn quoting_keeps_plain_words_and_quotes_the_rest() {
+        assert_eq!(quote("/usr/bin/sixfold"), "/usr/bin/sixfold");
+        assert_eq!(quote("a=b:c,d@e%f+g"), "a=b:c,d@e%f+g");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("~"), "'~'");
+        assert_eq!(quote("#x"), "'#x'");
+        assert_eq!(quote("{"), "'{'");
+        assert_eq!(quote("$HOME"), "'$HOME'");
+        assert_eq!(join(["a b", "c"]), "'a b' c");
+    }
+
     proptest! {
+        #[test]
+        fn a_quoted_word_reads_back_as_that_word(word in "\\PC{0,40}") {
+            let line = parse(&quote(&word));
+            // `eval` as a first word is read, and also marked opaque: it runs text.
+            prop_assert!(line.opaque.is_none() || word == "eval", "{:?}", line.opaque);
+            prop_assert_eq!(line.commands.len(), 1);
+            prop_assert_eq!(&line.commands[0].words, &vec![word]);
+            prop_assert!(line.commands[0].redirects.is_empty());
+        }
+
+        #[test]
+        fn quoted_words_read_back_as_those_words(
+            words in proptest::collection::vec("[a-z $`'\"\\\\<>|&;(){}\n#=~*?-]{0,12}", 1..5)
+        ) {
+            let line = parse(&join(&words));
+            prop_assert!(line.opaque.is_none() || words[0] == "eval", "{:?}", line.opaque);
+            prop_assert_eq!(line.commands.len(), 1);
+            prop_assert_eq!(&line.commands[0].words, &words);
+        }
+
         #[test]
         fn never_panics(text in "\\PC{0,200}") {
             let _ = parse(&text);

@@ -1,20 +1,27 @@
-//! `sixfold install claude-code`: sixfold's hook entries in Claude Code's `settings.json`,
-//! merged with what is there, idempotent, a backup kept; `uninstall` removes exactly them.
+//! `sixfold install claude-code`: the I/O around the core's writer of hook settings
+//! (`sixfold_core::hook_settings`): where the settings file is, reading it bounded, writing it
+//! with a backup kept, and showing a change as a diff. What is registered, and what `uninstall`
+//! removes, is the provider file's `[hooks]` table.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+use sixfold_core::bundle::format::HooksFile;
+use sixfold_core::bundle::Bundle;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// The hook events sixfold registers, and whether they take a tool matcher.
-pub const EVENTS: [(&str, bool); 5] = [
-    ("PreToolUse", true),
-    ("PostToolUse", true),
-    ("Stop", false),
-    ("SessionStart", false),
-    ("UserPromptSubmit", false),
-];
+/// Settings files larger than this are not read: they are untrusted input.
+const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The arguments after the binary that mark a hook command as sixfold's.
-const MARK: &str = "hook claude-code";
+/// The `[hooks]` table of a provider in a bundle: what install registers and uninstall removes.
+pub fn spec<'b>(bundle: &'b Bundle, provider: &str) -> Result<&'b HooksFile, String> {
+    bundle
+        .provider(provider)
+        .ok_or_else(|| format!("the bundle has no provider `{provider}`"))?
+        .spec
+        .hooks
+        .as_ref()
+        .ok_or_else(|| format!("providers/{provider}.toml has no `[hooks]` table, so sixfold cannot install its hooks"))
+}
 
 /// The settings file for a scope: the project's `.claude/settings.json`, or the user's
 /// (`$CLAUDE_CONFIG_DIR/settings.json` when set, else `~/.claude/settings.json`).
@@ -33,98 +40,27 @@ pub fn settings_path(
     }
 }
 
-/// The hook command for a sixfold binary.
-pub fn command_for(binary: &Path) -> String {
-    let shown = binary.to_string_lossy();
-    let quoted = if shown.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
-        shown.into_owned()
-    } else {
-        format!("'{}'", shown.replace('\'', "'\\''"))
-    };
-    format!("{quoted} {MARK}")
-}
-
-fn is_ours(hook: &Value) -> bool {
-    let Some(command) = hook.get("command").and_then(|c| c.as_str()) else {
-        return false;
-    };
-    command
-        .trim_end()
-        .strip_suffix(MARK)
-        .is_some_and(|program| program.trim().trim_matches('\'').ends_with("sixfold"))
-}
-
-/// The settings with sixfold's entries added (nothing added twice).
-pub fn install(settings: &Value, command: &str) -> Result<Value, String> {
-    let mut root = match settings {
-        Value::Object(m) => m.clone(),
-        Value::Null => Map::new(),
-        _ => return Err("the settings file is not a JSON object".into()),
-    };
-    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or("`hooks` in the settings is not an object")?;
-    for (event, matcher) in EVENTS {
-        let list = hooks.entry(event).or_insert_with(|| Value::Array(Vec::new()));
-        let list = list
-            .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{event}` in the settings is not a list"))?;
-        let present = list.iter().any(|entry| {
-            entry.get("hooks").and_then(|h| h.as_array()).is_some_and(|hs| {
-                hs.iter()
-                    .any(|h| h.get("command").and_then(|c| c.as_str()) == Some(command))
-            })
-        });
-        if present {
-            continue;
-        }
-        let mut entry = json!({ "hooks": [{ "type": "command", "command": command }] });
-        if matcher {
-            if let Some(obj) = entry.as_object_mut() {
-                obj.insert("matcher".into(), "*".into());
-            }
-        }
-        list.push(entry);
-    }
-    Ok(Value::Object(root))
-}
-
-/// The settings with sixfold's hooks removed, and entries, lists and `hooks` left empty by
-/// that removed too; everything else as it was.
-pub fn uninstall(settings: &Value) -> Value {
-    let mut settings = settings.clone();
-    let Some(hooks) = settings.get_mut("hooks").and_then(|h| h.as_object_mut()) else {
-        return settings;
-    };
-    for list in hooks.values_mut() {
-        let Some(entries) = list.as_array_mut() else { continue };
-        entries.retain_mut(|entry| {
-            let Some(hs) = entry.get_mut("hooks").and_then(|h| h.as_array_mut()) else {
-                return true;
-            };
-            let before = hs.len();
-            hs.retain(|h| !is_ours(h));
-            !(hs.is_empty() && before > 0)
-        });
-    }
-    hooks.retain(|_, list| list.as_array().is_none_or(|l| !l.is_empty()));
-    if hooks.is_empty() {
-        if let Some(obj) = settings.as_object_mut() {
-            obj.remove("hooks");
-        }
-    }
-    settings
-}
-
-/// Reads a settings file (absent: empty).
+/// Reads a settings file (absent or blank: `null`), at most [`MAX_SETTINGS_BYTES`] of it.
 pub fn read(path: &Path) -> Result<Value, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok(Value::Null),
-        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("`{}` is not valid JSON: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
-        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Null),
+        Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
+    };
+    let mut text = String::new();
+    file.take(MAX_SETTINGS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    if text.len() as u64 > MAX_SETTINGS_BYTES {
+        return Err(format!(
+            "`{}` is larger than {MAX_SETTINGS_BYTES} bytes",
+            path.display()
+        ));
     }
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(&text).map_err(|e| format!("`{}` is not valid JSON: {e}", path.display()))
 }
 
 /// Writes settings, keeping the previous file as `settings.json.bak`.
@@ -200,35 +136,6 @@ pub fn diff(old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn install_merges_is_idempotent_and_uninstall_removes_exactly_it() {
-        let existing = json!({
-            "model": "x",
-            "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "other-tool check" }] }] }
-        });
-        let cmd = command_for(Path::new("/usr/local/bin/sixfold"));
-        let once = install(&existing, &cmd).unwrap();
-        let twice = install(&once, &cmd).unwrap();
-        assert_eq!(once, twice);
-        assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-        assert_eq!(
-            once["hooks"]["Stop"][0]["hooks"][0]["command"],
-            "/usr/local/bin/sixfold hook claude-code"
-        );
-        assert!(once["hooks"]["Stop"][0].get("matcher").is_none());
-        assert_eq!(uninstall(&once), existing);
-        assert_eq!(uninstall(&install(&Value::Null, &cmd).unwrap()), json!({}));
-    }
-
-    #[test]
-    fn odd_paths_are_quoted() {
-        assert_eq!(
-            command_for(Path::new("/opt/my tools/sixfold")),
-            "'/opt/my tools/sixfold' hook claude-code"
-        );
-        assert!(is_ours(&json!({"command": "'/opt/my tools/sixfold' hook claude-code"})));
-    }
 
     #[test]
     fn diffs_show_added_lines() {

@@ -1,9 +1,11 @@
 //! Installing sixfold's own hooks in a scratch config home, so a hermetic run is governed: the
-//! hook command is the running sixfold binary with the provider file's arguments, registered for
-//! the provider file's events. Only the file format is mechanism here.
+//! hook command is the running sixfold binary with the provider file's `[hooks]` arguments,
+//! registered for its events. The entries are the core's (`hook_settings`, the one writer of
+//! them); this file reads and writes the file.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sixfold_core::bundle::format::HooksFile;
+use sixfold_core::hook_settings;
 use std::path::Path;
 
 /// Settings files larger than this are not read back.
@@ -20,66 +22,19 @@ pub struct Installed {
     pub command: String,
 }
 
-/// Quotes a word for a POSIX shell (hook commands are run by one).
-pub fn shell_quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
-    if safe {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
 /// The hook command: the sixfold binary and the provider file's arguments, quoted.
 pub fn command(exe: &Path, spec: &HooksFile) -> String {
-    std::iter::once(shell_quote(&exe.to_string_lossy()))
-        .chain(spec.args.iter().map(|a| shell_quote(a)))
-        .collect::<Vec<_>>()
-        .join(" ")
+    hook_settings::command(&exe.to_string_lossy(), spec)
 }
 
 /// Registers the hook command for every event in `spec`, in the settings file under
 /// `config_home` (kept, when it is there, with the entries added), then reads it back to check.
 pub fn install(config_home: &Path, spec: &HooksFile, exe: &Path) -> Result<Installed, String> {
-    if spec.format != "settings-json" {
-        return Err(format!(
-            "the provider file's hooks format `{}` is not one sixfold can write (it knows `settings-json`)",
-            spec.format
-        ));
-    }
     let path = config_home.join(&spec.file);
     let command = command(exe, spec);
-    let mut settings = read_settings(&path)?.unwrap_or_else(|| Value::Object(Map::new()));
-    let root = settings
-        .as_object_mut()
-        .ok_or_else(|| format!("`{}` is not a JSON object", path.display()))?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| format!("`hooks` in `{}` is not a JSON object", path.display()))?;
-    for event in &spec.events {
-        let mut entry = Map::new();
-        if spec.tool_events.contains(event) {
-            entry.insert(
-                "matcher".into(),
-                Value::String(spec.matcher.clone().unwrap_or_else(|| "*".into())),
-            );
-        }
-        entry.insert(
-            "hooks".into(),
-            serde_json::json!([{ "type": "command", "command": command }]),
-        );
-        let list = hooks
-            .entry(event.clone())
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{event}` in `{}` is not a list", path.display()))?;
-        list.push(Value::Object(entry));
-    }
+    let settings = read_settings(&path)?.unwrap_or(Value::Null);
+    let settings =
+        hook_settings::register(&settings, spec, &command).map_err(|e| format!("`{}`: {e}", path.display()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
@@ -121,25 +76,7 @@ fn read_settings(path: &Path) -> Result<Option<Value>, String> {
 /// The events of `spec` whose entries in the settings file do not run `command`.
 pub fn missing_events(path: &Path, spec: &HooksFile, command: &str) -> Result<Vec<String>, String> {
     let settings = read_settings(path)?.unwrap_or(Value::Null);
-    Ok(spec
-        .events
-        .iter()
-        .filter(|event| {
-            let entries = settings
-                .get("hooks")
-                .and_then(|h| h.get(event.as_str()))
-                .and_then(Value::as_array);
-            !entries.is_some_and(|list| {
-                list.iter().any(|entry| {
-                    entry.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
-                        hs.iter()
-                            .any(|h| h.get("command").and_then(Value::as_str) == Some(command))
-                    })
-                })
-            })
-        })
-        .cloned()
-        .collect())
+    Ok(hook_settings::missing_events(&settings, spec, command))
 }
 
 #[cfg(test)]
@@ -175,13 +112,6 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], done.command);
         assert!(v["hooks"]["Stop"][1].get("matcher").is_none());
         assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2);
-    }
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("/usr/bin/sixfold"), "/usr/bin/sixfold");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-        assert_eq!(shell_quote(""), "''");
     }
 
     #[test]

@@ -495,14 +495,14 @@ fn launch_in(
     let plugin_names: Vec<Value> = plugins.iter().filter_map(|p| p.get("name").cloned()).collect();
 
     // sixfold's hooks in the scratch config home.
-    let hooks = match &h.hooks {
+    let hooks = match &provider.hooks {
         Some(spec) => match hooks::install(&config_home, spec, &req.sixfold_exe) {
             Ok(done) => json!({ "installed": true, "file": done.file, "events": done.events, "command": done.command }),
             Err(e) => return Err(LaunchError::new(format!("cannot install sixfold's hooks: {e}"))),
         },
         None => json!({
             "installed": false,
-            "reason": format!("providers/{id}.toml says no way to install sixfold's hooks (no `[hermetic.hooks]`)"),
+            "reason": format!("providers/{id}.toml says no way to install sixfold's hooks (no `[hooks]`)"),
         }),
     };
 

@@ -414,6 +414,11 @@ pub struct ProviderFile {
     /// How to launch it headless.
     #[serde(default)]
     pub launch: Option<LaunchFile>,
+    /// How sixfold's hooks are registered in its settings: read by `sixfold install` and by a
+    /// hermetic launch (in the scratch config home). Absent: sixfold has no hook adapter for it,
+    /// and the hermetic row about its hooks is unk.
+    #[serde(default)]
+    pub hooks: Option<HooksFile>,
     /// The knobs of a hermetic launch. Absent: a hermetic launch of this provider is refused.
     #[serde(default)]
     pub hermetic: Option<HermeticFile>,
@@ -520,23 +525,20 @@ pub struct HermeticFile {
     /// Variables that skip hooks or customizations.
     #[serde(default)]
     pub skip_env: Vec<String>,
-    /// How sixfold's own hooks are installed in the scratch config home. Absent: they cannot be,
-    /// and the row about them is unk.
-    #[serde(default)]
-    pub hooks: Option<HooksFile>,
     /// What a run is exposed to that sixfold reports rather than removes.
     #[serde(default)]
     pub ambient: Vec<AmbientFile>,
 }
 
-/// How sixfold's hooks are registered in the scratch config home.
+/// How sixfold's hooks are registered in an agent CLI's settings file (see
+/// `sixfold_core::hook_settings`, the one writer of them).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HooksFile {
     /// The file's format: `settings-json`, a JSON settings file whose `hooks` table maps each
     /// event to `[{"matcher"?, "hooks": [{"type": "command", "command"}]}]`.
     pub format: String,
-    /// The file, relative to the config home, e.g. `settings.json`.
+    /// The file, relative to the agent's config home, e.g. `settings.json`.
     pub file: String,
     /// The events sixfold is registered for.
     pub events: Vec<String>,

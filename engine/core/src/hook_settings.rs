@@ -1,0 +1,285 @@
+//! An agent CLI's settings file, JSON in and JSON out: sixfold's hook entries registered for the
+//! events a provider file's `[hooks]` table names, and removed again.
+//!
+//! One writer for both users of it: `sixfold install` (the project's or the user's settings) and
+//! the hermetic launcher (a scratch config home). It does no I/O: the layers read the file, call
+//! this and write the result.
+//!
+//! The settings format (`settings-json`, Claude Code's) maps each event to a list of entries,
+//! `{"matcher"?, "hooks": [{"type": "command", "command"}]}`. An entry is sixfold's when its command
+//! is one program followed by exactly the provider file's hook arguments (`… hook claude-code`),
+//! whatever the program is called or wherever it is: that is what [`register`] writes, so
+//! [`unregister`] finds it even when the binary was installed under another name.
+
+use crate::bundle::format::HooksFile;
+use crate::shell;
+use serde_json::{json, Map, Value};
+
+/// The one settings format sixfold writes.
+const SETTINGS_JSON: &str = "settings-json";
+
+/// The hook command: `program` (the sixfold binary) and the provider file's hook arguments,
+/// each quoted for the shell the agent runs it with.
+///
+/// ```
+/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::hook_settings::command;
+/// let spec = HooksFile { args: vec!["hook".into(), "claude-code".into()], ..HooksFile::default() };
+/// assert_eq!(command("/opt/my tools/sixfold", &spec), "'/opt/my tools/sixfold' hook claude-code");
+/// ```
+pub fn command(program: &str, spec: &HooksFile) -> String {
+    shell::join(std::iter::once(program).chain(spec.args.iter().map(String::as_str)))
+}
+
+/// Whether a hook command is one [`register`] writes for `spec`: a single simple command, with
+/// no redirection, whose words after the program are exactly the provider file's hook
+/// arguments. The program may be any path or name.
+///
+/// ```
+/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::hook_settings::is_registered;
+/// let spec = HooksFile { args: vec!["hook".into(), "claude-code".into()], ..HooksFile::default() };
+/// assert!(is_registered("'/opt/my tools/tg' hook claude-code", &spec));
+/// assert!(!is_registered("other-tool hook claude-code --verbose", &spec));
+/// assert!(!is_registered("hook claude-code", &spec));
+/// ```
+pub fn is_registered(command: &str, spec: &HooksFile) -> bool {
+    let line = shell::parse(command);
+    if line.opaque.is_some() {
+        return false;
+    }
+    let [only] = line.commands.as_slice() else {
+        return false;
+    };
+    match only.words.split_first() {
+        Some((_program, args)) => only.redirects.is_empty() && args == spec.args.as_slice(),
+        None => false,
+    }
+}
+
+/// The commands of an entry's hooks.
+fn commands(entry: &Value) -> impl Iterator<Item = &str> {
+    entry
+        .get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h.get("command").and_then(Value::as_str))
+}
+
+/// The settings with an entry running `command` registered for every event of `spec` (with the
+/// provider file's tool matcher, `*` by default, for its tool events). An event that already has
+/// an entry running exactly `command` gets none, so registering twice changes nothing. Everything
+/// else stays as it was; absent settings (`null`) are an empty object.
+///
+/// ```
+/// use serde_json::json;
+/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::hook_settings::register;
+/// let spec = HooksFile {
+///     format: "settings-json".into(),
+///     events: vec!["PreToolUse".into()],
+///     tool_events: vec!["PreToolUse".into()],
+///     args: vec!["hook".into(), "claude-code".into()],
+///     ..HooksFile::default()
+/// };
+/// let once = register(&json!({"model": "x"}), &spec, "sixfold hook claude-code").unwrap();
+/// assert_eq!(once["hooks"]["PreToolUse"][0]["matcher"], "*");
+/// assert_eq!(register(&once, &spec, "sixfold hook claude-code").unwrap(), once);
+/// // What it cannot edit in place is an error, not a rewrite.
+/// assert!(register(&json!([1]), &spec, "sixfold hook claude-code").is_err());
+/// ```
+pub fn register(settings: &Value, spec: &HooksFile, command: &str) -> Result<Value, String> {
+    if spec.format != SETTINGS_JSON {
+        return Err(format!(
+            "the provider file's hooks format `{}` is not one sixfold can write (it knows `{SETTINGS_JSON}`)",
+            spec.format
+        ));
+    }
+    let mut root = match settings {
+        Value::Object(m) => m.clone(),
+        Value::Null => Map::new(),
+        _ => return Err("the settings file is not a JSON object".into()),
+    };
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or("`hooks` in the settings is not a JSON object")?;
+    for event in &spec.events {
+        let list = hooks
+            .entry(event.clone())
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| format!("`hooks.{event}` in the settings is not a list"))?;
+        if list.iter().any(|entry| commands(entry).any(|c| c == command)) {
+            continue;
+        }
+        let mut entry = Map::new();
+        if spec.tool_events.contains(event) {
+            let matcher = spec.matcher.clone().unwrap_or_else(|| "*".into());
+            entry.insert("matcher".into(), Value::String(matcher));
+        }
+        entry.insert("hooks".into(), json!([{ "type": "command", "command": command }]));
+        list.push(Value::Object(entry));
+    }
+    Ok(Value::Object(root))
+}
+
+/// The settings with every hook that [`is_registered`] for `spec` removed, under any event, and
+/// the entries, event lists and `hooks` table left empty by that removed too; everything else
+/// as it was. The inverse of [`register`].
+///
+/// ```
+/// use serde_json::json;
+/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::hook_settings::{register, unregister};
+/// let spec = HooksFile {
+///     format: "settings-json".into(),
+///     events: vec!["Stop".into()],
+///     args: vec!["hook".into(), "claude-code".into()],
+///     ..HooksFile::default()
+/// };
+/// let mine = json!({"model": "x"});
+/// let installed = register(&mine, &spec, "/usr/bin/sixfold hook claude-code").unwrap();
+/// assert_eq!(unregister(&installed, &spec), mine);
+/// ```
+pub fn unregister(settings: &Value, spec: &HooksFile) -> Value {
+    let mut settings = settings.clone();
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return settings;
+    };
+    for list in hooks.values_mut() {
+        let Some(entries) = list.as_array_mut() else { continue };
+        entries.retain_mut(|entry| {
+            let Some(hs) = entry.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return true;
+            };
+            let before = hs.len();
+            hs.retain(|h| {
+                !h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| is_registered(c, spec))
+            });
+            !(hs.is_empty() && before > 0)
+        });
+    }
+    hooks.retain(|_, list| list.as_array().is_none_or(|l| !l.is_empty()));
+    if hooks.is_empty() {
+        if let Some(obj) = settings.as_object_mut() {
+            obj.remove("hooks");
+        }
+    }
+    settings
+}
+
+/// The events of `spec` that have no entry running `command` in the settings: what a written
+/// file is checked against.
+pub fn missing_events(settings: &Value, spec: &HooksFile, command: &str) -> Vec<String> {
+    spec.events
+        .iter()
+        .filter(|event| {
+            let entries = settings
+                .get("hooks")
+                .and_then(|h| h.get(event.as_str()))
+                .and_then(Value::as_array);
+            !entries.is_some_and(|list| list.iter().any(|entry| commands(entry).any(|c| c == command)))
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::Bundle;
+
+    /// The shipped Claude Code provider file's hooks table: the data both writers read.
+    fn claude_code() -> HooksFile {
+        let (bundle, diagnostics) = Bundle::load(&[crate::shipped::source()]);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        bundle.provider("claude-code").unwrap().spec.hooks.clone().unwrap()
+    }
+
+    #[test]
+    fn install_merges_is_idempotent_and_uninstall_removes_exactly_it() {
+        let spec = claude_code();
+        let existing = json!({
+            "model": "x",
+            "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "other-tool check" }] }] }
+        });
+        let cmd = command("/usr/local/bin/sixfold", &spec);
+        let once = register(&existing, &spec, &cmd).unwrap();
+        let twice = register(&once, &spec, &cmd).unwrap();
+        assert_eq!(once, twice);
+        assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            once["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "/usr/local/bin/sixfold hook claude-code"
+        );
+        assert!(once["hooks"]["Stop"][0].get("matcher").is_none());
+        assert_eq!(unregister(&once, &spec), existing);
+        assert_eq!(
+            unregister(&register(&Value::Null, &spec, &cmd).unwrap(), &spec),
+            json!({})
+        );
+        assert!(missing_events(&once, &spec, &cmd).is_empty());
+        assert_eq!(missing_events(&existing, &spec, &cmd), spec.events);
+    }
+
+    #[test]
+    fn odd_paths_are_quoted() {
+        let spec = claude_code();
+        assert_eq!(
+            command("/opt/my tools/sixfold", &spec),
+            "'/opt/my tools/sixfold' hook claude-code"
+        );
+        assert!(is_registered("'/opt/my tools/sixfold' hook claude-code", &spec));
+    }
+
+    #[test]
+    fn what_install_wrote_is_found_whatever_the_binary_is_called() {
+        let spec = claude_code();
+        for program in [
+            "/usr/local/bin/sixfold",
+            "/home/me/bin/tg-dev",
+            "/opt/it's here/x",
+            "sixfold",
+        ] {
+            let cmd = command(program, &spec);
+            assert!(is_registered(&cmd, &spec), "{cmd}");
+            let installed = register(&json!({ "theme": "dark" }), &spec, &cmd).unwrap();
+            assert_eq!(unregister(&installed, &spec), json!({ "theme": "dark" }), "{cmd}");
+        }
+        // Another tool's hooks, and sixfold run with other arguments by hand, stay.
+        for other in [
+            "other-tool check",
+            "sixfold hook claude-code --debug",
+            "sixfold hook claude-code > /tmp/log",
+            "sixfold hook claude-code && rm -rf x",
+            "$(sixfold) hook claude-code",
+            "",
+        ] {
+            assert!(!is_registered(other, &spec), "{other}");
+        }
+    }
+
+    #[test]
+    fn settings_it_cannot_edit_in_place_are_errors() {
+        let spec = claude_code();
+        assert!(register(&json!("x"), &spec, "c").is_err());
+        assert!(register(&json!({ "hooks": [] }), &spec, "c")
+            .unwrap_err()
+            .contains("`hooks`"));
+        assert!(register(&json!({ "hooks": { "Stop": {} } }), &spec, "c")
+            .unwrap_err()
+            .contains("hooks.Stop"));
+        let yaml = HooksFile {
+            format: "yaml".into(),
+            ..spec
+        };
+        assert!(register(&Value::Null, &yaml, "c")
+            .unwrap_err()
+            .contains("settings-json"));
+    }
+}
