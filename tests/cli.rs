@@ -1163,3 +1163,24 @@ fn help_explains_each_command() {
     run.expect_code(0);
     assert!(run.stdout.starts_with("sixfold "), "{}", run.stdout);
 }
+
+#[test]
+fn judge_says_what_decided_it() {
+    let s = Sandbox::new();
+    let by = |mode: &str, effects: &str, extra: &[&str]| {
+        let run = s.judge_run(mode, effects, extra);
+        run.expect_code(0);
+        Judged::parse(&run, mode);
+        run.json()["by"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(by("read-only", r#"{"writes":["{root}/a.rs"]}"#, &[]), "ceiling");
+    assert_eq!(by("workspace-write", r#"{"reads":["~/.ssh/id_rsa"]}"#, &[]), "rules");
+    assert_eq!(by("workspace-write", "{}", &[]), "default");
+    // A rule whose script fails refuses, and says the refusal is a failure, not the policy's.
+    let dir = fixture("endless-loop");
+    let bundle = ["--bundle", dir.to_str().unwrap()];
+    assert_eq!(
+        by("spinning", r#"{"writes":["{root}/src/lib.rs"]}"#, &bundle),
+        "unjudgeable"
+    );
+}

@@ -353,23 +353,25 @@ fn install_is_idempotent_keeps_a_backup_and_uninstall_removes_exactly_it() {
 
 /// Runs one hook event through the binary, in a project.
 fn hook_event(project: &Path, event: Value) -> Value {
+    let out = hook_input(project, event.to_string().as_bytes());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs the hook on raw input, in a project; it always answers, exit 0.
+fn hook_input(project: &Path, input: &[u8]) -> std::process::Output {
     let mut child = Command::new(SIXFOLD)
         .args(["hook", "claude-code"])
         .current_dir(project)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "the hook always answers");
-    serde_json::from_slice(&out.stdout).unwrap()
+    out
 }
 
 #[test]
@@ -426,4 +428,107 @@ fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     assert!(shown.starts_with("mode workspace-write"), "{shown}");
     assert!(!tg(&["pattern", "set", "swarm"]).status.success());
     assert!(tg(&["pattern", "set", "keeps-helpers"]).status.success());
+}
+
+#[test]
+fn uninstall_finds_the_hooks_a_binary_under_another_name_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cfg");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    let renamed = bin.join("governor");
+    std::fs::copy(SIXFOLD, &renamed).unwrap();
+    let settings = config.join("settings.json");
+    let original =
+        json!({ "theme": "dark", "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "mine" }] }] } });
+    std::fs::write(&settings, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+    let run = |program: &Path, args: &[&str]| {
+        let out = Command::new(program)
+            .args(args)
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&renamed, &["install", "claude-code", "--user"]);
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    assert!(installed.contains("governor hook claude-code"), "{installed}");
+    // Uninstalled by the binary under its own name: what install wrote is found all the same.
+    let said = run(Path::new(SIXFOLD), &["uninstall", "claude-code", "--user"]);
+    assert!(!said.contains("already"), "{said}");
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(back, original, "every entry install wrote is gone, and nothing else");
+    let again = run(&renamed, &["uninstall", "claude-code", "--user"]);
+    assert!(again.contains("already uninstalled"), "{again}");
+}
+
+#[test]
+fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(&project).output().unwrap();
+    assert!(tg(&["mode", "set", "workspace-write"]).status.success());
+    let pre = |id: &str, tool: &str, input: Value| {
+        json!({ "hook_event_name": "PreToolUse", "session_id": "b", "cwd": project,
+            "tool_name": tool, "tool_input": input, "tool_use_id": id })
+    };
+    let decision = |answer: Value| answer["hookSpecificOutput"]["permissionDecision"].clone();
+    // A secret read: the policy's refusal, decided by its rules.
+    let secret = pre("1", "Read", json!({ "file_path": project.join(".env") }));
+    assert_eq!(decision(hook_event(&project, secret)), "deny");
+    // No rule matches a read inside the workspace: the default.
+    let read = pre("2", "Read", json!({ "file_path": project.join("src/a.rs") }));
+    assert_eq!(decision(hook_event(&project, read)), "allow");
+    // Beyond read-only's ceiling.
+    assert!(tg(&["mode", "set", "read-only"]).status.success());
+    let write = pre(
+        "3",
+        "Write",
+        json!({ "file_path": project.join("a.rs"), "content": "" }),
+    );
+    assert_eq!(decision(hook_event(&project, write)), "deny");
+    // An active mode that is gone: a failure, refused all the same.
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"vanished\"\n").unwrap();
+    let gone = pre("4", "Read", json!({ "file_path": project.join("src/a.rs") }));
+    assert_eq!(decision(hook_event(&project, gone)), "deny");
+    let log = json_lines(&std::fs::read_to_string(project.join(".sixfold/runs/b.jsonl")).unwrap());
+    let by: Vec<(&str, &str, &str)> = log
+        .iter()
+        .filter(|e| e["event"] == "judged")
+        .map(|e| {
+            (
+                e["step"]["id"].as_str().unwrap(),
+                e["decision"].as_str().unwrap(),
+                e["by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by,
+        [
+            ("1", "refuse", "rules"),
+            ("2", "allow", "default"),
+            ("3", "refuse", "ceiling"),
+            ("4", "refuse", "unjudgeable")
+        ]
+    );
+    // Hook input that is not JSON: refused, and on the record as unjudgeable.
+    let out = hook_input(&project, b"{ not json");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(decision(answer), "deny");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unjudgeable"));
+    let unknown = json_lines(&std::fs::read_to_string(project.join(".sixfold/runs/unknown-session.jsonl")).unwrap());
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(
+        (unknown[0]["decision"].as_str(), unknown[0]["by"].as_str()),
+        (Some("refuse"), Some("unjudgeable"))
+    );
 }

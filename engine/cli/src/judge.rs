@@ -11,8 +11,8 @@ use std::path::PathBuf;
 const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 
 /// Judge one step's effects under a mode. Prints one JSON object
-/// `{"decision","reason","rules","mode"}` and exits 0 whatever the decision
-/// (2 for a usage or bundle error).
+/// `{"decision","reason","rules","mode","by"}` (`by`: what decided it, `ceiling`, `rules`,
+/// `default` or `unjudgeable`) and exits 0 whatever the decision (2 for a usage or bundle error).
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\

@@ -59,8 +59,44 @@ impl fmt::Display for Decision {
     }
 }
 
-/// A decision with the reason a person can read and the ids of the rules that decided it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What decided a judgement: the mode's ceiling, its rules, its default, or nothing at all
+/// because the judgement could not be made (a fail-closed refusal). It lets a person tell a
+/// policy's refusal from a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecidedBy {
+    /// The step is beyond the mode's ceiling.
+    Ceiling,
+    /// Matching rules decided (their ids are the judgement's `rules`).
+    Rules,
+    /// No rule matched: the mode's default applied.
+    Default,
+    /// The judgement could not be made (a rule that failed, a mode that is not there, input that
+    /// cannot be read), so the step is refused.
+    Unjudgeable,
+}
+
+impl DecidedBy {
+    /// The lowercase name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::Ceiling => "ceiling",
+            DecidedBy::Rules => "rules",
+            DecidedBy::Default => "default",
+            DecidedBy::Unjudgeable => "unjudgeable",
+        }
+    }
+}
+
+impl fmt::Display for DecidedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A decision with the reason a person can read, the ids of the rules that decided it and what
+/// kind of thing decided it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Judgement {
     /// The decision.
     pub decision: Decision,
@@ -70,11 +106,20 @@ pub struct Judgement {
     pub rules: Vec<String>,
     /// The mode that judged.
     pub mode: String,
+    /// What decided it.
+    pub by: DecidedBy,
 }
 
 impl Judgement {
-    /// A refusal made because a judgement could not be made at all (fail closed).
+    /// A refusal made because a judgement could not be made at all.
+    ///
+    /// ```
+    /// use sixfold_core::decision::{DecidedBy, Decision, Judgement};
+    /// let j = Judgement::refuse_unjudgeable("ask", "the rule's script failed");
+    /// assert_eq!((j.decision, j.by), (Decision::Refuse, DecidedBy::Unjudgeable));
+    /// ```
     pub fn refuse_unjudgeable(mode: &str, why: impl Into<String>) -> Judgement {
+        // INVARIANT (fail closed): a judgement that cannot be made is a refusal, never an allow.
         Judgement {
             decision: Decision::Refuse,
             reason: format!(
@@ -83,6 +128,7 @@ impl Judgement {
             ),
             rules: Vec::new(),
             mode: mode.to_string(),
+            by: DecidedBy::Unjudgeable,
         }
     }
 }
@@ -104,5 +150,16 @@ mod tests {
             assert_eq!(Decision::parse(d.as_str()), Some(d));
         }
         assert_eq!(Decision::parse("deny"), None);
+    }
+
+    #[test]
+    fn what_decided_is_written_lowercase() {
+        let j = Judgement::refuse_unjudgeable("m", "x");
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["by"], "unjudgeable");
+        assert_eq!(v["decision"], "refuse");
+        let back: Judgement = serde_json::from_value(v).unwrap();
+        assert_eq!(back, j);
+        assert_eq!(DecidedBy::Ceiling.to_string(), "ceiling");
     }
 }

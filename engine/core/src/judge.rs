@@ -1,7 +1,7 @@
 //! Judgement: a mode's ceiling first, then its rules, strictest wins, its default where nothing
 //! matches. A rule that errors refuses: it never makes a judgement more permissive.
 
-use crate::decision::{Decision, Judgement};
+use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{Effects, Flags, Touch};
 use crate::scope::{Place, Scopes, Workspace};
 use crate::script::{to_dynamic, Script, ScriptHost};
@@ -368,9 +368,11 @@ impl Judge {
                 reason: format!("mode `{mode}` refuses: beyond its ceiling: {}", beyond.join("; ")),
                 rules: vec![format!("{mode}/ceiling")],
                 mode: mode.clone(),
+                by: DecidedBy::Ceiling,
             };
         }
-        let mut matched: Vec<(Decision, &str, String)> = Vec::new();
+        // Each match: its decision, the rule's id, the reason, and whether the rule failed.
+        let mut matched: Vec<(Decision, &str, String, bool)> = Vec::new();
         let mut script_args: Option<(Dynamic, rhai::Map)> = None;
         for rule in &self.rules {
             let Some(evidence) = rule.when.holds(effects, &context.workspace) else {
@@ -395,25 +397,29 @@ impl Judge {
                         Ok(Some(None)) => {}
                         Ok(Some(Some(own))) => reason = own,
                         Err(what) => {
+                            // INVARIANT (fail closed): a rule whose script fails refuses.
                             matched.push((
                                 Decision::Refuse,
                                 &rule.id,
                                 format!("rule `{}` failed, so it refuses: {what}", rule.id),
+                                true,
                             ));
                             continue;
                         }
                     },
                     Err(err) => {
+                        // INVARIANT (fail closed): a rule whose script errs or hits a limit refuses.
                         matched.push((
                             Decision::Refuse,
                             &rule.id,
                             format!("rule `{}` failed, so it refuses: {err}", rule.id),
+                            true,
                         ));
                         continue;
                     }
                 }
             }
-            matched.push((rule.decision, &rule.id, reason));
+            matched.push((rule.decision, &rule.id, reason, false));
         }
         let Some(strictest) = matched.iter().map(|m| m.0).max() else {
             return Judgement {
@@ -424,15 +430,24 @@ impl Judge {
                 ),
                 rules: Vec::new(),
                 mode: mode.clone(),
+                by: DecidedBy::Default,
             };
         };
-        let deciding: Vec<&(Decision, &str, String)> = matched.iter().filter(|m| m.0 == strictest).collect();
+        let deciding: Vec<&(Decision, &str, String, bool)> = matched.iter().filter(|m| m.0 == strictest).collect();
+        // Failed rules alone make it unjudgeable; a working rule that decides the same makes it
+        // the policy's decision.
+        let by = if deciding.iter().all(|m| m.3) {
+            DecidedBy::Unjudgeable
+        } else {
+            DecidedBy::Rules
+        };
         let reasons: Vec<String> = deciding.iter().map(|m| format!("{} (rule `{}`)", m.2, m.1)).collect();
         Judgement {
             decision: strictest,
             reason: format!("mode `{mode}` {}: {}", verb(strictest), reasons.join("; ")),
             rules: deciding.iter().map(|m| m.1.to_string()).collect(),
             mode: mode.clone(),
+            by,
         }
     }
 }
@@ -569,6 +584,38 @@ mod tests {
         }
     }
 
+    /// A rule that matches everything and asks its script, which answers `answer`.
+    fn scripted(host: &ScriptHost, decision: Decision, answer: &str) -> Rule {
+        let text = format!("fn decide(effects, context) {{ {answer} }}");
+        Rule {
+            id: format!("p/{answer}"),
+            decision,
+            reason: "scripted".into(),
+            when: When::default(),
+            script: Some(RuleScript {
+                script: host.compile("p.rhai", &text).unwrap(),
+                function: "decide".into(),
+                settings: Dynamic::UNIT,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_judgement_made_only_by_failed_rules_is_unjudgeable() {
+        let host = ScriptHost::default();
+        let ctx = Context::example();
+        let e = crate::effects::EffectProfile::default().resolve(&ctx.workspace);
+        let failed = scripted(&host, Decision::Allow, "42");
+        let out = judge(Decision::Allow, std::slice::from_ref(&failed)).judge(&e, &ctx, &host);
+        assert_eq!((out.decision, out.by), (Decision::Refuse, DecidedBy::Unjudgeable));
+        assert!(out.reason.contains("failed"), "{}", out.reason);
+        // A working rule that refuses too makes it the policy's refusal.
+        let refuses = scripted(&host, Decision::Refuse, "true");
+        let out = judge(Decision::Allow, &[failed, refuses]).judge(&e, &ctx, &host);
+        assert_eq!((out.decision, out.by), (Decision::Refuse, DecidedBy::Rules));
+        assert_eq!(out.rules, ["p/42", "p/true"]);
+    }
+
     proptest! {
         #[test]
         fn strictest_matching_rule_wins(default in decision(), rules in prop::collection::vec(rule(), 0..6), e in effects()) {
@@ -579,6 +626,7 @@ mod tests {
             let expected = matched.iter().copied().max().unwrap_or(default);
             prop_assert_eq!(j.decision, expected);
             prop_assert_eq!(j.rules.is_empty(), matched.is_empty());
+            prop_assert_eq!(j.by, if matched.is_empty() { DecidedBy::Default } else { DecidedBy::Rules });
         }
 
         #[test]
@@ -610,6 +658,7 @@ mod tests {
             if !e.writes.is_empty() || e.flags.reaches {
                 prop_assert_eq!(out.decision, Decision::Refuse);
                 prop_assert_eq!(out.rules, vec!["m/ceiling".to_string()]);
+                prop_assert_eq!(out.by, DecidedBy::Ceiling);
             }
         }
     }

@@ -455,14 +455,10 @@ pub enum Event {
     Judged {
         /// The step, as far as it was known then.
         step: Box<Step>,
-        /// The decision.
-        decision: crate::decision::Decision,
-        /// Why.
-        reason: String,
-        /// The rules that decided.
-        rules: Vec<String>,
-        /// The mode that judged.
-        mode: String,
+        /// The judgement: its decision, reason, rules, mode and what decided it, as fields of
+        /// the event.
+        #[serde(flatten)]
+        judgement: crate::decision::Judgement,
     },
     /// A step's outcome was observed after it ran.
     Observed {
@@ -513,8 +509,8 @@ impl Trace {
                     self.record = record;
                 }
             }
-            Event::Judged { mut step, decision, .. } => {
-                if decision == crate::decision::Decision::Refuse {
+            Event::Judged { mut step, judgement } => {
+                if judgement.decision == crate::decision::Decision::Refuse {
                     step.outcome.status = Status::Refused;
                 }
                 // A step after a claim means the run went on: it has not ended yet.
@@ -570,6 +566,20 @@ mod tests {
     }
 
     #[test]
+    fn a_judged_event_holds_the_judgement_as_its_own_fields() {
+        let judged = Event::Judged {
+            step: Box::default(),
+            judgement: crate::decision::Judgement::refuse_unjudgeable("m", "x"),
+        };
+        let line = serde_json::to_value(&judged).unwrap();
+        assert_eq!(line["event"], "judged");
+        assert_eq!(line["decision"], "refuse");
+        assert_eq!(line["mode"], "m");
+        assert_eq!(line["by"], "unjudgeable");
+        assert_eq!(serde_json::from_value::<Event>(line).unwrap(), judged);
+    }
+
+    #[test]
     fn events_fold_into_a_trace() {
         let mut t = Trace::default();
         t.apply(Event::Started {
@@ -586,10 +596,13 @@ mod tests {
         };
         t.apply(Event::Judged {
             step: Box::new(step),
-            decision: crate::decision::Decision::Allow,
-            reason: String::new(),
-            rules: vec![],
-            mode: "m".into(),
+            judgement: crate::decision::Judgement {
+                decision: crate::decision::Decision::Allow,
+                reason: String::new(),
+                rules: vec![],
+                mode: "m".into(),
+                by: crate::decision::DecidedBy::Default,
+            },
         });
         t.apply(Event::Observed {
             id: "1".into(),

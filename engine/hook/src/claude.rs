@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sixfold_core::bundle::format::FactsKind;
 use sixfold_core::bundle::{ActView, Bundle};
-use sixfold_core::decision::{Decision, Judgement};
+use sixfold_core::decision::{DecidedBy, Decision, Judgement};
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
@@ -66,36 +66,62 @@ pub struct HookInput {
 pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
     let event: HookInput = match serde_json::from_slice(input) {
         Ok(e) => e,
-        Err(e) => {
-            return (
-                deny(&format!(
-                    "sixfold could not read the hook input ({e}), so the tool call is refused"
-                )),
-                vec![format!("sixfold: unreadable hook input: {e}")],
-            )
-        }
+        Err(e) => return unreadable(&e.to_string()),
     };
-    let pre = event.hook_event_name == "PreToolUse";
+    // PreToolUse answers every failure itself (a refusal); the others only note it.
     match handle_event(&event, records) {
         Ok(answer) => answer,
-        Err(why) if pre => (
-            deny(&format!("sixfold refuses because it could not judge this call: {why}")),
-            vec![why],
-        ),
         Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
 }
 
-fn deny(reason: &str) -> String {
-    pre_tool_answer(Decision::Refuse, reason)
+/// A refusal because the call could not be judged: the bundle, the state or the input could not
+/// be read.
+fn unjudgeable(mode: &str, why: &str) -> Judgement {
+    // INVARIANT (fail closed): whatever keeps the hook from judging a call refuses it.
+    Judgement {
+        decision: Decision::Refuse,
+        reason: format!("could not judge this call, so it is refused: {why}"),
+        rules: Vec::new(),
+        mode: mode.to_string(),
+        by: DecidedBy::Unjudgeable,
+    }
 }
 
-fn pre_tool_answer(decision: Decision, reason: &str) -> String {
-    let word = match decision {
+/// Input that is not a hook event is refused. No session is known, so it goes on the record of
+/// the working directory's project as session `unknown-session`, where sixfold is in use there
+/// (the project has `.sixfold/`).
+fn unreadable(error: &str) -> (String, Vec<String>) {
+    let judgement = unjudgeable("", &format!("the hook input is not a hook event ({error})"));
+    let mut notes = vec![format!("sixfold: unjudgeable: unreadable hook input: {error}")];
+    if let Ok(cwd) = std::env::current_dir() {
+        let project = crate::project::root(&cwd);
+        if crate::project::dir(&project).is_dir() {
+            let log = Log::new(&project, "unknown-session");
+            let step = Step {
+                cwd: Some(cwd.to_string_lossy().into_owned()),
+                ..Step::default()
+            };
+            let judged = Event::Judged {
+                step: Box::new(step),
+                judgement: judgement.clone(),
+            };
+            if let Err(e) = log.append(&[judged]) {
+                notes.push(format!("sixfold: {e}"));
+            }
+        }
+    }
+    (answer(&judgement), notes)
+}
+
+/// Claude Code's PreToolUse answer for a judgement.
+fn answer(judgement: &Judgement) -> String {
+    let word = match judgement.decision {
         Decision::Allow => "allow",
         Decision::Ask => "ask",
         Decision::Refuse => "deny",
     };
+    let reason = format!("sixfold: {}", judgement.reason);
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -147,7 +173,7 @@ fn loaded(session: &Session) -> Result<Bundle, String> {
 
 fn handle_event(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
     match event.hook_event_name.as_str() {
-        "PreToolUse" => pre_tool_use(event),
+        "PreToolUse" => Ok(pre_tool_use(event)),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
         "Stop" | "SubagentStop" => stop(event, records),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
@@ -192,11 +218,50 @@ fn workspace(session: &Session) -> Workspace {
     Workspace::new(&session.project).with_process_environment()
 }
 
-fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
-    let session = session(event)?;
-    let bundle = loaded(&session)?;
+/// Judges a tool call and puts the judgement on the session's record. A call that cannot be
+/// judged is refused, and on the record as `unjudgeable` once the session is known.
+fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
+    let session = match session(event) {
+        Ok(s) => s,
+        Err(why) => {
+            let judgement = unjudgeable("", &why);
+            return (answer(&judgement), vec![format!("sixfold: unjudgeable: {why}")]);
+        }
+    };
     let mode = session.state.mode_for(Some(&session.id));
-    if bundle.mode(&mode).is_none() {
+    let events = session.log.judging_events();
+    let (judgement, step, mut notes) = match judge_call(event, &session, &mode, &events) {
+        Ok((judgement, step)) => (judgement, step, Vec::new()),
+        Err(why) => {
+            let step = Step {
+                id: event.tool_use_id.clone().unwrap_or_default(),
+                tool: event.tool_name.clone().unwrap_or_default(),
+                cwd: Some(session.cwd.to_string_lossy().into_owned()),
+                ..Step::default()
+            };
+            let notes = vec![format!("sixfold: unjudgeable: {why}")];
+            (unjudgeable(&mode, &why), step, notes)
+        }
+    };
+    let mut out = preamble(&session, &events, &mode);
+    out.push(Event::Judged {
+        step: Box::new(step),
+        judgement: judgement.clone(),
+    });
+    if let Err(why) = session.log.append(&out) {
+        // INVARIANT (fail closed): a judgement that cannot be put on the record is refused.
+        let judgement = unjudgeable(&mode, &why);
+        notes.push(format!("sixfold: unjudgeable: {why}"));
+        return (answer(&judgement), notes);
+    }
+    (answer(&judgement), notes)
+}
+
+/// The judgement of a call under the active mode (and pattern, for sub-agents), and the step as
+/// the record keeps it.
+fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]) -> Result<(Judgement, Step), String> {
+    let bundle = loaded(session)?;
+    if bundle.mode(mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
     let tool = event.tool_name.clone().ok_or("the event names no tool")?;
@@ -208,7 +273,7 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
             None => return Err(format!("the bundle has no provider `{PROVIDER}`")),
         },
     };
-    let ws = workspace(&session);
+    let ws = workspace(session);
     let effects = mapped.effects.resolve(&ws);
     let commands: Vec<String> = mapped
         .classified
@@ -226,14 +291,13 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
         text: &mapped.act.text,
         commands: &commands,
     };
-    let events = session.log.judging_events();
-    let mut judgement = bundle.judge_step(&mode, &act, &effects, &context);
+    let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
     if let Some(helper) = &mapped.spawn {
-        judgement = judge_spawn(&bundle, &session.state, helper, &events, judgement)?;
+        judgement = judge_spawn(&bundle, &session.state, helper, events, judgement)?;
     }
     let step = Step {
         id: event.tool_use_id.clone().unwrap_or_default(),
-        tool: tool.clone(),
+        tool,
         act: StepAct {
             kind: mapped.act.kind.to_string(),
             text: mapped.act.text.clone(),
@@ -245,21 +309,9 @@ fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
         edits: Vec::new(),
         cwd: Some(session.cwd.to_string_lossy().into_owned()),
     };
-    let mut out = preamble(&session, &events, &mode);
-    out.push(Event::Judged {
-        step: Box::new(step),
-        decision: judgement.decision,
-        reason: judgement.reason.clone(),
-        rules: judgement.rules.clone(),
-        mode: mode.clone(),
-    });
-    session.log.append(&out)?;
     // The hook process ends right after answering: freeing the bundle is wasted latency.
     std::mem::forget(bundle);
-    Ok((
-        pre_tool_answer(judgement.decision, &format!("sixfold: {}", judgement.reason)),
-        Vec::new(),
-    ))
+    Ok((judgement, step))
 }
 
 /// The active pattern decides about sub-agents: strictest of it and the mode.
@@ -276,7 +328,7 @@ fn judge_spawn(
         .ok_or_else(|| format!("the active pattern `{pattern_id}` is not in the bundle"))?;
     let spawned = events
         .iter()
-        .filter(|e| matches!(e, Event::Judged { step, decision: Decision::Allow, .. } if step.act.kind == "agent"))
+        .filter(|e| matches!(e, Event::Judged { step, judgement } if judgement.decision == Decision::Allow && step.act.kind == "agent"))
         .count();
     let helper = Some(helper).filter(|h| !h.is_empty());
     let by_pattern = pattern.judge_spawn(helper, u32::try_from(spawned).unwrap_or(u32::MAX));
@@ -559,10 +611,13 @@ mod tests {
                 },
                 ..Step::default()
             }),
-            decision: Decision::Allow,
-            reason: String::new(),
-            rules: vec![],
-            mode: "workspace-write".into(),
+            judgement: Judgement {
+                decision: Decision::Allow,
+                reason: String::new(),
+                rules: vec![],
+                mode: "workspace-write".into(),
+                by: DecidedBy::Rules,
+            },
         }])
         .unwrap();
         let stop = |active: bool| {

@@ -9,7 +9,7 @@ pub mod format;
 pub mod source;
 
 use crate::classify::{Classified, Classifier, CommandRule, Wrapper};
-use crate::decision::{Decision, Judgement};
+use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::diag::Diagnostic;
 use crate::effects::{EffectProfile, Effects};
 use crate::judge::{Ceiling, Context, Judge, PathSet, PlaceMatcher, Rule, RuleScript, When};
@@ -231,6 +231,7 @@ impl Pattern {
             reason,
             rules: vec![format!("pattern/{id}")],
             mode: format!("pattern:{id}"),
+            by: DecidedBy::Rules,
         };
         if !self.spec.meta_tools.contains(&MetaTool::Spawn) {
             return refuse(format!(
@@ -258,6 +259,7 @@ impl Pattern {
             reason: format!("pattern `{id}` allows spawning a sub-agent"),
             rules: vec![format!("pattern/{id}")],
             mode: format!("pattern:{id}"),
+            by: DecidedBy::Rules,
         }
     }
 }
@@ -743,6 +745,11 @@ impl Bundle {
         if decision == judged.decision {
             let mut same = judged;
             same.rules.extend(deciding.iter().map(|r| r.id.clone()));
+            // A kept rule that decides the same is a working rule deciding: the ceiling stays
+            // the ceiling, anything else becomes the rules'.
+            if same.by != DecidedBy::Ceiling {
+                same.by = DecidedBy::Rules;
+            }
             return same;
         }
         Judgement {
@@ -759,6 +766,7 @@ impl Bundle {
             ),
             rules: deciding.iter().map(|r| r.id.clone()).collect(),
             mode: mode.to_string(),
+            by: DecidedBy::Rules,
         }
     }
 
@@ -782,6 +790,7 @@ impl Bundle {
     pub fn judge_effects(&self, mode: &str, effects: &Effects, context: &Context) -> Judgement {
         match self.modes.get(mode) {
             Some(m) => m.judge.judge(effects, context, &self.host),
+            // INVARIANT (fail closed): a mode that is not there refuses, with the reason.
             None => Judgement::refuse_unjudgeable(mode, format!("there is no mode `{mode}` in the bundle")),
         }
     }
