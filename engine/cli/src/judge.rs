@@ -20,7 +20,7 @@ Effects are an object with `reads` and `writes` (named scopes such as `workspace
 name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false \
 defaults, except `reversible`, which defaults to true."
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// The mode to judge under (see `sixfold modes`).
     #[arg(long, value_name = "ID")]
     mode: String,
@@ -45,7 +45,7 @@ fn usage_error(message: &str, hint: &str) -> u8 {
 
 /// The workspace from `--root` flags: the first unnamed root is primary (the current directory
 /// when there is none); named roots are added beside it.
-pub fn workspace(roots: &[String]) -> Result<Workspace, String> {
+pub(crate) fn workspace(roots: &[String]) -> Result<Workspace, String> {
     let mut primary: Option<PathBuf> = None;
     let mut named = Vec::new();
     for root in roots {
@@ -74,7 +74,8 @@ pub fn workspace(roots: &[String]) -> Result<Workspace, String> {
     Ok(ws)
 }
 
-pub fn run(args: Args) -> u8 {
+/// `sixfold judge`: prints the judgement of one step's effects.
+pub(crate) fn run(args: Args) -> u8 {
     let text = match args.effects {
         Some(t) => t,
         None => {

@@ -27,7 +27,7 @@ impl Records for ClaudeRecords {
 
 /// The agent CLIs sixfold has hook adapters for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Agent {
+pub(crate) enum Agent {
     /// Claude Code.
     ClaudeCode,
 }
@@ -35,12 +35,13 @@ pub enum Agent {
 /// Answer one hook event: reads the event as JSON on stdin, prints the answer on stdout in the
 /// agent's hook format. Registered by `sixfold install`; not usually run by hand.
 #[derive(Debug, clap::Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// Which agent CLI is asking.
     agent: Agent,
 }
 
-pub fn hook(args: HookArgs) -> u8 {
+/// `sixfold hook`: answers one hook event; always exits 0 (a failure is answered as a refusal).
+pub(crate) fn hook(args: HookArgs) -> u8 {
     let Agent::ClaudeCode = args.agent;
     let mut input = Vec::new();
     let read = std::io::stdin()
@@ -72,7 +73,7 @@ fn fail(message: &str, hint: &str) -> u8 {
 
 /// Show or set the active mode of this project (or of one session). The next hook call uses it.
 #[derive(Debug, clap::Args)]
-pub struct ModeArgs {
+pub(crate) struct ModeArgs {
     #[command(subcommand)]
     command: ModeCommand,
 }
@@ -105,7 +106,8 @@ fn project_state() -> Result<(PathBuf, State), u8> {
     Ok((project, state))
 }
 
-pub fn mode(args: ModeArgs) -> u8 {
+/// `sixfold mode`: shows or sets the active mode.
+pub(crate) fn mode(args: ModeArgs) -> u8 {
     let (project, mut state) = match project_state() {
         Ok(found) => found,
         Err(code) => return code,
@@ -164,7 +166,7 @@ pub fn mode(args: ModeArgs) -> u8 {
 /// path glob or a domain, decided allow, ask or refuse. A kept rule narrows anything but widens
 /// only within the mode's ceiling.
 #[derive(Debug, clap::Args)]
-pub struct RulesArgs {
+pub(crate) struct RulesArgs {
     #[command(subcommand)]
     command: RulesCommand,
 }
@@ -201,7 +203,8 @@ enum RulesCommand {
     },
 }
 
-pub fn rules(args: RulesArgs) -> u8 {
+/// `sixfold rules`: keeps, lists and removes kept rules.
+pub(crate) fn rules(args: RulesArgs) -> u8 {
     let project = match project() {
         Ok(p) => p,
         Err(e) => return fail(&e, "run it inside the project"),
@@ -264,7 +267,7 @@ pub fn rules(args: RulesArgs) -> u8 {
 
 /// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs.
 #[derive(Debug, clap::Args)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     /// Which agent CLI.
     agent: Agent,
     /// The repository's `.claude/settings.json` (the default).
@@ -344,7 +347,8 @@ fn shipped_hooks(agent: Agent) -> Result<HooksFile, String> {
     install::spec(&bundle, sixfold_hook::claude::PROVIDER).cloned()
 }
 
-pub fn install_hooks(args: InstallArgs) -> u8 {
+/// `sixfold install`: registers sixfold's hooks in the agent's settings.
+pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
     let binary = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
         Err(e) => {
@@ -366,12 +370,13 @@ pub fn install_hooks(args: InstallArgs) -> u8 {
 /// whatever it is called: every hook whose command is one program followed by exactly the
 /// provider file's hook arguments (`hook claude-code`). Everything else stays as it was.
 #[derive(Debug, clap::Args)]
-pub struct UninstallArgs {
+pub(crate) struct UninstallArgs {
     #[command(flatten)]
     target: InstallArgs,
 }
 
-pub fn uninstall_hooks(args: UninstallArgs) -> u8 {
+/// `sixfold uninstall`: removes the hooks `install` registered.
+pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
     let spec = match shipped_hooks(args.target.agent) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
@@ -381,7 +386,7 @@ pub fn uninstall_hooks(args: UninstallArgs) -> u8 {
 
 /// Show or set the active pattern (the agent architecture the hooks enforce for sub-agents).
 #[derive(Debug, clap::Args)]
-pub struct PatternArgs {
+pub(crate) struct PatternArgs {
     #[command(subcommand)]
     command: PatternCommand,
 }
@@ -397,7 +402,8 @@ enum PatternCommand {
     Show,
 }
 
-pub fn pattern(args: PatternArgs) -> u8 {
+/// `sixfold pattern`: shows or sets the active pattern.
+pub(crate) fn pattern(args: PatternArgs) -> u8 {
     let (project, mut state) = match project_state() {
         Ok(found) => found,
         Err(code) => return code,
