@@ -192,31 +192,33 @@ pub fn missing_events(settings: &Value, spec: &HooksFile, command: &str) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::Bundle;
 
-    /// The shipped Claude Code provider file's hooks table: the data both writers read.
-    fn claude_code() -> HooksFile {
-        let (bundle, diagnostics) = Bundle::load(&[crate::shipped::source()]);
-        assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        bundle.provider("claude-code").unwrap().spec.hooks.clone().unwrap()
+    /// A provider file's hooks table; the shipped providers' own are tested in the hook layer.
+    fn spec() -> HooksFile {
+        HooksFile {
+            format: SETTINGS_JSON.into(),
+            file: "settings.json".into(),
+            events: vec!["BeforeTool".into(), "AfterTool".into(), "Stop".into()],
+            tool_events: vec!["BeforeTool".into(), "AfterTool".into()],
+            matcher: None,
+            args: vec!["hook".into(), "agent-x".into()],
+        }
     }
 
     #[test]
-    fn install_merges_is_idempotent_and_uninstall_removes_exactly_it() {
-        let spec = claude_code();
+    fn register_merges_is_idempotent_and_unregister_removes_exactly_it() {
+        let spec = spec();
         let existing = json!({
             "model": "x",
-            "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "other-tool check" }] }] }
+            "hooks": { "BeforeTool": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "other-tool check" }] }] }
         });
         let cmd = command("/usr/local/bin/sixfold", &spec);
+        assert_eq!(cmd, "/usr/local/bin/sixfold hook agent-x");
         let once = register(&existing, &spec, &cmd).unwrap();
-        let twice = register(&once, &spec, &cmd).unwrap();
-        assert_eq!(once, twice);
-        assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-        assert_eq!(
-            once["hooks"]["Stop"][0]["hooks"][0]["command"],
-            "/usr/local/bin/sixfold hook claude-code"
-        );
+        assert_eq!(register(&once, &spec, &cmd).unwrap(), once);
+        assert_eq!(once["hooks"]["BeforeTool"].as_array().unwrap().len(), 2);
+        assert_eq!(once["hooks"]["BeforeTool"][1]["matcher"], "*");
+        assert_eq!(once["hooks"]["Stop"][0]["hooks"][0]["command"], cmd);
         assert!(once["hooks"]["Stop"][0].get("matcher").is_none());
         assert_eq!(unregister(&once, &spec), existing);
         assert_eq!(
@@ -225,21 +227,19 @@ mod tests {
         );
         assert!(missing_events(&once, &spec, &cmd).is_empty());
         assert_eq!(missing_events(&existing, &spec, &cmd), spec.events);
-    }
-
-    #[test]
-    fn odd_paths_are_quoted() {
-        let spec = claude_code();
+        let narrow = HooksFile {
+            matcher: Some("Bash".into()),
+            ..spec.clone()
+        };
         assert_eq!(
-            command("/opt/my tools/sixfold", &spec),
-            "'/opt/my tools/sixfold' hook claude-code"
+            register(&Value::Null, &narrow, &cmd).unwrap()["hooks"]["AfterTool"][0]["matcher"],
+            "Bash"
         );
-        assert!(is_registered("'/opt/my tools/sixfold' hook claude-code", &spec));
     }
 
     #[test]
-    fn what_install_wrote_is_found_whatever_the_binary_is_called() {
-        let spec = claude_code();
+    fn what_register_wrote_is_found_whatever_the_binary_is_called() {
+        let spec = spec();
         for program in [
             "/usr/local/bin/sixfold",
             "/home/me/bin/tg-dev",
@@ -254,10 +254,12 @@ mod tests {
         // Another tool's hooks, and sixfold run with other arguments by hand, stay.
         for other in [
             "other-tool check",
-            "sixfold hook claude-code --debug",
-            "sixfold hook claude-code > /tmp/log",
-            "sixfold hook claude-code && rm -rf x",
-            "$(sixfold) hook claude-code",
+            "sixfold hook agent-x --debug",
+            "sixfold hook agent-x > /tmp/log",
+            "sixfold hook agent-x && rm -rf x",
+            "sixfold hook agent-y",
+            "$(sixfold) hook agent-x",
+            "hook agent-x",
             "",
         ] {
             assert!(!is_registered(other, &spec), "{other}");
@@ -266,7 +268,7 @@ mod tests {
 
     #[test]
     fn settings_it_cannot_edit_in_place_are_errors() {
-        let spec = claude_code();
+        let spec = spec();
         assert!(register(&json!("x"), &spec, "c").is_err());
         assert!(register(&json!({ "hooks": [] }), &spec, "c")
             .unwrap_err()

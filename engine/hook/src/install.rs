@@ -137,6 +137,67 @@ pub fn diff(old: &str, new: &str) -> String {
 mod tests {
     use super::*;
 
+    use serde_json::json;
+    use sixfold_core::hook_settings::{command, is_registered, register, unregister};
+
+    /// The shipped Claude Code provider file's `[hooks]` table: the data install reads.
+    fn claude_code() -> HooksFile {
+        let (bundle, diagnostics) = Bundle::load(&[sixfold_core::shipped::source()]);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        spec(&bundle, crate::claude::PROVIDER).unwrap().clone()
+    }
+
+    #[test]
+    fn install_merges_is_idempotent_and_uninstall_removes_exactly_it() {
+        let spec = claude_code();
+        let existing = json!({
+            "model": "x",
+            "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "other-tool check" }] }] }
+        });
+        let cmd = command("/usr/local/bin/sixfold", &spec);
+        let once = register(&existing, &spec, &cmd).unwrap();
+        let twice = register(&once, &spec, &cmd).unwrap();
+        assert_eq!(once, twice);
+        assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            once["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "/usr/local/bin/sixfold hook claude-code"
+        );
+        assert!(once["hooks"]["Stop"][0].get("matcher").is_none());
+        assert_eq!(unregister(&once, &spec), existing);
+        assert_eq!(
+            unregister(&register(&Value::Null, &spec, &cmd).unwrap(), &spec),
+            json!({})
+        );
+        let events: Vec<&str> = spec.events.iter().map(String::as_str).collect();
+        assert_eq!(
+            events,
+            ["PreToolUse", "PostToolUse", "Stop", "SessionStart", "UserPromptSubmit"]
+        );
+    }
+
+    #[test]
+    fn odd_paths_are_quoted() {
+        let spec = claude_code();
+        assert_eq!(
+            command("/opt/my tools/sixfold", &spec),
+            "'/opt/my tools/sixfold' hook claude-code"
+        );
+        assert!(is_registered("'/opt/my tools/sixfold' hook claude-code", &spec));
+    }
+
+    #[test]
+    fn a_settings_file_past_the_limit_is_not_read() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("settings.json");
+        assert_eq!(read(&path).unwrap(), Value::Null);
+        std::fs::write(&path, " \n").unwrap();
+        assert_eq!(read(&path).unwrap(), Value::Null);
+        let big = vec![b' '; usize::try_from(MAX_SETTINGS_BYTES).unwrap() + 2];
+        std::fs::write(&path, big).unwrap();
+        assert!(read(&path).unwrap_err().contains("larger than"));
+    }
+
     #[test]
     fn diffs_show_added_lines() {
         let d = diff("a\nb\n", "a\nx\nb\n");
