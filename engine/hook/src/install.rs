@@ -40,7 +40,7 @@ pub fn settings_path(
     }
 }
 
-/// Reads a settings file (absent or blank: `null`), at most [`MAX_SETTINGS_BYTES`] of it.
+/// Reads a settings file (absent or blank: `null`), at most 4 MiB of it: it is untrusted.
 pub fn read(path: &Path) -> Result<Value, String> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
