@@ -5,7 +5,7 @@
 //! the stream, `toolUseResult` in the session file). The stream starts with a `system/init` line
 //! (the vendor's record) and ends with a `result` line; the session file has neither.
 
-use crate::{map_tool, text, LineReader, ReadContext};
+use crate::reader::{map_tool, text, LineReader, ReadContext};
 use serde_json::Value;
 use sixfold_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, Trace};
 use std::path::PathBuf;

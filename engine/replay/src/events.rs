@@ -1,6 +1,6 @@
 //! sixfold's own event log: each line is an [`Event`], folded into the trace by the core.
 
-use crate::LineReader;
+use crate::reader::LineReader;
 use sixfold_core::trace::{Event, Trace};
 
 pub struct Reader;
