@@ -2,6 +2,7 @@
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
 //! records (layers never depend on each other, so the CLI hands one to the other).
 
+use crate::output::{errln, out, outln};
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
 use sixfold_core::trace::{Edit, Trace};
@@ -50,10 +51,10 @@ pub fn hook(args: HookArgs) -> u8 {
         Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
     };
     for note in notes {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     if !answer.is_empty() {
-        println!("{answer}");
+        outln!("{answer}");
     }
     0
 }
@@ -64,7 +65,7 @@ fn project() -> Result<PathBuf, String> {
 }
 
 fn fail(message: &str, hint: &str) -> u8 {
-    eprintln!("error: {message}\n  = help: {hint}");
+    errln!("error: {message}\n  = help: {hint}");
     1
 }
 
@@ -112,12 +113,12 @@ pub fn mode(args: ModeArgs) -> u8 {
         ModeCommand::Show { session, json } => {
             let mode = state.mode_for(session.as_deref());
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()})
                 );
             } else {
-                println!(
+                outln!(
                     "mode {mode}, pattern {} (project {})",
                     state.pattern(),
                     project.display()
@@ -152,7 +153,7 @@ pub fn mode(args: ModeArgs) -> u8 {
                 return fail(&e, "check the permissions of .sixfold/");
             }
             let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
-            println!("mode {id}{scope} (the next tool call is judged by it)");
+            outln!("mode {id}{scope} (the next tool call is judged by it)");
             0
         }
     }
@@ -226,7 +227,7 @@ pub fn rules(args: RulesArgs) -> u8 {
             }
             match rules::add(&project, decision, &act, mode.as_deref()) {
                 Ok(id) => {
-                    println!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                    outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
                     0
                 }
                 Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
@@ -234,7 +235,7 @@ pub fn rules(args: RulesArgs) -> u8 {
         }
         RulesCommand::List { json } => match rules::list(&project) {
             Ok(list) if json => {
-                println!("{}", serde_json::to_string(&list).unwrap_or_default());
+                outln!("{}", serde_json::to_string(&list).unwrap_or_default());
                 0
             }
             Ok(list) => {
@@ -244,7 +245,7 @@ pub fn rules(args: RulesArgs) -> u8 {
                         .modes
                         .map(|m| format!(" (modes: {})", m.join(", ")))
                         .unwrap_or_default();
-                    println!("{}  {}  {act}{modes}", r.id, r.decision);
+                    outln!("{}  {}  {act}{modes}", r.id, r.decision);
                 }
                 0
             }
@@ -252,7 +253,7 @@ pub fn rules(args: RulesArgs) -> u8 {
         },
         RulesCommand::Remove { id } => match rules::remove(&project, &id) {
             Ok(()) => {
-                println!("removed {id}");
+                outln!("removed {id}");
                 0
             }
             Err(e) => fail(&e, "see `sixfold rules list`"),
@@ -310,11 +311,11 @@ fn change(
         Err(e) => return fail(&e, "fix the file by hand first"),
     };
     if after == before || (before.is_null() && after == serde_json::json!({})) {
-        println!("{} already {verb}", path.display());
+        outln!("{} already {verb}", path.display());
         return 0;
     }
     if args.dry_run {
-        print!(
+        out!(
             "--- {}\n+++ {}\n{}",
             path.display(),
             path.display(),
@@ -327,7 +328,7 @@ fn change(
             let kept = backup
                 .map(|b| format!(" (previous file kept as {})", b.display()))
                 .unwrap_or_default();
-            println!("{verb} {}{kept}", path.display());
+            outln!("{verb} {}{kept}", path.display());
             0
         }
         Err(e) => fail(&e, "check the permissions"),
@@ -386,7 +387,7 @@ pub fn pattern(args: PatternArgs) -> u8 {
     let known: Vec<String> = bundle.patterns().map(|p| p.spec.id.clone()).collect();
     match args.command {
         PatternCommand::Show => {
-            println!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
+            outln!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
             0
         }
         PatternCommand::Set { id } => {
@@ -410,7 +411,7 @@ pub fn pattern(args: PatternArgs) -> u8 {
             if let Err(e) = state.save(&project) {
                 return fail(&e, "check the permissions of .sixfold/");
             }
-            println!("pattern {id}");
+            outln!("pattern {id}");
             0
         }
     }
