@@ -32,7 +32,7 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 /// directory with no recordings, is a usage error (exit 2); a file that cannot be read is replayed
 /// as unreadable, its rows unk.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Recordings to replay, or directories of them (processed in parallel, each file's verdicts
     /// separate).
     #[arg(required = true, value_name = "PATH")]
@@ -116,7 +116,7 @@ struct FileReport {
     mode: Option<ModeReport>,
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
     let files = match recordings(&args.paths) {
         Ok(files) => files,
         Err(message) => {

@@ -13,14 +13,16 @@ use std::path::PathBuf;
 /// The provider file this reader maps tools through.
 const PROVIDER: &str = "claude-code";
 
-pub struct Reader<'a> {
+/// Reads Claude Code's stream-json output or session file.
+pub(crate) struct Reader<'a> {
     cx: &'a ReadContext<'a>,
     session: bool,
     last_text: Option<String>,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(cx: &'a ReadContext<'a>, session: bool) -> Self {
+    /// A reader of the session file when `session`, else of the stream.
+    pub(crate) fn new(cx: &'a ReadContext<'a>, session: bool) -> Self {
         Reader {
             cx,
             session,

@@ -3,7 +3,8 @@
 use crate::reader::LineReader;
 use sixfold_core::trace::{Event, Trace};
 
-pub struct Reader;
+/// Reads sixfold's own event log.
+pub(crate) struct Reader;
 
 impl LineReader for Reader {
     fn line(&mut self, trace: &mut Trace, value: serde_json::Value) {
