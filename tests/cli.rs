@@ -1184,3 +1184,54 @@ fn judge_says_what_decided_it() {
         "unjudgeable"
     );
 }
+
+/// `sixfold` alone is a usage error, as clap makes a missing subcommand: exit 2, and on stderr the
+/// commands a person uses first, the first of them the README's.
+#[test]
+fn no_command_prints_how_to_start() {
+    let s = plain();
+    let run = s.run(&[]);
+    run.expect_code(2);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    for needle in [
+        "sixfold replay examples/runs --mode workspace-write",
+        "sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/hosts\"]}'",
+        "sixfold modes",
+        "sixfold install claude-code",
+        "`sixfold --help`",
+    ] {
+        assert!(run.stderr.contains(needle), "`{needle}` missing:\n{}", run.stderr);
+    }
+    // The judge command it shows works as shown.
+    let judged = s.run(&[
+        "judge",
+        "--no-project",
+        "--mode",
+        "workspace-write",
+        "--effects",
+        r#"{"writes":["/etc/hosts"]}"#,
+    ]);
+    judged.expect_code(0);
+    assert_eq!(judged.json()["decision"], "refuse");
+}
+
+/// `sixfold schema | head -0`: the reader has gone before sixfold writes; every command writes
+/// through one place that ends the output quietly and keeps the exit code.
+#[test]
+fn a_closed_pipe_ends_every_command_quietly() {
+    let s = plain();
+    let cases: [&[&str]; 4] = [
+        &["schema"],
+        &["modes", "--no-project"],
+        &["check", "--no-project"],
+        &["--help"],
+    ];
+    for args in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = s.command().args(args).stdout(writer).output().unwrap();
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -148,7 +148,12 @@ fn a_diff_decides_what_the_record_does_not_show() {
 
 #[test]
 fn an_unreadable_file_is_a_diagnostic_and_its_rows_are_unk() {
-    let out = sixfold(&["replay", "--json", "--strict", "/nonexistent/run.jsonl"]);
+    // A file that exists but cannot be read as a recording (a path that does not exist is a
+    // usage error, below).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    std::fs::write(&file, "not a recording\n").unwrap();
+    let out = sixfold(&["replay", "--json", "--strict", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3));
     let report = json(&out);
     assert!(report["files"][0]["error"].as_str().unwrap().contains("cannot read"));
@@ -304,4 +309,135 @@ fn git_base_supplies_the_edits() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn a_path_that_does_not_exist_is_a_usage_error() {
+    let out = sixfold(&["replay", "--json", "/nonexistent/run.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`/nonexistent/run.jsonl` does not exist"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing replayed");
+    // Also beside a good file, and below a file.
+    let good = fixtures().join("claude/fix-then-suite-pass.jsonl");
+    let below = good.join("x.jsonl");
+    for missing in ["/nonexistent/run.jsonl", below.to_str().unwrap()] {
+        let out = sixfold(&["replay", good.to_str().unwrap(), missing]);
+        assert_eq!(out.status.code(), Some(2), "{missing}");
+    }
+}
+
+#[test]
+fn a_directory_is_its_recordings_in_path_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let recording = std::fs::read(fixtures().join("claude/fix-then-suite-pass.jsonl")).unwrap();
+    std::fs::create_dir_all(root.join("b/deeper")).unwrap();
+    for name in ["c.jsonl", "a.jsonl", "b/deeper/z.jsonl", "b/y.jsonl"] {
+        std::fs::write(root.join(name), &recording).unwrap();
+    }
+    // Left out: notes, a recording's meta file, and what a link to a directory holds.
+    std::fs::write(root.join("README.md"), "# runs\n").unwrap();
+    std::fs::write(root.join("a.meta.json"), "{}").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("linked.jsonl"), &recording).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), root.join("link")).unwrap();
+    let report = json(&sixfold(&["replay", "--json", root.to_str().unwrap()]));
+    let files: Vec<String> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let path = Path::new(f["file"].as_str().unwrap());
+            path.strip_prefix(root).unwrap().to_string_lossy().into_owned()
+        })
+        .collect();
+    assert_eq!(files, ["a.jsonl", "b/deeper/z.jsonl", "b/y.jsonl", "c.jsonl"]);
+    assert!(report["files"].as_array().unwrap().iter().all(|f| f["error"].is_null()));
+    // A directory with no recordings is a usage error, not a quiet success.
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("README.md"), "# nothing\n").unwrap();
+    let out = sixfold(&["replay", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no recordings"));
+}
+
+/// The README's first command: the shipped example runs, each step judged, each row's verdict.
+#[test]
+fn the_example_runs_show_judged_steps_and_verdicts() {
+    let examples = fixtures().join("../../../examples/runs");
+    let out = sixfold(&["replay", examples.to_str().unwrap(), "--mode", "workspace-write"]);
+    assert_eq!(out.status.code(), Some(0), "gaps under `on` exit 0");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "mode workspace-write: 4 allow, 0 ask, 0 refuse",
+        "  1  allow   Read src/lib.rs",
+        "ask     exec_command /bin/bash -lc 'cargo test'",
+        "(rule `boundaries/reads-outside`)",
+        "gap  gating    suite-before-success-claim",
+        "gap  gating    no-assertion-weakening",
+        "5 files: 6 ok, 3 gap, 1 unk; exit 0 (on)",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+    // The same in JSON: every step judged, with its decision and reason.
+    let report = json(&sixfold(&[
+        "replay",
+        "--json",
+        examples.to_str().unwrap(),
+        "--mode",
+        "workspace-write",
+    ]));
+    for file in report["files"].as_array().unwrap() {
+        let judged = file["mode"]["judged"].as_array().unwrap();
+        assert_eq!(judged.len() as u64, file["steps"].as_u64().unwrap(), "{file}");
+        for (i, j) in judged.iter().enumerate() {
+            assert_eq!(j["step"], i + 1);
+            assert!(["allow", "ask", "refuse"].contains(&j["decision"].as_str().unwrap()));
+            assert!(!j["reason"].as_str().unwrap().is_empty());
+        }
+    }
+    // They are real recordings: copies of fixtures the replay tests check.
+    for (example, fixture) in [
+        ("claude-fix-then-suite-pass.jsonl", "claude/fix-then-suite-pass.jsonl"),
+        ("claude-claim-without-suite.jsonl", "claude/claim-without-suite.jsonl"),
+        ("claude-assertion-removed.jsonl", "claude/assertion-removed.jsonl"),
+        (
+            "codex-exec-fix-then-suite-pass.jsonl",
+            "codex/fix-then-suite-pass.jsonl",
+        ),
+        (
+            "codex-rollout-suite-failed-then-claim.jsonl",
+            "codex/rollout-suite-failed-then-claim.jsonl",
+        ),
+    ] {
+        assert_eq!(
+            std::fs::read(examples.join(example)).unwrap(),
+            std::fs::read(fixtures().join(fixture)).unwrap(),
+            "{example}"
+        );
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    let examples = fixtures().join("../../../examples/runs");
+    for strict in [false, true] {
+        // A pipe whose reader has gone before sixfold writes: `sixfold replay … | head -0`.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sixfold"));
+        command
+            .args(["replay", "--no-project", "--mode", "read-only"])
+            .arg(&examples);
+        if strict {
+            command.arg("--strict");
+        }
+        let out = command.stdout(writer).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(stderr.is_empty(), "{stderr}");
+        // The exit code is the one the verdicts decide, output or not.
+        assert_eq!(out.status.code(), Some(if strict { 1 } else { 0 }));
+    }
 }

@@ -1,5 +1,6 @@
 //! Which bundles a command loads: the shipped one, the project's `.sixfold/`, then `--bundle`s.
 
+use crate::output::errln;
 use sixfold_core::bundle::{Bundle, BundleSource};
 use sixfold_core::diag::Diagnostic;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,6 @@ pub fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
 /// Prints diagnostics to stderr.
 pub fn report(diagnostics: &[Diagnostic]) {
     for d in diagnostics {
-        eprintln!("{d}\n");
+        errln!("{d}\n");
     }
 }

@@ -1,6 +1,7 @@
 //! `sixfold check`: load and validate a bundle, and run every example in it.
 
 use crate::bundles::{self, BundleArgs};
+use crate::output::{errln, outln};
 
 /// Load and validate the bundle (shipped, the project's `.sixfold/`, and any `--bundle`), and
 /// run every example its files carry. Exit 0 when clean, 1 with diagnostics.
@@ -44,7 +45,7 @@ pub fn run(args: Args) -> u8 {
             "counts": counts,
             "diagnostics": diagnostics,
         });
-        println!("{out}");
+        outln!("{out}");
     } else {
         bundles::report(&diagnostics);
         let summary = format!(
@@ -52,10 +53,10 @@ pub fn run(args: Args) -> u8 {
             counts.modes, counts.policies, counts.patterns, counts.providers, counts.rows, counts.examples
         );
         if diagnostics.is_empty() {
-            println!("ok: {summary} (from {})", labels.join(", "));
+            outln!("ok: {summary} (from {})", labels.join(", "));
         } else {
             let n = diagnostics.len();
-            eprintln!(
+            errln!(
                 "{n} problem{} found in {summary} (from {})",
                 if n == 1 { "" } else { "s" },
                 labels.join(", ")

@@ -1,6 +1,7 @@
 //! `sixfold judge`: one step's effects in, one judgement out.
 
 use crate::bundles::{self, BundleArgs};
+use crate::output::{errln, outln};
 use sixfold_core::effects::EffectProfile;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
@@ -39,7 +40,7 @@ pub(crate) struct Args {
 }
 
 fn usage_error(message: &str, hint: &str) -> u8 {
-    eprintln!("error: {message}\n  = help: {hint}");
+    errln!("error: {message}\n  = help: {hint}");
     2
 }
 
@@ -161,7 +162,7 @@ pub(crate) fn run(args: Args) -> u8 {
     std::mem::forget(bundle);
     match serde_json::to_string(&judgement) {
         Ok(line) => {
-            println!("{line}");
+            outln!("{line}");
             0
         }
         Err(e) => usage_error(&format!("cannot print the judgement: {e}"), "this is a bug in sixfold"),

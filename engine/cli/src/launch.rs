@@ -2,6 +2,7 @@
 //! against the hermetic contract's rows.
 
 use crate::bundles::{self, BundleArgs};
+use crate::output::{errln, outln};
 use sixfold_core::verdict::{Severity, Strictness, Verdict};
 use sixfold_launch::{EnvArg, Outcome, Request, StdoutSink, Workdir};
 use std::path::PathBuf;
@@ -88,14 +89,14 @@ pub fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        eprintln!(
+        errln!(
             "error: the bundle has errors, so nothing was launched\n  = help: run `sixfold check` for the full report"
         );
         return 2;
     }
     let Some(provider) = bundle.provider(&args.provider) else {
         let known: Vec<String> = bundle.providers().map(|p| format!("`{}`", p.spec.id)).collect();
-        eprintln!(
+        errln!(
             "error: there is no provider `{}`\n  = help: the providers are {} (see `sixfold providers`)",
             args.provider,
             known.join(", ")
@@ -105,7 +106,7 @@ pub fn run(args: Args) -> u8 {
     let sixfold_exe = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: cannot tell where the sixfold binary is ({e}), so its hooks cannot be installed");
+            errln!("error: cannot tell where the sixfold binary is ({e}), so its hooks cannot be installed");
             return 2;
         }
     };
@@ -138,12 +139,12 @@ pub fn run(args: Args) -> u8 {
     let outcome = match sixfold_launch::launch(&request, &bundle) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return 2;
         }
     };
     if args.json {
-        println!("{}", sixfold_launch::report_json(&outcome));
+        outln!("{}", sixfold_launch::report_json(&outcome));
     } else {
         print_text(&outcome, args.hermetic);
     }
@@ -157,28 +158,28 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         Strictness::On => "on",
         Strictness::Strict => "strict",
     };
-    eprintln!();
-    eprintln!(
+    errln!();
+    errln!(
         "sixfold launch: hermetic {mode}; run directory {}",
         outcome.run_dir.display()
     );
     for w in &outcome.warnings {
-        eprintln!("  warning: {w}");
+        errln!("  warning: {w}");
     }
     match (&outcome.vendor.exit, &outcome.vendor.reason) {
-        (Some(code), None) => eprintln!("  vendor exited {code}"),
-        (Some(code), Some(why)) => eprintln!("  vendor exited {code} ({why})"),
-        (None, Some(why)) => eprintln!("  vendor {why}"),
+        (Some(code), None) => errln!("  vendor exited {code}"),
+        (Some(code), Some(why)) => errln!("  vendor exited {code} ({why})"),
+        (None, Some(why)) => errln!("  vendor {why}"),
         (None, None) => {}
     }
     if strictness == Strictness::Off {
-        eprintln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
-        eprintln!("exit {}", outcome.exit);
+        errln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
+        errln!("exit {}", outcome.exit);
         return;
     }
     let width = outcome.rows.iter().map(|r| r.id.len()).max().unwrap_or(0);
     for row in &outcome.rows {
-        eprintln!(
+        errln!(
             "  {:<3}  {:<8}  {:<6}  {:<width$}  {}",
             row.verdict.as_str(),
             row.severity.to_string(),
@@ -187,18 +188,18 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
             row.title
         );
         if !row.evidence.is_empty() {
-            eprintln!("  {:<3}  {:<8}  {:<6}  {:<width$}    {}", "", "", "", "", row.evidence);
+            errln!("  {:<3}  {:<8}  {:<6}  {:<width$}    {}", "", "", "", "", row.evidence);
         }
     }
     if !outcome.ambient_inputs.is_empty() {
-        eprintln!("ambient inputs (reported, not removed):");
+        errln!("ambient inputs (reported, not removed):");
         for a in &outcome.ambient_inputs {
-            eprintln!("  {}: {}", a.name, a.why);
+            errln!("  {}: {}", a.name, a.why);
         }
     }
-    eprintln!("unclaimed (never a successful confinement):");
+    errln!("unclaimed (never a successful confinement):");
     for u in &outcome.unclaimed {
-        eprintln!("  {}: {}", u.control, u.why);
+        errln!("  {}: {}", u.control, u.why);
     }
     let gating = |v: Verdict| {
         outcome
@@ -215,5 +216,5 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         Strictness::Strict => "strict: every gating row ok; the vendor's exit code".into(),
         _ => "the vendor's exit code".into(),
     };
-    eprintln!("exit {} ({why})", outcome.exit);
+    errln!("exit {} ({why})", outcome.exit);
 }

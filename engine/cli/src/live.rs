@@ -2,6 +2,7 @@
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
 //! records (layers never depend on each other, so the CLI hands one to the other).
 
+use crate::output::{errln, out, outln};
 use sixfold_core::bundle::format::HooksFile;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
@@ -53,10 +54,10 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
         Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
     };
     for note in notes {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     if !answer.is_empty() {
-        println!("{answer}");
+        outln!("{answer}");
     }
     0
 }
@@ -67,7 +68,7 @@ fn project() -> Result<PathBuf, String> {
 }
 
 fn fail(message: &str, hint: &str) -> u8 {
-    eprintln!("error: {message}\n  = help: {hint}");
+    errln!("error: {message}\n  = help: {hint}");
     1
 }
 
@@ -116,12 +117,12 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
         ModeCommand::Show { session, json } => {
             let mode = state.mode_for(session.as_deref());
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()})
                 );
             } else {
-                println!(
+                outln!(
                     "mode {mode}, pattern {} (project {})",
                     state.pattern(),
                     project.display()
@@ -156,7 +157,7 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
                 return fail(&e, "check the permissions of .sixfold/");
             }
             let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
-            println!("mode {id}{scope} (the next tool call is judged by it)");
+            outln!("mode {id}{scope} (the next tool call is judged by it)");
             0
         }
     }
@@ -231,7 +232,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
             }
             match rules::add(&project, decision, &act, mode.as_deref()) {
                 Ok(id) => {
-                    println!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                    outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
                     0
                 }
                 Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
@@ -239,7 +240,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
         }
         RulesCommand::List { json } => match rules::list(&project) {
             Ok(list) if json => {
-                println!("{}", serde_json::to_string(&list).unwrap_or_default());
+                outln!("{}", serde_json::to_string(&list).unwrap_or_default());
                 0
             }
             Ok(list) => {
@@ -249,7 +250,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
                         .modes
                         .map(|m| format!(" (modes: {})", m.join(", ")))
                         .unwrap_or_default();
-                    println!("{}  {}  {act}{modes}", r.id, r.decision);
+                    outln!("{}  {}  {act}{modes}", r.id, r.decision);
                 }
                 0
             }
@@ -257,7 +258,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
         },
         RulesCommand::Remove { id } => match rules::remove(&project, &id) {
             Ok(()) => {
-                println!("removed {id}");
+                outln!("removed {id}");
                 0
             }
             Err(e) => fail(&e, "see `sixfold rules list`"),
@@ -315,11 +316,11 @@ fn change(
         Err(e) => return fail(&e, "fix the file by hand first"),
     };
     if after == before || (before.is_null() && after == serde_json::json!({})) {
-        println!("{} already {verb}", path.display());
+        outln!("{} already {verb}", path.display());
         return 0;
     }
     if args.dry_run {
-        print!(
+        out!(
             "--- {}\n+++ {}\n{}",
             path.display(),
             path.display(),
@@ -332,7 +333,7 @@ fn change(
             let kept = backup
                 .map(|b| format!(" (previous file kept as {})", b.display()))
                 .unwrap_or_default();
-            println!("{verb} {}{kept}", path.display());
+            outln!("{verb} {}{kept}", path.display());
             0
         }
         Err(e) => fail(&e, "check the permissions"),
@@ -412,7 +413,7 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
     let known: Vec<String> = bundle.patterns().map(|p| p.spec.id.clone()).collect();
     match args.command {
         PatternCommand::Show => {
-            println!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
+            outln!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
             0
         }
         PatternCommand::Set { id } => {
@@ -436,7 +437,7 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
             if let Err(e) = state.save(&project) {
                 return fail(&e, "check the permissions of .sixfold/");
             }
-            println!("pattern {id}");
+            outln!("pattern {id}");
             0
         }
     }

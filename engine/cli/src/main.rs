@@ -6,6 +6,7 @@ mod judge;
 mod launch;
 mod live;
 mod modes;
+mod output;
 mod providers;
 mod replay;
 mod schema;
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 #[command(name = "sixfold", version, long_about = None, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,9 +40,33 @@ enum Command {
     Providers(providers::Args),
 }
 
+/// What `sixfold` alone prints: the commands a person uses first.
+const GETTING_STARTED: &str = "\
+sixfold judges each step an AI coding agent takes by its effects (allow, ask, refuse) and checks
+recorded runs against rows (verdicts ok, gap, unk). Start with:
+
+  sixfold replay examples/runs --mode workspace-write
+      recorded Claude Code and Codex runs (in a clone of the repository): each step judged by a
+      mode, each row's verdict
+  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/hosts\"]}'
+      judge one step's effects
+  sixfold modes
+      the modes in the loaded bundle
+  sixfold install claude-code
+      govern a live Claude Code: every tool call judged before it runs
+
+`sixfold --help` lists every command; `sixfold <command> --help` explains one.
+";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    let Some(command) = cli.command else {
+        // No command is a usage error, as clap makes it for a missing subcommand: exit 2, on
+        // stderr, so a script that lost its arguments never reads as a success.
+        output::err!("{GETTING_STARTED}");
+        return ExitCode::from(2);
+    };
+    let code = match command {
         Command::Check(args) => check::run(args),
         Command::Judge(args) => judge::run(args),
         Command::Modes(args) => modes::run(args),
@@ -56,5 +81,5 @@ fn main() -> ExitCode {
         Command::Launch(args) => launch::run(args),
         Command::Providers(args) => providers::run(args),
     };
-    ExitCode::from(code)
+    ExitCode::from(output::finish(code))
 }

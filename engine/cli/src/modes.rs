@@ -1,6 +1,7 @@
 //! `sixfold modes`: the modes in the loaded bundle.
 
 use crate::bundles::{self, BundleArgs};
+use crate::output::outln;
 
 /// List the modes in the loaded bundle, with their descriptions.
 #[derive(Debug, clap::Args)]
@@ -25,7 +26,7 @@ pub fn run(args: Args) -> u8 {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(list));
+        outln!("{}", serde_json::Value::Array(list));
     } else {
         let width = bundle.modes().map(|m| m.id.len()).max().unwrap_or(0);
         for m in bundle.modes() {
@@ -33,7 +34,7 @@ pub fn run(args: Args) -> u8 {
             if let Some(parent) = &m.extends {
                 line.push_str(&format!(" (narrows `{parent}`)"));
             }
-            println!("{line}");
+            outln!("{line}");
         }
     }
     u8::from(!diagnostics.is_empty())

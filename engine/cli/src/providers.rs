@@ -1,6 +1,7 @@
 //! `sixfold providers`: which agent CLIs this machine has, with versions and status.
 
 use crate::bundles::{self, BundleArgs};
+use crate::output::{errln, outln};
 use sixfold_launch::probe::{self, ProviderStatus, Status};
 
 /// Show the providers the bundle knows (Claude Code, Codex, OpenCode, …) and what this machine
@@ -22,12 +23,12 @@ pub fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        eprintln!("error: the bundle has errors, so its providers cannot be trusted\n  = help: run `sixfold check` for the full report");
+        errln!("error: the bundle has errors, so its providers cannot be trusted\n  = help: run `sixfold check` for the full report");
         return 2;
     }
     let found: Vec<ProviderStatus> = bundle.providers().map(|p| probe::status(&p.spec, None)).collect();
     if args.json {
-        println!("{}", serde_json::json!({ "providers": found }));
+        outln!("{}", serde_json::json!({ "providers": found }));
         return 0;
     }
     let id_width = found.iter().map(|p| p.id.len()).max().unwrap_or(0);
@@ -38,7 +39,7 @@ pub fn run(args: Args) -> u8 {
         } else {
             "no hermetic launch"
         };
-        println!(
+        outln!(
             "{:<id_width$}  {:<11}  {:<10}  {hermetic}",
             p.id,
             p.status.as_str(),
@@ -46,16 +47,16 @@ pub fn run(args: Args) -> u8 {
         );
         match (&p.binary, p.status) {
             (_, Status::Absent) => {
-                println!("{:<id_width$}  {}", "", p.reason);
+                outln!("{:<id_width$}  {}", "", p.reason);
                 if let Some(hint) = &p.install_hint {
-                    println!("{:<id_width$}  install: {hint}  (sixfold never installs anything)", "");
+                    outln!("{:<id_width$}  install: {hint}  (sixfold never installs anything)", "");
                 }
             }
             (Some(binary), _) => {
-                println!("{:<id_width$}  {}", "", binary.display());
-                println!("{:<id_width$}  {}", "", p.reason);
+                outln!("{:<id_width$}  {}", "", binary.display());
+                outln!("{:<id_width$}  {}", "", p.reason);
             }
-            (None, _) => println!("{:<id_width$}  {}", "", p.reason),
+            (None, _) => outln!("{:<id_width$}  {}", "", p.reason),
         }
     }
     0

@@ -1,13 +1,14 @@
 //! `sixfold replay`: recorded runs in, a verdict per row out, with the evidence.
 
 use crate::bundles::{self, BundleArgs};
+use crate::output::{err, errln, outln};
 use serde::Serialize;
 use sixfold_core::bundle::format::FactsKind;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
-use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Trace};
+use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Step, Trace};
 use sixfold_core::verdict::{exit_code, RowResult, Strictness, Verdict};
 use sixfold_replay::{Format, ReadContext};
 use std::io::IsTerminal;
@@ -23,14 +24,20 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 ///
 /// Formats, detected from the content unless --format says: Claude Code's stream-json output and
 /// session file, Codex's `exec --json` output and rollout file, and sixfold's own event log.
+/// A directory stands for the `*.jsonl` files in it and in its subdirectories, in path order
+/// (symbolic links to directories are not followed; other files, such as a recording's notes,
+/// are left out).
 /// Exit codes follow strictness: with --on (the default) 0 whatever the verdicts; with --strict,
-/// 1 for any gating gap, else 3 for any gating unk, else 0.
+/// 1 for any gating gap, else 3 for any gating unk, else 0. A path that does not exist, or a
+/// directory with no recordings, is a usage error (exit 2); a file that cannot be read is replayed
+/// as unreadable, its rows unk.
 #[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Recordings to replay (processed in parallel, each file's verdicts separate).
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<PathBuf>,
-    /// Also say what this mode would have decided of each step.
+pub(crate) struct Args {
+    /// Recordings to replay, or directories of them (processed in parallel, each file's verdicts
+    /// separate).
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Also judge each step by this mode: its decision (allow, ask, refuse) and the reason.
     #[arg(long, value_name = "ID")]
     mode: Option<String>,
     /// A gating row that is not ok fails the run (exit 1 for a gap, else 3 for an unk).
@@ -72,20 +79,25 @@ fn parse_format(text: &str) -> Result<FormatArg, String> {
 /// What a mode says of a recorded step.
 #[derive(Debug, Clone, Serialize)]
 struct Judged {
+    /// The step's number in the run, from 1.
     step: usize,
     tool: String,
     act: String,
     decision: Decision,
     reason: String,
     rules: Vec<String>,
+    /// The act in a few words, for the text output.
+    #[serde(skip)]
+    words: String,
 }
 
+/// What a mode says of a run's steps: how many of each decision, and each step's judgement.
 #[derive(Debug, Clone, Default, Serialize)]
-struct StepCounts {
+struct ModeReport {
     allow: usize,
     ask: usize,
     refuse: usize,
-    /// Each step the mode would not simply allow.
+    /// Each step, in order.
     judged: Vec<Judged>,
 }
 
@@ -101,14 +113,21 @@ struct FileReport {
     malformed: Vec<Malformed>,
     rows: Vec<RowResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    mode: Option<StepCounts>,
+    mode: Option<ModeReport>,
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
+    let files = match recordings(&args.paths) {
+        Ok(files) => files,
+        Err(message) => {
+            errln!("error: {message}");
+            return 2;
+        }
+    };
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        eprintln!(
+        errln!(
             "error: the bundle has errors, so nothing was replayed\n  = help: run `sixfold check` for the full report"
         );
         return 2;
@@ -116,7 +135,7 @@ pub fn run(args: Args) -> u8 {
     if let Some(mode) = &args.mode {
         if bundle.mode(mode).is_none() {
             let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-            eprintln!(
+            errln!(
                 "error: there is no mode `{mode}`\n  = help: the modes are {}",
                 known.join(", ")
             );
@@ -126,12 +145,12 @@ pub fn run(args: Args) -> u8 {
     let diff = match supplied_diff(&args) {
         Ok(d) => d,
         Err(message) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             return 2;
         }
     };
     let rows = bundle.rows_about(FactsKind::Trace);
-    let reports = replay_all(&args, &bundle, &rows, diff.as_deref());
+    let reports = replay_all(&files, &args, &bundle, &rows, diff.as_deref());
     let all_rows: Vec<RowResult> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
     let strictness = if args.strict {
         Strictness::Strict
@@ -175,21 +194,93 @@ fn supplied_diff(args: &Args) -> Result<Option<Vec<Edit>>, String> {
     Ok(Some(parse_unified_diff(&text, Path::new(""))))
 }
 
-fn replay_all(args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>) -> Vec<FileReport> {
+/// The deepest a directory is searched for recordings.
+const MAX_DEPTH: usize = 32;
+
+/// The files to replay: each path named that is not a directory as it is, each directory's
+/// `*.jsonl` files (recursively, in path order). A path that does not exist, or a directory
+/// holding no recordings, is an error.
+fn recordings(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Err(format!(
+                    "`{}` does not exist\n  = help: replay takes recordings and directories of them",
+                    path.display()
+                ));
+            }
+            Ok(meta) if meta.is_dir() => {
+                let before = files.len();
+                collect_dir(path, 0, &mut files);
+                if files.len() == before {
+                    return Err(format!(
+                        "there are no recordings (`*.jsonl` files) in `{}`",
+                        path.display()
+                    ));
+                }
+            }
+            // A file, or a path that exists but whose kind cannot be told: reading it says more.
+            _ => files.push(path.clone()),
+        }
+    }
+    Ok(files)
+}
+
+/// Adds a directory's recordings to `files`, in path order. A directory that cannot be listed is
+/// added itself: reading it fails, and its rows are unk.
+fn collect_dir(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+    let listed = std::fs::read_dir(dir).and_then(|entries| entries.collect::<std::io::Result<Vec<_>>>());
+    let mut entries = match listed {
+        Ok(entries) if depth < MAX_DEPTH => entries,
+        // INVARIANT (fail closed): what cannot be listed is replayed as unreadable, never dropped.
+        _ => return files.push(dir.to_path_buf()),
+    };
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            files.push(path);
+            continue;
+        };
+        if kind.is_dir() {
+            collect_dir(&path, depth + 1, files);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            // A link to a file is followed; a link to a directory is not (it could loop).
+            let regular = kind.is_file() || std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+            if regular {
+                files.push(path);
+            }
+        }
+    }
+}
+
+fn replay_all(
+    files: &[PathBuf],
+    args: &Args,
+    bundle: &Bundle,
+    rows: &[&str],
+    diff: Option<&[Edit]>,
+) -> Vec<FileReport> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<FileReport>>> = Mutex::new(vec![None; args.files.len()]);
+    let results: Mutex<Vec<Option<FileReport>>> = Mutex::new(vec![None; files.len()]);
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(args.files.len())
+        .min(files.len())
         .max(1);
-    let progress = args.files.len() > 1 && std::io::stderr().is_terminal();
+    let progress = files.len() > 1 && std::io::stderr().is_terminal();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(file) = args.files.get(i) else { break };
+                let Some(file) = files.get(i) else { break };
                 let report = replay_one(file, args, bundle, rows, diff);
                 if let Ok(mut slots) = results.lock() {
                     if let Some(slot) = slots.get_mut(i) {
@@ -198,13 +289,13 @@ fn replay_all(args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>
                 }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
-                    eprint!("\rreplayed {n}/{} files", args.files.len());
+                    err!("\rreplayed {n}/{} files", files.len());
                 }
             });
         }
     });
     if progress {
-        eprintln!();
+        errln!();
     }
     let slots = results.into_inner().unwrap_or_default();
     slots.into_iter().flatten().collect()
@@ -283,9 +374,9 @@ fn workspace_of(trace: &Trace) -> Workspace {
     Workspace::new(root).with_process_environment()
 }
 
-fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace) -> StepCounts {
+fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace) -> ModeReport {
     let context = Context::new(workspace.clone());
-    let mut counts = StepCounts::default();
+    let mut counts = ModeReport::default();
     for (i, step) in trace.steps.iter().enumerate() {
         let j = bundle.judge(mode, &step.effects, &context);
         match j.decision {
@@ -293,18 +384,36 @@ fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace
             Decision::Ask => counts.ask += 1,
             Decision::Refuse => counts.refuse += 1,
         }
-        if j.decision != Decision::Allow {
-            counts.judged.push(Judged {
-                step: i + 1,
-                tool: step.tool.clone(),
-                act: step.act.text.clone(),
-                decision: j.decision,
-                reason: j.reason,
-                rules: j.rules,
-            });
-        }
+        counts.judged.push(Judged {
+            step: i + 1,
+            tool: step.tool.clone(),
+            act: step.act.text.clone(),
+            decision: j.decision,
+            reason: j.reason,
+            rules: j.rules,
+            words: in_words(step, trace.cwd.as_deref()),
+        });
     }
     counts
+}
+
+/// The most of an act the text output shows.
+const ACT_CHARS: usize = 60;
+
+/// A step's act in a few words: the tool and the act's first line, a path inside the working
+/// directory relative to it, cut at `ACT_CHARS`.
+fn in_words(step: &Step, cwd: Option<&str>) -> String {
+    let text = step.act.text.lines().next().unwrap_or("");
+    let inside = cwd.and_then(|c| Path::new(text).strip_prefix(c).ok());
+    let text = match inside {
+        Some(relative) if step.act.kind == "path" && !relative.as_os_str().is_empty() => {
+            relative.to_string_lossy().into_owned()
+        }
+        _ => text.to_string(),
+    };
+    let more = text.chars().count() > ACT_CHARS || step.act.text.lines().nth(1).is_some();
+    let cut: String = text.chars().take(ACT_CHARS).collect();
+    format!("{} {cut}{}", step.tool, if more { " …" } else { "" })
 }
 
 fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness: Strictness) {
@@ -316,10 +425,10 @@ fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness:
         .unwrap_or(0);
     for report in reports {
         match &report.error {
-            Some(error) => println!("{}  (unreadable: {error})", report.file),
+            Some(error) => outln!("{}  (unreadable: {error})", report.file),
             None => {
                 let skipped: u64 = report.skipped.values().sum();
-                println!(
+                outln!(
                     "{}  ({}, {} steps, {} lines, {} skipped, {} malformed{})",
                     report.file,
                     report.format.as_deref().unwrap_or("?"),
@@ -332,32 +441,29 @@ fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness:
             }
         }
         for m in &report.malformed {
-            eprintln!("{}:{}: malformed line skipped: {}", report.file, m.line, m.error);
+            errln!("{}:{}: malformed line skipped: {}", report.file, m.line, m.error);
+        }
+        // The steps as the mode judges them, then the rows' verdicts on the whole run.
+        if let (Some(judged), Some(mode)) = (&report.mode, mode) {
+            outln!(
+                "  mode {mode}: {} allow, {} ask, {} refuse",
+                judged.allow,
+                judged.ask,
+                judged.refuse
+            );
+            for j in &judged.judged {
+                outln!("    {:>3}  {:<6}  {}", j.step, j.decision.as_str(), j.words);
+                outln!("                 {}", j.reason);
+            }
         }
         for row in &report.rows {
-            println!(
+            outln!(
                 "  {:<3}  {:<8}  {:<width$}  {}",
                 row.verdict.as_str(),
                 row.severity.to_string(),
                 row.id,
                 row.evidence
             );
-        }
-        if let (Some(counts), Some(mode)) = (&report.mode, mode) {
-            println!(
-                "  mode {mode}: {} allow, {} ask, {} refuse",
-                counts.allow, counts.ask, counts.refuse
-            );
-            for j in &counts.judged {
-                println!(
-                    "    {:<6}  step {} {} `{}`: {}",
-                    j.decision.as_str(),
-                    j.step,
-                    j.tool,
-                    j.act,
-                    j.reason
-                );
-            }
         }
     }
     let count = |v: Verdict| {
@@ -368,7 +474,7 @@ fn print_text(reports: &[FileReport], mode: Option<&str>, exit: i32, strictness:
             .count()
     };
     let files = reports.len();
-    println!(
+    outln!(
         "{files} file{}: {} ok, {} gap, {} unk; exit {exit} ({})",
         if files == 1 { "" } else { "s" },
         count(Verdict::Ok),
@@ -397,11 +503,11 @@ fn print_json(reports: &[FileReport], exit: i32) {
     let mut steps = serde_json::Map::new();
     steps.insert("total".into(), reports.iter().map(|r| r.steps).sum::<usize>().into());
     if reports.iter().any(|r| r.mode.is_some()) {
-        let sum = |f: fn(&StepCounts) -> usize| reports.iter().filter_map(|r| r.mode.as_ref()).map(f).sum::<usize>();
+        let sum = |f: fn(&ModeReport) -> usize| reports.iter().filter_map(|r| r.mode.as_ref()).map(f).sum::<usize>();
         steps.insert("allow".into(), sum(|c| c.allow).into());
         steps.insert("ask".into(), sum(|c| c.ask).into());
         steps.insert("refuse".into(), sum(|c| c.refuse).into());
     }
     let out = serde_json::json!({ "rows": rows, "steps": steps, "files": reports, "exit": exit });
-    println!("{out}");
+    outln!("{out}");
 }

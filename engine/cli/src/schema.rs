@@ -1,5 +1,6 @@
 //! `sixfold schema`: the JSON Schema of each bundle file kind.
 
+use crate::output::{errln, outln};
 use schemars::schema_for;
 use sixfold_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use sixfold_core::effects::EffectProfile;
@@ -51,11 +52,11 @@ pub fn run(args: Args) -> u8 {
     };
     match serde_json::to_string_pretty(&value) {
         Ok(text) => {
-            println!("{text}");
+            outln!("{text}");
             0
         }
         Err(e) => {
-            eprintln!("error: cannot print the schema: {e}");
+            errln!("error: cannot print the schema: {e}");
             2
         }
     }

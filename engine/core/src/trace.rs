@@ -359,12 +359,54 @@ fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Valu
     serde_json::Value::Object(obj)
 }
 
+/// Reads the `@@` hunks of a unified diff, line by line, into an edit: a hunk header
+/// (`@@ -a,b +c,d @@`) sets the line numbers, the body lines that follow are taken (numbered: old
+/// numbering for removed lines, new for added), and [`HunkReader::end`] closes the hunk at a file
+/// header. The one hunk reader: `git diff` output and the diffs in vendors' records both use it.
+#[derive(Debug, Default)]
+pub struct HunkReader {
+    old: u64,
+    new: u64,
+    in_hunk: bool,
+}
+
+impl HunkReader {
+    /// Closes the current hunk: what follows (a file header, say) is not a body line.
+    pub fn end(&mut self) {
+        self.in_hunk = false;
+    }
+
+    /// Takes one line of the diff into `edit`: a hunk header opens a hunk, a line inside one is
+    /// a body line, anything else before the first hunk is ignored.
+    pub fn line(&mut self, edit: &mut Edit, line: &str) {
+        if let Some(rest) = line.strip_prefix("@@") {
+            let mut parts = rest.split_whitespace();
+            let start =
+                |s: Option<&str>, sign: char| -> Option<u64> { s?.strip_prefix(sign)?.split(',').next()?.parse().ok() };
+            match (start(parts.next(), '-'), start(parts.next(), '+')) {
+                (Some(old), Some(new)) => {
+                    (self.old, self.new) = (old, new);
+                    self.in_hunk = true;
+                }
+                _ => {
+                    // INVARIANT (fail closed): a header that cannot be read leaves the file's
+                    // lines unknown, so the edit is not visible (rows say unk, never ok).
+                    self.in_hunk = false;
+                    edit.visible = false;
+                }
+            }
+            return;
+        }
+        if self.in_hunk {
+            edit.take_hunk_line(line, &mut self.old, &mut self.new);
+        }
+    }
+}
+
 /// Parses a unified diff (as `git diff` or `diff -u` print it) into edits, one per file.
 /// Paths are as the diff names them (`a/`/`b/` prefixes removed); `base` makes them absolute.
 pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
     let mut edits: Vec<Edit> = Vec::new();
-    let mut old_line = 0u64;
-    let mut new_line = 0u64;
     let mut old_path: Option<String> = None;
     let strip = |p: &str| -> Option<String> {
         let p = p.split('\t').next().unwrap_or(p).trim();
@@ -378,11 +420,11 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
             base.join(p).to_string_lossy().into_owned()
         })
     };
-    let mut in_hunk = false;
+    let mut hunks = HunkReader::default();
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("--- ") {
             old_path = strip(rest);
-            in_hunk = false;
+            hunks.end();
             continue;
         }
         if let Some(rest) = line.strip_prefix("+++ ") {
@@ -400,30 +442,15 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
                 added: Vec::new(),
                 visible: true,
             });
-            in_hunk = false;
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("@@ ") {
-            // @@ -a,b +c,d @@
-            let mut parts = rest.split_whitespace();
-            let start = |s: Option<&str>, sign: char| -> u64 {
-                s.and_then(|s| s.strip_prefix(sign))
-                    .and_then(|s| s.split(',').next())
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0)
-            };
-            old_line = start(parts.next(), '-');
-            new_line = start(parts.next(), '+');
-            in_hunk = true;
+            hunks.end();
             continue;
         }
         if line.starts_with("diff ") {
-            in_hunk = false;
+            hunks.end();
             continue;
         }
-        let Some(edit) = edits.last_mut() else { continue };
-        if in_hunk {
-            edit.take_hunk_line(line, &mut old_line, &mut new_line);
+        if let Some(edit) = edits.last_mut() {
+            hunks.line(edit, line);
         }
     }
     edits.into_iter().map(Edit::bounded).collect()
@@ -558,6 +585,14 @@ mod tests {
         assert_eq!(edits[0].added[0].line, Some(4));
         assert_eq!(edits[1].kind, EditKind::Delete);
         assert_eq!(edits[1].path, "/w/old.rs");
+    }
+
+    #[test]
+    fn a_hunk_header_it_cannot_read_leaves_the_edit_not_visible() {
+        let edits = parse_unified_diff("--- a/t.rs\n+++ b/t.rs\n@@ garbage @@\n-assert!(x);\n", Path::new("/w"));
+        assert_eq!(edits.len(), 1);
+        assert!(!edits[0].visible);
+        assert!(edits[0].removed.is_empty());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! the stream, `toolUseResult` in the session file). The stream starts with a `system/init` line
 //! (the vendor's record) and ends with a `result` line; the session file has neither.
 
-use crate::{map_tool, text, LineReader, ReadContext};
+use crate::reader::{map_tool, text, LineReader, ReadContext};
 use serde_json::Value;
 use sixfold_core::trace::{Claim, Edit, EditKind, EditLine, Outcome, Status, Step, Trace};
 use std::path::PathBuf;
@@ -13,14 +13,16 @@ use std::path::PathBuf;
 /// The provider file this reader maps tools through.
 const PROVIDER: &str = "claude-code";
 
-pub struct Reader<'a> {
+/// Reads Claude Code's stream-json output or session file.
+pub(crate) struct Reader<'a> {
     cx: &'a ReadContext<'a>,
     session: bool,
     last_text: Option<String>,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(cx: &'a ReadContext<'a>, session: bool) -> Self {
+    /// A reader of the session file when `session`, else of the stream.
+    pub(crate) fn new(cx: &'a ReadContext<'a>, session: bool) -> Self {
         Reader {
             cx,
             session,

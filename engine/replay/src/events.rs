@@ -1,9 +1,10 @@
 //! sixfold's own event log: each line is an [`Event`], folded into the trace by the core.
 
-use crate::LineReader;
+use crate::reader::LineReader;
 use sixfold_core::trace::{Event, Trace};
 
-pub struct Reader;
+/// Reads sixfold's own event log.
+pub(crate) struct Reader;
 
 impl LineReader for Reader {
     fn line(&mut self, trace: &mut Trace, value: serde_json::Value) {

@@ -11,8 +11,9 @@ mod codex;
 mod detect;
 mod events;
 mod lines;
+mod reader;
 
-use sixfold_core::bundle::Bundle;
+use reader::LineReader;
 pub use sixfold_core::trace::Trace;
 use std::io::BufRead;
 use std::path::Path;
@@ -20,13 +21,7 @@ use std::path::Path;
 pub use claude::call_edits as claude_call_edits;
 pub use detect::{detect, Format};
 pub use lines::MAX_LINE_BYTES;
-
-/// What a reader needs besides the lines: the bundle (for tool maps and the classifier).
-#[derive(Debug)]
-pub struct ReadContext<'a> {
-    /// The loaded bundle.
-    pub bundle: &'a Bundle,
-}
+pub use reader::ReadContext;
 
 /// Reads a whole recording in a given format.
 pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace {
@@ -75,68 +70,6 @@ pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> s
         })?,
     };
     Ok(read(input, format, cx))
-}
-
-/// One format's reader: fed each parsed line in order, then finished.
-trait LineReader {
-    fn line(&mut self, trace: &mut Trace, value: serde_json::Value);
-    fn finish(&mut self, _trace: &mut Trace) {}
-}
-
-/// Maps a tool call through a provider file: the act, its effects and, for a command, its parts
-/// and the files it writes by name (unless the step already shows edits). Without the provider
-/// file, the conservative profile.
-fn map_tool(
-    cx: &ReadContext<'_>,
-    provider: &str,
-    step: &mut sixfold_core::trace::Step,
-    tool: &str,
-    input: &serde_json::Value,
-    cwd: &Path,
-) {
-    use sixfold_core::trace::StepAct;
-    step.tool = tool.to_string();
-    let Some(provider) = cx.bundle.provider(provider) else {
-        step.act = StepAct {
-            kind: "tool".into(),
-            text: tool.to_string(),
-        };
-        step.effects = sixfold_core::effects::EffectProfile::unknown();
-        return;
-    };
-    let mapped = provider.tool_effects(tool, input, cwd, cx.bundle.classifier());
-    step.act = StepAct {
-        kind: mapped.act.kind.to_string(),
-        text: mapped.act.text,
-    };
-    step.effects = mapped.effects;
-    if let Some(classified) = mapped.classified {
-        step.commands = classified.parts.iter().map(|p| p.text.clone()).collect();
-        step.command_rules = classified
-            .parts
-            .iter()
-            .map(|p| p.rule.clone().unwrap_or_default())
-            .collect();
-        if step.edits.is_empty() {
-            step.edits = command_edits(&step.effects.writes, cwd);
-        }
-    }
-}
-
-/// Files a shell command writes by name: their content is not in the record. The working
-/// directory itself (a build tool's output) and unknown places are not files.
-fn command_edits(writes: &[String], cwd: &Path) -> Vec<sixfold_core::trace::Edit> {
-    use sixfold_core::trace::{Edit, EditKind};
-    writes
-        .iter()
-        .filter(|w| w.as_str() != "*" && Path::new(w.as_str()) != cwd && !w.ends_with('/'))
-        .map(|w| Edit::invisible(w.clone(), EditKind::Unknown))
-        .collect()
-}
-
-/// The string at `key`, if it is one.
-fn text<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(|v| v.as_str())
 }
 
 #[cfg(test)]

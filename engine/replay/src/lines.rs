@@ -8,7 +8,7 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Calls `f` with each line's 1-based number and its bytes (without the newline), or a reason
 /// it could not be read.
-pub fn for_each<R: BufRead>(mut input: R, mut f: impl FnMut(u64, Result<&[u8], String>)) {
+pub(crate) fn for_each<R: BufRead>(mut input: R, mut f: impl FnMut(u64, Result<&[u8], String>)) {
     let mut line = Vec::new();
     let mut number = 0u64;
     let mut too_long = false;
