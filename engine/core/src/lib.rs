@@ -11,6 +11,7 @@ pub mod decision;
 pub mod diag;
 pub mod effects;
 pub mod judge;
+pub mod launch_facts;
 pub mod provider;
 pub mod scope;
 pub mod script;

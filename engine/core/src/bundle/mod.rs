@@ -1488,6 +1488,13 @@ impl Compiler {
             }
             for spanned in &p.row_examples {
                 let ex = spanned.get_ref();
+                // The launch facts an example writes must be ones the launcher makes.
+                let launch = ex.facts.get("launch").and_then(|v| serde_json::to_value(v).ok());
+                if let Some(Err(why)) = launch.as_ref().map(crate::launch_facts::check_example) {
+                    let hint = crate::launch_facts::EXAMPLE_HINT;
+                    self.diagnostics.push(doc.diag(spanned.span(), why).with_hint(hint));
+                    continue;
+                }
                 bundle.examples.push(Example {
                     at: Self::example(doc, spanned.span(), "verdict", &ex.note),
                     kind: ExampleKind::Verdict(ex.clone()),
