@@ -300,15 +300,15 @@ fn fits(value: &Value, schema: &Value, defs: Option<&Map<String, Value>>, at: &s
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(branches) = schema.get(key).and_then(Value::as_array) {
-            let errors: Vec<String> = branches
-                .iter()
-                .filter_map(|b| fits(value, b, defs, at).err())
-                .collect();
+            let errors: Vec<String> = branches.iter().filter_map(|b| fits(value, b, defs, at).err()).collect();
             if errors.len() < branches.len() {
                 return Ok(());
             }
             // One branch that is not `null` explains itself best; several, by the first.
-            return Err(errors.into_iter().next().unwrap_or_else(|| format!("`{at}` fits no form")));
+            return Err(errors
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| format!("`{at}` fits no form")));
         }
     }
     if let Some(want) = schema.get("type") {
@@ -334,7 +334,10 @@ fn fits(value: &Value, schema: &Value, defs: Option<&Map<String, Value>>, at: &s
     if let Some(choices) = schema.get("enum").and_then(Value::as_array) {
         if !choices.contains(value) {
             let shown: Vec<String> = choices.iter().map(Value::to_string).collect();
-            return Err(format!("`{at}` is {value}, and the launch facts have it as one of {}", shown.join(", ")));
+            return Err(format!(
+                "`{at}` is {value}, and the launch facts have it as one of {}",
+                shown.join(", ")
+            ));
         }
     }
     match value {
@@ -346,8 +349,12 @@ fn fits(value: &Value, schema: &Value, defs: Option<&Map<String, Value>>, at: &s
                 match (properties.and_then(|p| p.get(key)), other) {
                     (Some(s), _) | (None, Some(s)) => fits(item, s, defs, &here)?,
                     (None, None) => {
-                        let known: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
-                        let near = nearest(key, &known).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
+                        let known: Vec<&str> = properties
+                            .map(|p| p.keys().map(String::as_str).collect())
+                            .unwrap_or_default();
+                        let near = nearest(key, &known)
+                            .map(|k| format!(" (did you mean `{k}`?)"))
+                            .unwrap_or_default();
                         return Err(format!("`{here}` is not a launch fact{near}"));
                     }
                 }
@@ -493,11 +500,20 @@ mod tests {
     #[test]
     fn misspelt_or_mistyped_facts_are_named() {
         let err = check_example(&json!({ "config_hom": { "scratch": true } })).unwrap_err();
-        assert_eq!(err, "`facts.launch.config_hom` is not a launch fact (did you mean `config_home`?)");
+        assert_eq!(
+            err,
+            "`facts.launch.config_hom` is not a launch fact (did you mean `config_home`?)"
+        );
         let err = check_example(&json!({ "env": { "keys": "PATH" } })).unwrap_err();
-        assert_eq!(err, "`facts.launch.env.keys` is a string, and the launch facts have it as a list");
+        assert_eq!(
+            err,
+            "`facts.launch.env.keys` is a string, and the launch facts have it as a list"
+        );
         let err = check_example(&json!({ "plugins": [{ "name": 3 }] })).unwrap_err();
-        assert_eq!(err, "`facts.launch.plugins[0].name` is a number, and the launch facts have it as a string");
+        assert_eq!(
+            err,
+            "`facts.launch.plugins[0].name` is a number, and the launch facts have it as a string"
+        );
         let err = check_example(&json!({ "workdir": { "kind": "elsewhere" } })).unwrap_err();
         assert!(err.contains("`facts.launch.workdir.kind`"), "{err}");
         let err = check_example(&json!({ "hermetic": "sometimes" })).unwrap_err();

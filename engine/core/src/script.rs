@@ -333,7 +333,9 @@ fn matches_any(text: &str, patterns: rhai::Array) -> Result<bool, Box<EvalAltRes
 /// `a/b.tar.gz`), or `""`.
 fn extension(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or_default();
-    name.rsplit_once('.').map(|(_, ext)| ext.to_string()).unwrap_or_default()
+    name.rsplit_once('.')
+        .map(|(_, ext)| ext.to_string())
+        .unwrap_or_default()
 }
 
 /// `ok(why)`, `gap(why)`, `unk(why)`: a row's answer, `#{verdict, evidence}`.
@@ -604,7 +606,11 @@ mod tests {
     #[test]
     fn fact_reads_a_dotted_path_or_gives_unit() {
         let facts = r#"#{ launch: #{ env: #{ keys: ["PATH"] }, home: "/h" } }"#;
-        let read = |path: &str| value(&format!("fn f() {{ let x = fact({facts}, \"{path}\"); if x == () {{ \"absent\" }} else {{ x }} }}"));
+        let read = |path: &str| {
+            value(&format!(
+                "fn f() {{ let x = fact({facts}, \"{path}\"); if x == () {{ \"absent\" }} else {{ x }} }}"
+            ))
+        };
         assert_eq!(read("launch.env.keys"), serde_json::json!(["PATH"]));
         assert_eq!(read("launch.home"), "/h");
         assert_eq!(read("launch.nope"), "absent");
@@ -615,7 +621,10 @@ mod tests {
     #[test]
     fn recorded_gives_a_value_or_why_it_is_missing() {
         let read = |record: &str| value(&format!("fn f() {{ recorded(#{{ record: {record} }}, \"cwd\") }}"));
-        assert_eq!(read(r#"#{ found: true, fields: #{ cwd: "/w" } }"#), serde_json::json!({ "value": "/w" }));
+        assert_eq!(
+            read(r#"#{ found: true, fields: #{ cwd: "/w" } }"#),
+            serde_json::json!({ "value": "/w" })
+        );
         assert_eq!(
             read(r#"#{ found: false, reason: "not started" }"#),
             serde_json::json!({ "missing": "not started" })
@@ -640,7 +649,10 @@ mod tests {
 
     #[test]
     fn set_difference_names_and_lists() {
-        assert_eq!(value(r#"fn f() { minus(["a", "b", "c"], ["b"]) }"#), serde_json::json!(["a", "c"]));
+        assert_eq!(
+            value(r#"fn f() { minus(["a", "b", "c"], ["b"]) }"#),
+            serde_json::json!(["a", "c"])
+        );
         assert_eq!(value(r#"fn f() { minus((), ["b"]) }"#), serde_json::json!([]));
         assert_eq!(value(r#"fn f() { minus([1, "1"], ["1"]) }"#), serde_json::json!([1]));
         assert_eq!(
@@ -654,11 +666,21 @@ mod tests {
 
     #[test]
     fn matches_any_and_extension() {
-        assert_eq!(value(r#"fn f() { matches_any("cargo test", ["^npm", "^cargo test"]) }"#), true);
+        assert_eq!(
+            value(r#"fn f() { matches_any("cargo test", ["^npm", "^cargo test"]) }"#),
+            true
+        );
         assert_eq!(value(r#"fn f() { matches_any("cargo test", []) }"#), false);
         let err = call(r#"fn f() { matches_any("x", [1]) }"#, "f").unwrap_err();
         assert!(err.message.contains("list of patterns"), "{err}");
-        for (path, ext) in [("a/b.tar.gz", "gz"), ("src/lib.rs", "rs"), ("Makefile", ""), (".bashrc", "bashrc"), ("a.d/b", ""), ("a.", "")] {
+        for (path, ext) in [
+            ("a/b.tar.gz", "gz"),
+            ("src/lib.rs", "rs"),
+            ("Makefile", ""),
+            (".bashrc", "bashrc"),
+            ("a.d/b", ""),
+            ("a.", ""),
+        ] {
             assert_eq!(extension(path), ext, "{path}");
         }
         assert_eq!(value(r#"fn f() { extension("tests/t.py") }"#), "py");
