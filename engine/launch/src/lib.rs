@@ -95,6 +95,8 @@ pub struct Outcome {
 pub fn launch(req: &Request, bundle: &Bundle) -> Result<Outcome, LaunchError> {
     let id = req.provider.id.as_str();
     let binary = vendor::resolve_binary(req)?;
+    // INVARIANT (fail closed): a hermetic launch the provider cannot impose is refused, never
+    // quietly run `off`.
     let spec = match req.hermetic {
         Strictness::Off => None,
         _ => Some(req.provider.hermetic.as_ref().ok_or_else(|| {
@@ -192,6 +194,8 @@ fn launch_hermetic(
     let mut warnings = Vec::new();
 
     // ---- the controls: each imposes itself and gives its facts ----------------------------------
+    // INVARIANT (fail closed): a control that cannot be imposed as asked ends the launch here,
+    // before anything runs: nothing runs half-imposed.
     let (workdir, workdir_facts) = control::workdir::prepare(&req.workdir, run_dir, &mut warnings)?;
     let scratch = Scratch::make(&provider.id, spec, run_dir, workdir)?;
     let operator = |key: &str| std::env::var_os(key);
@@ -266,6 +270,8 @@ fn launch_hermetic(
         .as_ref()
         .is_some_and(|r| r.source == RecordSource::Stdout);
     let mismatch = control::pin::mismatch(&launch.pin);
+    // INVARIANT (fail closed): under `strict`, a declared pin the binary does not match is not
+    // started at all: the run could not hold.
     let vendor = match (mismatch, req.hermetic) {
         (Some((pin, found)), Strictness::Strict) => Vendor::not_started(format!(
             "not started: the run pins version {pin} and `{}` is {found} (strict refuses a run that cannot hold)",

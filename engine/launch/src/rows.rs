@@ -22,6 +22,8 @@ pub(crate) fn check(bundle: &Bundle, facts: &Value, warnings: &mut Vec<String>) 
 
 /// sixfold's exit code: the vendor's, unless `strict` finds a gating row that is not ok.
 pub(crate) fn exit(rows: &[RowResult], strictness: Strictness, vendor_exit: i32) -> i32 {
+    // INVARIANT (fail closed): under `strict`, a gating gap or unk decides the exit code, whatever
+    // the vendor's own.
     match strictness {
         Strictness::Strict => match exit_code(rows, Strictness::Strict) {
             0 => vendor_exit,

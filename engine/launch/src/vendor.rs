@@ -101,6 +101,7 @@ pub(crate) fn run(spawn: &Spawn<'_>, run_dir: &Path, watch: &mut dyn FnMut(&[u8]
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        // INVARIANT (fail closed): the child gets only the environment the launch composed.
         .env_clear()
         .envs(spawn.env.iter().map(|(k, v)| (k, v)));
     let mut file = match spawn.stdout {

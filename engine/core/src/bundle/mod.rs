@@ -975,6 +975,13 @@ impl Bundle {
                 }
                 ExampleKind::Verdict(ex) => {
                     let facts = toml_table_to_json(&ex.facts);
+                    // The launch facts an example writes must be ones the launcher makes.
+                    if let Some(Err(why)) = facts.get("launch").map(crate::launch_facts::check_example) {
+                        let mut d = example.at.diagnostic();
+                        d.message = format!("{}: {why}", d.message);
+                        failures.push(d.with_hint(crate::launch_facts::EXAMPLE_HINT));
+                        continue;
+                    }
                     let result = self.evaluate_rows(&[ex.row.as_str()], &facts);
                     let (verdict, evidence) = result
                         .first()
@@ -1488,13 +1495,6 @@ impl Compiler {
             }
             for spanned in &p.row_examples {
                 let ex = spanned.get_ref();
-                // The launch facts an example writes must be ones the launcher makes.
-                let launch = ex.facts.get("launch").and_then(|v| serde_json::to_value(v).ok());
-                if let Some(Err(why)) = launch.as_ref().map(crate::launch_facts::check_example) {
-                    let hint = crate::launch_facts::EXAMPLE_HINT;
-                    self.diagnostics.push(doc.diag(spanned.span(), why).with_hint(hint));
-                    continue;
-                }
                 bundle.examples.push(Example {
                     at: Self::example(doc, spanned.span(), "verdict", &ex.note),
                     kind: ExampleKind::Verdict(ex.clone()),
