@@ -446,8 +446,8 @@ mod tests {
     fn whole() -> LaunchFacts {
         LaunchFacts {
             hermetic: Strictness::Strict,
-            binary: "/bin/claude".into(),
-            argv: vec!["/bin/claude".into(), "-p".into()],
+            binary: "/bin/agent".into(),
+            argv: vec!["/bin/agent".into(), "-p".into()],
             cwd: "/tmp/run/work".into(),
             workdir: WorkdirFacts::Copy {
                 path: "/tmp/run/work".into(),
