@@ -1052,3 +1052,101 @@ fn a_policy_bundle_above_the_root_is_reported_and_pinned() {
     assert_eq!(copy.report["attestation"]["bundle"]["inside"], true);
     assert_eq!(copy.report["attestation"]["bundle"]["made"], true);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The launch facts: typed, published, and what the rows' examples are checked against
+// ---------------------------------------------------------------------------------------------
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn sixfold(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(SIXFOLD)
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_launch_facts_of_a_run_are_the_typed_struct_and_the_committed_schema_is_the_binarys() {
+    let (code, stdout, _) = sixfold(&["schema", "launch-facts"]);
+    assert_eq!(code, 0);
+    let printed: Value = serde_json::from_str(&stdout).unwrap();
+    let committed: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema/launch-facts.json")).unwrap()).unwrap();
+    assert_eq!(
+        printed, committed,
+        "regenerate it with `sixfold schema launch-facts > docs/schema/launch-facts.json`"
+    );
+    let (_, all, _) = sixfold(&["schema"]);
+    assert_eq!(serde_json::from_str::<Value>(&all).unwrap()["launch-facts"], printed);
+
+    // A hermetic run's `facts.launch` reads back as the struct, whole, and fits its own check.
+    let s = Scratch::new();
+    let src = s.tree("src", &[("a.txt", "x\n")]);
+    let fake = s.script("claude", FAKE_CLAUDE);
+    let mut args = strings(&["--hermetic", "on", "--binary", fake.to_str().unwrap(), "--copy"]);
+    args.extend(strings(&[src.to_str().unwrap(), "--plugin", "named", "--", "hello"]));
+    let run = launch(&s, "claude-code", &args, &[]);
+    run.expect(0);
+    let launch_facts = &run.report["facts"]["launch"];
+    let typed: sixfold_core::launch_facts::LaunchFacts = serde_json::from_value(launch_facts.clone())
+        .unwrap_or_else(|e| panic!("facts.launch is not the typed struct: {e}\n{launch_facts:#}"));
+    assert_eq!(typed.plugin_names, ["named"]);
+    assert!(typed.config_home.scratch);
+    sixfold_core::launch_facts::check_example(launch_facts).unwrap();
+    assert_eq!(
+        &serde_json::to_value(&typed).unwrap(),
+        launch_facts,
+        "nothing lost or added"
+    );
+}
+
+#[test]
+fn a_row_example_with_a_misspelt_launch_fact_is_reported_where_it_is() {
+    let dir = repo().join("tests/fixtures/bad-bundles/misspelt-launch-fact");
+    let (code, stdout, stderr) = sixfold(&["check", "--no-project", "--json", "--bundle", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    let d = &diagnostics[0];
+    assert!(
+        d["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("misspelt-launch-fact/policies/typo.toml"),
+        "{d}"
+    );
+    assert_eq!(d["line"], 19, "{d}");
+    assert!(d["column"].as_u64().unwrap() >= 1, "{d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("`facts.launch.config_hom` is not a launch fact (did you mean `config_home`?)"),
+        "{d}"
+    );
+    assert!(
+        d["hint"].as_str().unwrap().contains("sixfold schema launch-facts"),
+        "{d}"
+    );
+    let (code, _, stderr) = sixfold(&["check", "--no-project", "--bundle", dir.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("typo.toml:19:1"), "{stderr}");
+    assert!(stderr.contains("= help:"), "{stderr}");
+    // The shipped rows' examples all fit.
+    let (code, _, stderr) = sixfold(&["check", "--no-project"]);
+    assert_eq!(code, 0, "{stderr}");
+}

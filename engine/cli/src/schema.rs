@@ -4,6 +4,7 @@ use crate::output::{errln, outln};
 use schemars::schema_for;
 use sixfold_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use sixfold_core::effects::EffectProfile;
+use sixfold_core::launch_facts::LaunchFacts;
 
 /// The file kinds there is a schema for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -18,9 +19,11 @@ pub enum Kind {
     Provider,
     /// The effects JSON `sixfold judge` reads.
     Effects,
+    /// The launch facts a hermetic run's rows read under `facts.launch`.
+    LaunchFacts,
 }
 
-/// Print the JSON Schema of a bundle file kind, so an editor can validate and complete the files
+/// Print the JSON Schema of a bundle file kind (or of the launch facts rows read), so an editor can validate and complete the files
 /// (the shipped files point at copies in `docs/schema/`). Without KIND, all of them as one object.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -35,6 +38,7 @@ pub fn schema(kind: Kind) -> serde_json::Value {
         Kind::Pattern => schema_for!(PatternFile),
         Kind::Provider => schema_for!(ProviderFile),
         Kind::Effects => schema_for!(EffectProfile),
+        Kind::LaunchFacts => schema_for!(LaunchFacts),
     };
     serde_json::to_value(schema).unwrap_or_default()
 }
@@ -48,6 +52,7 @@ pub fn run(args: Args) -> u8 {
             "pattern": schema(Kind::Pattern),
             "provider": schema(Kind::Provider),
             "effects": schema(Kind::Effects),
+            "launch-facts": schema(Kind::LaunchFacts),
         }),
     };
     match serde_json::to_string_pretty(&value) {

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod effects;
 pub mod hook_settings;
 pub mod judge;
+pub mod launch_facts;
 pub mod provider;
 pub mod scope;
 pub mod script;

@@ -198,7 +198,152 @@ fn build_engine(limits: ScriptLimits) -> Engine {
     });
     engine.register_fn("regex_match", regex_match);
     engine.register_fn("glob_match", glob_match);
+    register_helpers(&mut engine);
     engine
+}
+
+/// The helpers every policy script needs, registered once here so no script restates them
+/// (documented in docs/bundles.md, "Script helpers").
+fn register_helpers(engine: &mut Engine) {
+    engine.register_fn("fact", fact);
+    engine.register_fn("recorded", recorded);
+    engine.register_fn("minus", minus);
+    engine.register_fn("names_of", names_of);
+    engine.register_fn("listed", listed);
+    engine.register_fn("matches_any", matches_any);
+    engine.register_fn("extension", extension);
+    engine.register_fn("ok", |why: Dynamic| verdict("ok", why));
+    engine.register_fn("gap", |why: Dynamic| verdict("gap", why));
+    engine.register_fn("unk", |why: Dynamic| verdict("unk", why));
+}
+
+/// `fact(facts, "a.b.c")`: the value at a dotted path, or `()` when any part of it is missing or
+/// not a map.
+fn fact(facts: Dynamic, path: &str) -> Dynamic {
+    let mut value = facts;
+    for part in path.split('.') {
+        let next = match value.read_lock::<rhai::Map>() {
+            Some(map) => map.get(part).cloned(),
+            None => None,
+        };
+        match next {
+            Some(v) => value = v,
+            None => return Dynamic::UNIT,
+        }
+    }
+    value
+}
+
+/// `recorded(facts, "name")`: a field of the vendor's record (`facts.record.fields.NAME`) as
+/// `#{value}`, or `#{missing}` saying why it cannot be read (no record, not found, or a field the
+/// record cannot evidence, in the provider file's words).
+fn recorded(facts: Dynamic, name: &str) -> rhai::Map {
+    let record = fact(facts, "record");
+    let missing = |why: String| {
+        let mut out = rhai::Map::new();
+        out.insert("missing".into(), Dynamic::from(why));
+        out
+    };
+    if !record.is_map() {
+        return missing("there is no record in the facts".into());
+    }
+    if fact(record.clone(), "found").as_bool() != Ok(true) {
+        return missing(match fact(record, "reason").into_immutable_string() {
+            Ok(why) => why.to_string(),
+            Err(_) => "the vendor's record was not found".into(),
+        });
+    }
+    let value = fact(record.clone(), &format!("fields.{name}"));
+    if value.is_unit() {
+        return missing(match fact(record, &format!("missing.{name}")).into_immutable_string() {
+            Ok(why) => format!("the record cannot evidence `{name}`: {why}"),
+            Err(_) => format!("the record has no `{name}`"),
+        });
+    }
+    let mut out = rhai::Map::new();
+    out.insert("value".into(), value);
+    out
+}
+
+/// `minus(a, b)`: the items of `a` that are not in `b`, in order (set difference). Anything but
+/// a list counts as an empty one.
+fn minus(a: Dynamic, b: Dynamic) -> rhai::Array {
+    let b = b.into_array().unwrap_or_default();
+    a.into_array()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|x| !b.iter().any(|y| same(x, y)))
+        .collect()
+}
+
+/// Script values compared as `==` compares the values facts hold (strings, numbers, booleans).
+fn same(a: &Dynamic, b: &Dynamic) -> bool {
+    a.type_name() == b.type_name() && a.to_string() == b.to_string()
+}
+
+/// `names_of(list)`: each item's `name` when it is a map, else the item as text. Anything but a
+/// list gives an empty list.
+fn names_of(items: Dynamic) -> rhai::Array {
+    items
+        .into_array()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|item| {
+            let name = match item.read_lock::<rhai::Map>() {
+                Some(map) => map.get("name").map(ToString::to_string).unwrap_or_default(),
+                None => item.to_string(),
+            };
+            Dynamic::from(name)
+        })
+        .collect()
+}
+
+/// `listed(list)`: the items in backticks, joined with `, `; `none` for an empty list (or
+/// anything but a list).
+fn listed(items: Dynamic) -> String {
+    let shown: Vec<String> = items
+        .into_array()
+        .unwrap_or_default()
+        .iter()
+        .map(|item| format!("`{item}`"))
+        .collect();
+    if shown.is_empty() {
+        "none".into()
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// `matches_any(text, patterns)`: true when any of the regular expressions matches in `text`.
+fn matches_any(text: &str, patterns: rhai::Array) -> Result<bool, Box<EvalAltResult>> {
+    for pattern in patterns {
+        // INVARIANT (fail closed): a pattern that is not text is a script error (the row is unk,
+        // the rule refuses), never a pattern that silently matches nothing.
+        let pattern = pattern
+            .into_immutable_string()
+            .map_err(|kind| format!("`matches_any` takes a list of patterns; one is {kind}"))?;
+        if regex_match(text, &pattern)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `extension(path)`: what follows the last `.` of the path's last component (`gz` for
+/// `a/b.tar.gz`), or `""`.
+fn extension(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    name.rsplit_once('.')
+        .map(|(_, ext)| ext.to_string())
+        .unwrap_or_default()
+}
+
+/// `ok(why)`, `gap(why)`, `unk(why)`: a row's answer, `#{verdict, evidence}`.
+fn verdict(verdict: &str, why: Dynamic) -> rhai::Map {
+    let mut out = rhai::Map::new();
+    out.insert("verdict".into(), Dynamic::from(verdict.to_string()));
+    out.insert("evidence".into(), Dynamic::from(why.to_string()));
+    out
 }
 
 /// `regex_match(text, pattern)`: true when the regular expression matches anywhere in `text`.
@@ -450,6 +595,107 @@ mod tests {
         assert_eq!(flags, [true, true, false]);
         let err = call(r#"fn f() { regex_match("x", "(") }"#, "f").unwrap_err();
         assert!(err.message.contains("not a valid regular expression"), "{err}");
+    }
+
+    /// Calls `f()` in `text` and gives its value as JSON, for comparing.
+    fn value(text: &str) -> serde_json::Value {
+        let out = call(text, "f").unwrap_or_else(|e| panic!("{text}: {e}"));
+        rhai::serde::from_dynamic(&out.value).unwrap()
+    }
+
+    #[test]
+    fn fact_reads_a_dotted_path_or_gives_unit() {
+        let facts = r#"#{ launch: #{ env: #{ keys: ["PATH"] }, home: "/h" } }"#;
+        let read = |path: &str| {
+            value(&format!(
+                "fn f() {{ let x = fact({facts}, \"{path}\"); if x == () {{ \"absent\" }} else {{ x }} }}"
+            ))
+        };
+        assert_eq!(read("launch.env.keys"), serde_json::json!(["PATH"]));
+        assert_eq!(read("launch.home"), "/h");
+        assert_eq!(read("launch.nope"), "absent");
+        assert_eq!(read("launch.home.deeper"), "absent");
+        assert_eq!(value("fn f() { fact(3, \"a\") == () }"), true);
+    }
+
+    #[test]
+    fn recorded_gives_a_value_or_why_it_is_missing() {
+        let read = |record: &str| value(&format!("fn f() {{ recorded(#{{ record: {record} }}, \"cwd\") }}"));
+        assert_eq!(
+            read(r#"#{ found: true, fields: #{ cwd: "/w" } }"#),
+            serde_json::json!({ "value": "/w" })
+        );
+        assert_eq!(
+            read(r#"#{ found: false, reason: "not started" }"#),
+            serde_json::json!({ "missing": "not started" })
+        );
+        assert_eq!(
+            read("#{ found: false }"),
+            serde_json::json!({ "missing": "the vendor's record was not found" })
+        );
+        assert_eq!(
+            read(r#"#{ found: true, fields: #{}, missing: #{ cwd: "never recorded" } }"#),
+            serde_json::json!({ "missing": "the record cannot evidence `cwd`: never recorded" })
+        );
+        assert_eq!(
+            read("#{ found: true, fields: #{} }"),
+            serde_json::json!({ "missing": "the record has no `cwd`" })
+        );
+        assert_eq!(
+            value("fn f() { recorded(#{}, \"cwd\") }"),
+            serde_json::json!({ "missing": "there is no record in the facts" })
+        );
+    }
+
+    #[test]
+    fn set_difference_names_and_lists() {
+        assert_eq!(
+            value(r#"fn f() { minus(["a", "b", "c"], ["b"]) }"#),
+            serde_json::json!(["a", "c"])
+        );
+        assert_eq!(value(r#"fn f() { minus((), ["b"]) }"#), serde_json::json!([]));
+        assert_eq!(value(r#"fn f() { minus([1, "1"], ["1"]) }"#), serde_json::json!([1]));
+        assert_eq!(
+            value(r#"fn f() { names_of([#{ name: "docs", status: "failed" }, "plain"]) }"#),
+            serde_json::json!(["docs", "plain"])
+        );
+        assert_eq!(value(r#"fn f() { listed(["a", 2]) }"#), "`a`, `2`");
+        assert_eq!(value(r#"fn f() { listed([]) }"#), "none");
+        assert_eq!(value(r#"fn f() { listed(()) }"#), "none");
+    }
+
+    #[test]
+    fn matches_any_and_extension() {
+        assert_eq!(
+            value(r#"fn f() { matches_any("cargo test", ["^npm", "^cargo test"]) }"#),
+            true
+        );
+        assert_eq!(value(r#"fn f() { matches_any("cargo test", []) }"#), false);
+        let err = call(r#"fn f() { matches_any("x", [1]) }"#, "f").unwrap_err();
+        assert!(err.message.contains("list of patterns"), "{err}");
+        for (path, ext) in [
+            ("a/b.tar.gz", "gz"),
+            ("src/lib.rs", "rs"),
+            ("Makefile", ""),
+            (".bashrc", "bashrc"),
+            ("a.d/b", ""),
+            ("a.", ""),
+        ] {
+            assert_eq!(extension(path), ext, "{path}");
+        }
+        assert_eq!(value(r#"fn f() { extension("tests/t.py") }"#), "py");
+    }
+
+    #[test]
+    fn verdicts_are_made_with_their_evidence() {
+        assert_eq!(
+            value(r#"fn f() { [ok("held"), gap("did not"), unk(3)] }"#),
+            serde_json::json!([
+                { "verdict": "ok", "evidence": "held" },
+                { "verdict": "gap", "evidence": "did not" },
+                { "verdict": "unk", "evidence": "3" }
+            ])
+        );
     }
 
     #[test]

@@ -1,51 +1,36 @@
 //! The launcher's file work: copying a tree into a working directory it owns, hashing the
 //! governing documents, and walking the directories above the working directory for memory files.
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
+use sixfold_core::launch_facts::{CopyFacts, MemoryWalkFacts};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Directories the governing-document walk does not enter: they hold no governing documents and
 /// can be huge.
-pub const WALK_SKIPS: [&str; 3] = [".git", "node_modules", "target"];
+pub(crate) const WALK_SKIPS: [&str; 3] = [".git", "node_modules", "target"];
 
 /// Entries the governing-document walk looks at before it stops (and says it stopped).
-pub const WALK_LIMIT: usize = 200_000;
+pub(crate) const WALK_LIMIT: usize = 200_000;
 
 /// The value of a hashed path that did not exist.
-pub const ABSENT: &str = "absent";
-
-/// What a copy made.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CopyStats {
-    /// Files copied.
-    pub files: u64,
-    /// Directories made.
-    pub dirs: u64,
-    /// Symbolic links recreated as links.
-    pub symlinks: u64,
-    /// Of those, links whose target lies outside the copied tree (the copy still reaches them).
-    pub symlinks_outside: Vec<String>,
-    /// Bytes copied.
-    pub bytes: u64,
-}
+pub(crate) const ABSENT: &str = "absent";
 
 /// Copies the tree at `src` into `dst` (which must not exist). Links are recreated as links.
-pub fn copy_tree(src: &Path, dst: &Path) -> Result<CopyStats, String> {
+pub(crate) fn copy_tree(src: &Path, dst: &Path) -> Result<CopyFacts, String> {
     let src = src
         .canonicalize()
         .map_err(|e| format!("cannot read `{}`: {e}", src.display()))?;
     if !src.is_dir() {
         return Err(format!("`{}` is not a directory", src.display()));
     }
-    let mut stats = CopyStats::default();
+    let mut stats = CopyFacts::default();
     copy_dir(&src, &src, dst, &mut stats)?;
     Ok(stats)
 }
 
-fn copy_dir(root: &Path, from: &Path, to: &Path, stats: &mut CopyStats) -> Result<(), String> {
+fn copy_dir(root: &Path, from: &Path, to: &Path, stats: &mut CopyFacts) -> Result<(), String> {
     std::fs::create_dir(to).map_err(|e| format!("cannot create `{}`: {e}", to.display()))?;
     stats.dirs += 1;
     let entries = std::fs::read_dir(from).map_err(|e| format!("cannot read `{}`: {e}", from.display()))?;
@@ -97,7 +82,7 @@ fn make_link(link: &Path, at: &Path) -> Result<(), String> {
 }
 
 /// The SHA-256 of a file's content, in hex; `absent` when it does not exist.
-pub fn hash_file(path: &Path) -> Result<String, String> {
+pub(crate) fn hash_file(path: &Path) -> Result<String, String> {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ABSENT.into()),
@@ -118,18 +103,18 @@ pub fn hash_file(path: &Path) -> Result<String, String> {
 }
 
 /// The governing documents of a working directory, found and hashed.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Governing {
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Governing {
     /// Path (relative to the working directory when inside it) → SHA-256, `absent`, or
     /// `unreadable: …`.
-    pub hashes: BTreeMap<String, String>,
+    pub(crate) hashes: BTreeMap<String, String>,
     /// False when the walk stopped at [`WALK_LIMIT`] entries.
-    pub complete: bool,
+    pub(crate) complete: bool,
 }
 
 /// The project whose `.sixfold/` bundle governs a run in `workdir`: the nearest directory, from
 /// `workdir` upwards, that holds one (how sixfold's hook finds it).
-pub fn bundle_project(workdir: &Path) -> Option<PathBuf> {
+pub(crate) fn bundle_project(workdir: &Path) -> Option<PathBuf> {
     workdir
         .ancestors()
         .find(|a| a.join(".sixfold").is_dir())
@@ -141,7 +126,7 @@ pub fn bundle_project(workdir: &Path) -> Option<PathBuf> {
 /// path, the policy bundle in `.sixfold/` of the project that governs it (see
 /// [`bundle_project`]; it may lie above `workdir`), and the `extra` paths (relative to `workdir`,
 /// or absolute).
-pub fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governing {
+pub(crate) fn governing(workdir: &Path, names: &[String], extra: &[PathBuf]) -> Governing {
     let mut found: Vec<(String, PathBuf)> = Vec::new();
     let bare: Vec<&str> = names.iter().filter(|n| !n.contains('/')).map(String::as_str).collect();
     let mut seen = 0usize;
@@ -218,7 +203,7 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// `path` relative to `base` (`/`-separated) when inside it, else absolute.
-pub fn relative(base: &Path, path: &Path) -> String {
+pub(crate) fn relative(base: &Path, path: &Path) -> String {
     match path.strip_prefix(base) {
         Ok(r) => r.to_string_lossy().replace('\\', "/"),
         Err(_) => path.display().to_string(),
@@ -226,7 +211,7 @@ pub fn relative(base: &Path, path: &Path) -> String {
 }
 
 /// Before and after, side by side: every path either saw, `absent` on the side it was missing.
-pub fn pair(before: &Governing, after: &Governing) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+pub(crate) fn pair(before: &Governing, after: &Governing) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
     let mut b = before.hashes.clone();
     let mut a = after.hashes.clone();
     for key in before.hashes.keys() {
@@ -238,26 +223,12 @@ pub fn pair(before: &Governing, after: &Governing) -> (BTreeMap<String, String>,
     (b, a)
 }
 
-/// The memory files above a working directory: every ancestor (not the directory itself) that
-/// holds one of `names`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct MemoryWalk {
-    /// Where the walk started (the working directory).
-    pub from: String,
-    /// The directories looked in, nearest first.
-    pub dirs: Vec<String>,
-    /// The names looked for.
-    pub names: Vec<String>,
-    /// The memory files found.
-    pub found: Vec<String>,
-}
-
 /// Walks the ancestors of `workdir` for memory files.
-pub fn memory_above(workdir: &Path, names: &[String]) -> MemoryWalk {
-    let mut walk = MemoryWalk {
+pub(crate) fn memory_above(workdir: &Path, names: &[String]) -> MemoryWalkFacts {
+    let mut walk = MemoryWalkFacts {
         from: workdir.display().to_string(),
         names: names.to_vec(),
-        ..MemoryWalk::default()
+        ..MemoryWalkFacts::default()
     };
     for dir in workdir.ancestors().skip(1) {
         walk.dirs.push(dir.display().to_string());

@@ -4,40 +4,41 @@
 //! in the provider file's `[record]`; this is the mechanism. Vendor output is untrusted: lines and
 //! line counts are bounded.
 
+use crate::vendor::Vendor;
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
-use sixfold_core::bundle::format::{BuiltinPlugins, RecordFile};
+use sixfold_core::bundle::format::{BuiltinPlugins, ProviderFile, RecordFile, RecordSource};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// A line longer than this is not parsed (the record line is a few kilobytes).
-pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Lines looked at unless the provider file says.
-pub const DEFAULT_MAX_LINES: usize = 10_000;
+pub(crate) const DEFAULT_MAX_LINES: usize = 10_000;
 
 /// Entries of the config home looked at when searching for a record file.
 const MAX_FILES: usize = 50_000;
 
 /// Finds the record line in a stream of bytes, fed in chunks as they arrive.
 #[derive(Debug)]
-pub struct LineScanner {
+pub(crate) struct LineScanner {
     matches: BTreeMap<String, String>,
     max_lines: usize,
     buf: Vec<u8>,
     overlong: bool,
     /// Lines seen (complete, or cut off at the end).
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// Lines longer than [`MAX_LINE_BYTES`], not parsed.
-    pub too_long: usize,
+    pub(crate) too_long: usize,
     /// The matching line, once found.
-    pub found: Option<Value>,
+    pub(crate) found: Option<Value>,
 }
 
 impl LineScanner {
     /// A scanner for the line whose top-level keys have these string values.
-    pub fn new(record: &RecordFile) -> LineScanner {
+    pub(crate) fn new(record: &RecordFile) -> LineScanner {
         LineScanner {
             matches: record.matches.clone(),
             max_lines: record.max_lines.unwrap_or(DEFAULT_MAX_LINES),
@@ -50,12 +51,12 @@ impl LineScanner {
     }
 
     /// True once the line is found or the line budget is spent: nothing more is looked at.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.found.is_some() || self.lines >= self.max_lines
     }
 
     /// Feeds the next bytes.
-    pub fn feed(&mut self, mut chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, mut chunk: &[u8]) {
         while !chunk.is_empty() && !self.done() {
             match chunk.iter().position(|b| *b == b'\n') {
                 Some(at) => {
@@ -72,7 +73,7 @@ impl LineScanner {
     }
 
     /// The stream ended: a last line without a newline still counts.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if (!self.buf.is_empty() || self.overlong) && !self.done() {
             self.end_line();
         }
@@ -112,7 +113,7 @@ impl LineScanner {
     }
 
     /// What was looked for, for a person: `type = "system", subtype = "init"`.
-    pub fn wanted(&self) -> String {
+    pub(crate) fn wanted(&self) -> String {
         self.matches
             .iter()
             .map(|(k, v)| format!("{k} = {v:?}"))
@@ -122,7 +123,7 @@ impl LineScanner {
 }
 
 /// The files under `home` whose path relative to it matches `glob`, sorted.
-pub fn find_files(home: &Path, glob: &str) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn find_files(home: &Path, glob: &str) -> Result<Vec<PathBuf>, String> {
     let matcher = GlobBuilder::new(glob)
         .literal_separator(true)
         .build()
@@ -155,7 +156,7 @@ pub fn find_files(home: &Path, glob: &str) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Scans a file for the record line, reading no more than the scanner's line budget needs.
-pub fn scan_file(path: &Path, scanner: &mut LineScanner) -> Result<(), String> {
+pub(crate) fn scan_file(path: &Path, scanner: &mut LineScanner) -> Result<(), String> {
     let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let mut buf = vec![0u8; 64 * 1024];
     while !scanner.done() {
@@ -172,7 +173,7 @@ pub fn scan_file(path: &Path, scanner: &mut LineScanner) -> Result<(), String> {
 }
 
 /// A dotted path into JSON; `None` when any step is missing or null.
-pub fn dig<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+pub(crate) fn dig<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
     let mut at = value;
     for part in path.split('.').filter(|p| !p.is_empty()) {
         at = match at {
@@ -203,7 +204,7 @@ fn named_entries(value: &Value) -> Value {
 /// The facts of a found record line, per the provider file: `fields` (by fact name), `missing`
 /// (fact name → why it is not there), `defaults` (fact name → the value meaning nothing was
 /// configured).
-pub fn facts(record: &RecordFile, line: &Value) -> Value {
+pub(crate) fn facts(record: &RecordFile, line: &Value) -> Value {
     let root = match record.at.as_deref() {
         Some(at) => dig(line, at),
         None => Some(line),
@@ -281,8 +282,92 @@ fn plugins(record: &RecordFile, value: &Value) -> Value {
 }
 
 /// The facts of a run whose record was not found, with why.
-pub fn not_found(reason: String) -> Value {
+pub(crate) fn not_found(reason: String) -> Value {
     serde_json::json!({ "found": false, "reason": reason })
+}
+
+/// The record's facts after the run: found (with its fields and where), or not, with why. A
+/// record in the standard output was scanned as it passed; one under the config home is looked
+/// for now.
+pub(crate) fn read(
+    provider: &ProviderFile,
+    scanner: Option<&mut LineScanner>,
+    vendor: &Vendor,
+    config_home: &Path,
+) -> Value {
+    let id = &provider.id;
+    let (Some(spec), Some(scanner)) = (provider.record.as_ref(), scanner) else {
+        return not_found(format!("providers/{id}.toml says nothing of a record (no `[record]`)"));
+    };
+    // INVARIANT (fail closed): every way the record can be missing is `found: false` with the
+    // reason, which the rows read as unk; nothing here stands in for a record.
+    if !vendor.started {
+        return not_found(format!(
+            "the vendor printed no record: it was {}",
+            vendor.reason.clone().unwrap_or_else(|| "not started".into())
+        ));
+    }
+    let ended = match vendor.exit {
+        Some(code) => format!("exited with {code}"),
+        None => "did not end normally".into(),
+    };
+    let source = match spec.source {
+        RecordSource::Stdout => {
+            if scanner.found.is_none() {
+                let too_long = if scanner.too_long > 0 {
+                    format!(", {} too long to read", scanner.too_long)
+                } else {
+                    String::new()
+                };
+                return not_found(format!(
+                    "the vendor {ended} and printed no record: no line of its standard output has {} ({} line(s) read{too_long})",
+                    scanner.wanted(),
+                    scanner.lines
+                ));
+            }
+            "its standard output".to_string()
+        }
+        RecordSource::ConfigHome => {
+            let Some(glob) = &spec.path else {
+                return not_found(format!("providers/{id}.toml: a `config-home` record needs a `path`"));
+            };
+            let found = match find_files(config_home, glob) {
+                Ok(f) => f,
+                Err(e) => return not_found(e),
+            };
+            if found.is_empty() {
+                return not_found(format!(
+                    "the vendor {ended} and wrote no record: no file under the config home matches `{glob}`"
+                ));
+            }
+            let mut which = String::new();
+            for file in &found {
+                let mut fresh = LineScanner::new(spec);
+                if scan_file(file, &mut fresh).is_ok() && fresh.found.is_some() {
+                    scanner.found = fresh.found;
+                    which = file.display().to_string();
+                    break;
+                }
+            }
+            if scanner.found.is_none() {
+                return not_found(format!(
+                    "the vendor {ended}; {} file(s) match `{glob}` and none has a line with {}",
+                    found.len(),
+                    scanner.wanted()
+                ));
+            }
+            which
+        }
+    };
+    let mut facts = scanner
+        .found
+        .as_ref()
+        .map(|line| facts(spec, line))
+        .unwrap_or(Value::Null);
+    if let Some(map) = facts.as_object_mut() {
+        map.insert("source".into(), Value::String(source));
+    }
+    facts
 }
 
 #[cfg(test)]

@@ -984,6 +984,13 @@ impl Bundle {
                 }
                 ExampleKind::Verdict(ex) => {
                     let facts = toml_table_to_json(&ex.facts);
+                    // The launch facts an example writes must be ones the launcher makes.
+                    if let Some(Err(why)) = facts.get("launch").map(crate::launch_facts::check_example) {
+                        let mut d = example.at.diagnostic();
+                        d.message = format!("{}: {why}", d.message);
+                        failures.push(d.with_hint(crate::launch_facts::EXAMPLE_HINT));
+                        continue;
+                    }
                     let result = self.evaluate_rows(&[ex.row.as_str()], &facts);
                     let (verdict, evidence) = result
                         .first()

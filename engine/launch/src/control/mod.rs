@@ -1,0 +1,75 @@
+//! The controls of the hermetic contract, one per file. Each imposes itself on the run's
+//! [`Scratch`] and returns the typed launch facts it answers for; the launch composes them in
+//! order and the rows judge the result. Which variables, flags and files a control uses is data
+//! in the provider file's `[hermetic]`. A control that cannot be imposed as asked is a
+//! [`LaunchError`](crate::error::LaunchError): nothing runs half-imposed.
+
+pub(crate) mod credentials;
+pub(crate) mod env;
+pub(crate) mod governing;
+pub(crate) mod hooks;
+pub(crate) mod mcp;
+pub(crate) mod pin;
+pub(crate) mod plugins;
+pub(crate) mod setting_sources;
+pub(crate) mod workdir;
+
+use crate::error::LaunchError;
+use sixfold_core::bundle::format::HermeticFile;
+use std::path::{Path, PathBuf};
+
+/// What every control is imposed on: the provider's `[hermetic]` and the directories made for
+/// the run.
+#[derive(Debug)]
+pub(crate) struct Scratch<'a> {
+    /// The provider's id, for messages.
+    pub(crate) provider: &'a str,
+    /// The provider file's `[hermetic]`.
+    pub(crate) spec: &'a HermeticFile,
+    /// The run directory.
+    pub(crate) run_dir: PathBuf,
+    /// The scratch config home (`<run>/config`).
+    pub(crate) config_home: PathBuf,
+    /// The scratch `HOME` (`<run>/home`).
+    pub(crate) home: PathBuf,
+    /// The working directory the vendor starts in.
+    pub(crate) workdir: PathBuf,
+}
+
+impl<'a> Scratch<'a> {
+    /// Makes the scratch config home and `HOME` inside the run directory.
+    pub(crate) fn make(
+        provider: &'a str,
+        spec: &'a HermeticFile,
+        run_dir: &Path,
+        workdir: PathBuf,
+    ) -> Result<Scratch<'a>, LaunchError> {
+        let scratch = Scratch {
+            provider,
+            spec,
+            run_dir: run_dir.to_path_buf(),
+            config_home: run_dir.join("config"),
+            home: run_dir.join("home"),
+            workdir,
+        };
+        for dir in [&scratch.config_home, &scratch.home] {
+            std::fs::create_dir(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        }
+        Ok(scratch)
+    }
+
+    /// A provider file's template with `{home}`, `{config_home}` and `{workdir}` filled in.
+    pub(crate) fn expand(&self, template: &str) -> String {
+        template
+            .replace("{home}", &self.home.display().to_string())
+            .replace("{config_home}", &self.config_home.display().to_string())
+            .replace("{workdir}", &self.workdir.display().to_string())
+    }
+}
+
+/// A scratch for a control's unit test: a `[hermetic]` from TOML, directories in `dir`.
+#[cfg(test)]
+pub(crate) fn spec_for_test(toml_text: &str) -> HermeticFile {
+    #[allow(clippy::expect_used)]
+    toml::from_str(toml_text).expect("a test's [hermetic]")
+}
