@@ -296,7 +296,7 @@ impl Workspace {
 /// Resolves `path` the way `realpath -m` does: relative to `base`, `.` dropped, existing symlinks
 /// followed (relative targets from the link's directory), `..` applied to what the path has
 /// become. Components that do not exist are taken as written. `None` when the path passes through
-/// more than [`MAX_SYMLINK_HOPS`] symlinks or a link cannot be read.
+/// more than `MAX_SYMLINK_HOPS` (40) symlinks or a link cannot be read.
 pub fn resolve_path(base: &Path, path: &Path) -> Option<PathBuf> {
     let joined = if path.is_absolute() {
         path.to_path_buf()

@@ -110,7 +110,7 @@ pub fn is_executable(path: &Path) -> bool {
 pub struct Ran {
     /// Its exit code; `None` when a signal ended it.
     pub code: Option<i32>,
-    /// What it printed on stdout (at most [`MAX_VERSION_OUTPUT`] bytes; empty unless asked).
+    /// What it printed on stdout (at most `MAX_VERSION_OUTPUT` bytes; empty unless asked).
     pub stdout: Vec<u8>,
 }
 
