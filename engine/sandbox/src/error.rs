@@ -117,7 +117,12 @@ impl fmt::Display for SandboxError {
             SandboxError::NotFound { program } => write!(f, "program `{program}` not found on `$PATH`")?,
             SandboxError::Exec { program, errno } => {
                 let reason = std::io::Error::from_raw_os_error(*errno);
-                write!(f, "cannot start `{}` in the sandbox: {}", program.display(), lowercase(&reason))?
+                write!(
+                    f,
+                    "cannot start `{}` in the sandbox: {}",
+                    program.display(),
+                    lowercase(&reason)
+                )?
             }
             SandboxError::Host { what, source } => write!(f, "cannot {what}: {}", lowercase(source))?,
         }
@@ -163,7 +168,10 @@ mod tests {
             errno: nix_errno::EPERM,
         };
         let text = error.to_string();
-        assert!(text.starts_with("cannot create user, mount, PID and network namespaces: operation not permitted"), "{text}");
+        assert!(
+            text.starts_with("cannot create user, mount, PID and network namespaces: operation not permitted"),
+            "{text}"
+        );
         assert!(text.contains("\nhelp: unprivileged user namespaces are off"), "{text}");
     }
 

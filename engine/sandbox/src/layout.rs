@@ -78,10 +78,14 @@ fn parse(written: &str) -> Result<Written<'_>, SandboxError> {
     };
     let components: Vec<&str> = rest.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
     if components.contains(&"..") || written.contains('\0') {
-        return Err(invalid(format!("`{written}`: `..` and NUL are not allowed in a path as written")));
+        return Err(invalid(format!(
+            "`{written}`: `..` and NUL are not allowed in a path as written"
+        )));
     }
     if components.iter().any(|c| c.contains("**")) {
-        return Err(invalid(format!("`{written}`: `**` is only understood at the start, as `**/name`")));
+        return Err(invalid(format!(
+            "`{written}`: `**` is only understood at the start, as `**/name`"
+        )));
     }
     if base == Base::AnyDepth && components.len() != 1 {
         return Err(invalid(format!("`{written}`: `**/` must be followed by one name")));
@@ -130,8 +134,15 @@ impl Layout {
         layout.hidden.dedup_by(|a, b| a.path == b.path);
         // A mask inside another mask could not be mounted (its parent is no longer reachable)
         // and is not needed.
-        let dirs: Vec<PathBuf> = layout.hidden.iter().filter(|h| h.is_dir).map(|h| h.path.clone()).collect();
-        layout.hidden.retain(|h| !dirs.iter().any(|d| h.path != *d && h.path.starts_with(d)));
+        let dirs: Vec<PathBuf> = layout
+            .hidden
+            .iter()
+            .filter(|h| h.is_dir)
+            .map(|h| h.path.clone())
+            .collect();
+        layout
+            .hidden
+            .retain(|h| !dirs.iter().any(|d| h.path != *d && h.path.starts_with(d)));
         Ok(layout)
     }
 
@@ -229,7 +240,9 @@ impl Layout {
             return Ok(());
         };
         if parents.iter().any(|c| has_wildcard(c)) {
-            return Err(invalid(format!("secret `{written}`: only the last component may have a wildcard")));
+            return Err(invalid(format!(
+                "secret `{written}`: only the last component may have a wildcard"
+            )));
         }
         let matcher = globset::GlobBuilder::new(last)
             .literal_separator(true)
@@ -338,7 +351,10 @@ fn resolve_dirs<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Result<Vec<PathB
     let mut resolved_dirs = Vec::new();
     for dir in dirs {
         if !dir.is_absolute() {
-            return Err(invalid(format!("writable root `{}` is not an absolute path", dir.display())));
+            return Err(invalid(format!(
+                "writable root `{}` is not an absolute path",
+                dir.display()
+            )));
         }
         let Some(resolved) = resolve_path(Path::new("/"), dir) else {
             return Err(invalid(format!("writable root `{}` cannot be resolved", dir.display())));
@@ -370,7 +386,12 @@ mod tests {
         Environment {
             roots: vec![root.to_path_buf()],
             tmp: None,
-            protected: vec![".git/hooks".into(), ".git/config".into(), ".mcp.json".into(), ".claude".into()],
+            protected: vec![
+                ".git/hooks".into(),
+                ".git/config".into(),
+                ".mcp.json".into(),
+                ".claude".into(),
+            ],
             secrets: vec!["**/.env*".into(), "~/.ssh".into()],
             network: Network::Cut,
             home: root.join("home"),
@@ -386,7 +407,10 @@ mod tests {
         let layout = Layout::resolve(&environment(&root)).unwrap();
         assert_eq!(layout.writable, vec![root.clone()]);
         assert_eq!(layout.roots, vec![root.clone()]);
-        assert_eq!(layout.read_only, vec![root.join(".git/config"), root.join(".git/hooks")]);
+        assert_eq!(
+            layout.read_only,
+            vec![root.join(".git/config"), root.join(".git/hooks")]
+        );
         assert_eq!(layout.sealed, vec![root.clone()]);
         assert_eq!(layout.missing, vec![root.join(".claude"), root.join(".mcp.json")]);
     }
@@ -410,7 +434,14 @@ mod tests {
         std::fs::write(root.join(".env"), "K=v").unwrap();
         let layout = Layout::resolve(&environment(&root)).unwrap();
         let hidden: Vec<&Path> = layout.hidden.iter().map(|h| h.path.as_path()).collect();
-        assert_eq!(hidden, vec![root.join(".env").as_path(), &root.join("a/b/.env.local"), &root.join("home/.ssh")]);
+        assert_eq!(
+            hidden,
+            vec![
+                root.join(".env").as_path(),
+                &root.join("a/b/.env.local"),
+                &root.join("home/.ssh")
+            ]
+        );
         assert!(layout.hidden.iter().any(|h| h.is_dir));
     }
 

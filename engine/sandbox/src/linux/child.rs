@@ -249,7 +249,8 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
     }
     build_dev(plan, devices)?;
     for (index, path) in plan.read_only.iter().enumerate() {
-        mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None).map_err(|e| (Step::Protect, index, e))?;
+        mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None)
+            .map_err(|e| (Step::Protect, index, e))?;
         sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
     }
     for (index, (path, is_dir)) in plan.hidden.iter().enumerate() {
@@ -265,7 +266,11 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
         } else {
             // An empty file nobody may open.
             mount(Some(HIDDEN_FILE), path, None, MsFlags::MS_BIND, None).and_then(|()| {
-                sys::mount_setattr(path, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+                sys::mount_setattr(
+                    path,
+                    false,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                )
             })
         };
         masked.map_err(|e| (Step::Hide, index, e))?;
@@ -359,7 +364,9 @@ fn confine(plan: &Plan) -> Result<(), Failure> {
     // on success it allocates nothing.
     seccompiler::apply_filter(&plan.seccomp).map_err(|e| {
         let errno = match e {
-            seccompiler::Error::Seccomp(io) | seccompiler::Error::Prctl(io) => io.raw_os_error().unwrap_or(libc::EINVAL),
+            seccompiler::Error::Seccomp(io) | seccompiler::Error::Prctl(io) => {
+                io.raw_os_error().unwrap_or(libc::EINVAL)
+            }
             _ => libc::EINVAL,
         };
         (Step::Seccomp, 0, errno)
@@ -395,12 +402,15 @@ fn command(plan: &Plan, pipe: RawFd) -> ! {
 /// Tries one probe operation: 0 when it worked, else the error number.
 fn try_op(op: &ProbeOp) -> i32 {
     let result = match op.kind {
-        ProbeKind::CreateFile => {
-            sys::open(&op.path, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW, 0o600).map(|fd| {
-                sys::close(fd);
-                sys::unlink(&op.path);
-            })
-        }
+        ProbeKind::CreateFile => sys::open(
+            &op.path,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+            0o600,
+        )
+        .map(|fd| {
+            sys::close(fd);
+            sys::unlink(&op.path);
+        }),
         ProbeKind::OpenForWrite => sys::open(&op.path, libc::O_WRONLY | libc::O_APPEND, 0).map(sys::close),
         ProbeKind::MakeDir => sys::mkdir(&op.path, 0o700).map(|()| sys::rmdir(&op.path)),
         ProbeKind::Read => sys::open(&op.path, libc::O_RDONLY, 0).and_then(|fd| {

@@ -15,7 +15,14 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 
 /// The device files every program may write to; they are bound into the sandbox's `/dev`.
-pub(crate) const DEVICES: [&str; 6] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+pub(crate) const DEVICES: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
 
 /// The rights Landlock adds in this sandbox (a subset of the kernel's ABI 5 write rights).
 const NEWEST_USED: i32 = 5;
@@ -52,7 +59,11 @@ pub(crate) fn build(layout: &Layout, network: Network) -> Result<Option<Landlock
     let file_writes = all_writes & AccessFs::from_file(abi);
     let makes: BitFlags<AccessFs> =
         make_bitflags!(AccessFs::{MakeChar | MakeDir | MakeReg | MakeSock | MakeFifo | MakeBlock | MakeSym});
-    let refer = if kernel >= 2 { BitFlags::from(AccessFs::Refer) } else { BitFlags::EMPTY };
+    let refer = if kernel >= 2 {
+        BitFlags::from(AccessFs::Refer)
+    } else {
+        BitFlags::EMPTY
+    };
     // Inside a sealed directory existing entries stay writable and removable; nothing new.
     let sealed_writes = all_writes & !makes & !refer;
 
@@ -65,7 +76,9 @@ pub(crate) fn build(layout: &Layout, network: Network) -> Result<Option<Landlock
         .map_err(|e| failed(&e))?;
     if network.is_cut() && kernel >= 4 {
         // A third wall for the network: no TCP bind or connect at all.
-        ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4)).map_err(|e| failed(&e))?;
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .map_err(|e| failed(&e))?;
     }
     if kernel >= 6 {
         // No connecting to the host's abstract Unix sockets, no signals to processes outside.
@@ -75,7 +88,14 @@ pub(crate) fn build(layout: &Layout, network: Network) -> Result<Option<Landlock
 
     let mut grants: Vec<(std::path::PathBuf, BitFlags<AccessFs>)> = Vec::new();
     for root in &layout.writable {
-        grant_tree(root, &layout.sealed, all_writes, sealed_writes, file_writes, &mut grants);
+        grant_tree(
+            root,
+            &layout.sealed,
+            all_writes,
+            sealed_writes,
+            file_writes,
+            &mut grants,
+        );
     }
     for device in DEVICES {
         grants.push((device.into(), file_writes));
@@ -86,9 +106,7 @@ pub(crate) fn build(layout: &Layout, network: Network) -> Result<Option<Landlock
         let Ok(fd) = PathFd::new(&path) else {
             continue;
         };
-        created = created
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(|e| failed(&e))?;
+        created = created.add_rule(PathBeneath::new(fd, access)).map_err(|e| failed(&e))?;
     }
     let fd: Option<OwnedFd> = created.into();
     match fd {

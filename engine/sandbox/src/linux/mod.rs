@@ -6,7 +6,10 @@
 //! calls on it until execve (see [`child`]), which is what POSIX allows after forking a
 //! multithreaded process.
 
-#![allow(unsafe_code, reason = "fork, raw system calls and execve: each use says why it is sound")]
+#![allow(
+    unsafe_code,
+    reason = "fork, raw system calls and execve: each use says why it is sound"
+)]
 
 mod child;
 mod landlock_rules;
@@ -39,9 +42,11 @@ pub(crate) type ProbeResult = (usize, i32);
 /// Builds the sandbox of `plan`, runs its payload and waits: the exit code and the probe's
 /// results, or the first setup step that failed.
 fn spawn(plan: &Plan) -> Result<(i32, Vec<ProbeResult>), SandboxError> {
-    let host = |what: &'static str| move |e: nix::Error| SandboxError::Host {
-        what,
-        source: std::io::Error::from(e),
+    let host = |what: &'static str| {
+        move |e: nix::Error| SandboxError::Host {
+            what,
+            source: std::io::Error::from(e),
+        }
     };
     let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the report pipe"))?;
     let mut scratch = vec![-1; plan.writable.len() + DEVICES.len()];
@@ -72,7 +77,11 @@ fn spawn(plan: &Plan) -> Result<(i32, Vec<ProbeResult>), SandboxError> {
             bytes.copy_from_slice(record.get(at..at + 4).unwrap_or(&[0; 4]));
             bytes
         };
-        let (tag, index, value) = (u32::from_ne_bytes(word(0)), u32::from_ne_bytes(word(4)), i32::from_ne_bytes(word(8)));
+        let (tag, index, value) = (
+            u32::from_ne_bytes(word(0)),
+            u32::from_ne_bytes(word(4)),
+            i32::from_ne_bytes(word(8)),
+        );
         let index = index as usize;
         if tag == PROBE_RESULT {
             probe.push((index, value));

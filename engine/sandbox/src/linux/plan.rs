@@ -108,7 +108,12 @@ fn c_string(text: &OsStr) -> Result<CString, SandboxError> {
 
 impl Plan {
     /// Prepares a plan for a layout of `environment`.
-    pub(crate) fn new(environment: &Environment, layout: Layout, payload: Payload, cwd: &Path) -> Result<Plan, SandboxError> {
+    pub(crate) fn new(
+        environment: &Environment,
+        layout: Layout,
+        payload: Payload,
+        cwd: &Path,
+    ) -> Result<Plan, SandboxError> {
         let mut namespaces =
             CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
         if environment.network == Network::Cut {
@@ -131,7 +136,10 @@ impl Plan {
                 .iter()
                 .map(|h| c_path(&h.path).map(|c| (c, h.is_dir)))
                 .collect::<Result<Vec<_>, _>>()?,
-            devices: DEVICES.iter().map(|d| c_path(Path::new(d))).collect::<Result<Vec<_>, _>>()?,
+            devices: DEVICES
+                .iter()
+                .map(|d| c_path(Path::new(d)))
+                .collect::<Result<Vec<_>, _>>()?,
             layout,
             landlock,
             seccomp,

@@ -44,7 +44,11 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
                 Some(path)
             }
             Err(e) => {
-                checks.push(Check::new("secret-hidden", false, format!("cannot make a canary secret: {e}")));
+                checks.push(Check::new(
+                    "secret-hidden",
+                    false,
+                    format!("cannot make a canary secret: {e}"),
+                ));
                 None
             }
         }
@@ -55,7 +59,11 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
         match TcpListener::bind("127.0.0.1:0").and_then(|l| l.set_nonblocking(true).map(|()| l)) {
             Ok(listener) => Some(listener),
             Err(e) => {
-                checks.push(Check::new("network-cut", false, format!("cannot open a loopback listener: {e}")));
+                checks.push(Check::new(
+                    "network-cut",
+                    false,
+                    format!("cannot open a loopback listener: {e}"),
+                ));
                 None
             }
         }
@@ -86,7 +94,11 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
             results
         }
         Ok((code, _)) => {
-            checks.push(Check::new("sandbox", false, format!("the probe ended with exit status {code}")));
+            checks.push(Check::new(
+                "sandbox",
+                false,
+                format!("the probe ended with exit status {code}"),
+            ));
             return finish(checks, canary);
         }
         Err(e) => {
@@ -137,7 +149,11 @@ fn make_canary(nonce: &str) -> std::io::Result<PathBuf> {
 
 fn landlock_check(layout: &Layout) -> Check {
     match sys::landlock_abi() {
-        Some(abi) => Check::new("landlock", true, format!("Landlock ABI {abi}: a second wall for writes")),
+        Some(abi) => Check::new(
+            "landlock",
+            true,
+            format!("Landlock ABI {abi}: a second wall for writes"),
+        ),
         None if layout.missing.is_empty() => Check::new(
             "landlock",
             true,
@@ -282,17 +298,26 @@ fn inside_target(layout: &Layout, root: &Path) -> PathBuf {
         })
         .unwrap_or_default();
     subdirs.sort();
-    subdirs.into_iter().find(|d| open(d)).unwrap_or_else(|| root.to_path_buf())
+    subdirs
+        .into_iter()
+        .find(|d| open(d))
+        .unwrap_or_else(|| root.to_path_buf())
 }
 
 /// Directories outside every writable root where a write is tried: each root's parent and the
 /// home directory (places the user can normally write to, so a denial means something).
 fn outside_dirs(environment: &Environment, layout: &Layout) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = layout.writable.iter().filter_map(|r| r.parent().map(Path::to_path_buf)).collect();
+    let mut dirs: Vec<PathBuf> = layout
+        .writable
+        .iter()
+        .filter_map(|r| r.parent().map(Path::to_path_buf))
+        .collect();
     if environment.home.is_absolute() {
         dirs.push(environment.home.clone());
     }
-    dirs.retain(|d| d.is_dir() && layout.writable_root_of(d).is_none() && !layout.hidden.iter().any(|h| d.starts_with(&h.path)));
+    dirs.retain(|d| {
+        d.is_dir() && layout.writable_root_of(d).is_none() && !layout.hidden.iter().any(|h| d.starts_with(&h.path))
+    });
     dirs.sort();
     dirs.dedup();
     dirs
@@ -301,7 +326,11 @@ fn outside_dirs(environment: &Environment, layout: &Layout) -> Vec<PathBuf> {
 fn judge(expectation: &Expectation, outcome: Option<i32>) -> Check {
     let Some(outcome) = outcome else {
         // INVARIANT (fail closed): an operation the probe did not report is not a check that held.
-        return Check::new(expectation.name, false, format!("{}: the probe did not report", expectation.what));
+        return Check::new(
+            expectation.name,
+            false,
+            format!("{}: the probe did not report", expectation.what),
+        );
     };
     let worked = outcome == 0;
     let mut held = worked == expectation.must_work;

@@ -13,8 +13,7 @@ use crate::environment::Network;
 use crate::error::SandboxError;
 use nix::libc;
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    TargetArch,
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 use std::collections::BTreeMap;
 
@@ -25,18 +24,26 @@ const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 /// The compiled filter for an environment.
 pub(crate) fn build(network: Network) -> Result<BpfProgram, SandboxError> {
     let unsupported = |what: String| SandboxError::Unsupported { what };
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|_| unsupported(format!("no seccomp filter for the `{}` architecture", std::env::consts::ARCH)))?;
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
+        unsupported(format!(
+            "no seccomp filter for the `{}` architecture",
+            std::env::consts::ARCH
+        ))
+    })?;
     let failed = |e: seccompiler::BackendError| unsupported(format!("cannot build the seccomp filter: {e}"));
 
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
+    for call in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
         rules.insert(call, Vec::new());
     }
     let mut terminal = Vec::new();
     for request in [libc::TIOCSTI, libc::TIOCLINUX] {
-        let condition = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)
-            .map_err(failed)?;
+        let condition =
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64).map_err(failed)?;
         terminal.push(SeccompRule::new(vec![condition]).map_err(failed)?);
     }
     rules.insert(libc::SYS_ioctl, terminal);
@@ -58,8 +65,13 @@ pub(crate) fn build(network: Network) -> Result<BpfProgram, SandboxError> {
             .collect();
         rules.extend(x32);
     }
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
-        .map_err(failed)?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(failed)?;
     BpfProgram::try_from(filter).map_err(failed)
 }
 

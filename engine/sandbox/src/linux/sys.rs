@@ -42,7 +42,16 @@ pub(crate) fn fork() -> Result<libc::pid_t, Errno> {
     // like fork(2); the child continues on a copy of this stack. No Rust invariant depends on
     // the pid, and the callers run only async-signal-safe code in the child until execve or
     // _exit.
-    let pid = check(unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0usize, 0usize, 0usize, 0usize) })?;
+    let pid = check(unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    })?;
     Ok(pid as libc::pid_t)
 }
 
@@ -393,7 +402,14 @@ pub(crate) fn reset_signals() {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        for signal in [libc::SIGPIPE, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD] {
+        for signal in [
+            libc::SIGPIPE,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGCHLD,
+        ] {
             libc::signal(signal, libc::SIG_DFL);
         }
     }
