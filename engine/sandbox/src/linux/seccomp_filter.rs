@@ -41,9 +41,12 @@ pub(crate) fn build(network: Network) -> Result<BpfProgram, SandboxError> {
         rules.insert(call, Vec::new());
     }
     let mut terminal = Vec::new();
-    for request in [libc::TIOCSTI, libc::TIOCLINUX] {
-        let condition =
-            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64).map_err(failed)?;
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "the ioctl request type differs between architectures"
+    )]
+    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
+        let condition = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request).map_err(failed)?;
         terminal.push(SeccompRule::new(vec![condition]).map_err(failed)?);
     }
     rules.insert(libc::SYS_ioctl, terminal);
