@@ -1,0 +1,112 @@
+//! The sandbox layer: a mode's `environment` enforced by the Linux kernel, and proven by a probe
+//! before anything relies on it.
+//!
+//! [`run`] runs one command confined: in its own user, mount, PID, IPC and (when the network is
+//! cut) network namespaces, with the whole filesystem read-only except the writable roots, the
+//! protected paths read-only again inside them (and not creatable when missing), the secrets
+//! masked, no capabilities, `no_new_privs`, a Landlock ruleset as a second wall for writes and
+//! a seccomp filter. Stdin, stdout and stderr pass through; so does the exit status; when the
+//! command ends, every process it started ends too.
+//!
+//! [`prove`] builds the same sandbox around a probe that tries what must work and what must
+//! not, and returns what it observed as a [`Proof`]. Only what runs inside a proven sandbox is
+//! `contained`.
+//!
+//! This crate holds mechanism only: what an environment confines is the caller's data (next, the
+//! bundle's), and it decides nothing about a step. It is not a container runtime: it gives no
+//! private copy of anything, and a denied write fails; it never lands somewhere else.
+//!
+//! Linux only; elsewhere [`run`] and [`prove`] say so.
+
+mod environment;
+mod error;
+mod layout;
+#[cfg(target_os = "linux")]
+mod linux;
+mod proof;
+
+pub use environment::{Environment, Network};
+pub use error::SandboxError;
+pub use proof::{Check, Proof};
+
+use std::ffi::OsString;
+use std::path::Path;
+
+/// Runs `argv` (program and arguments; the program is looked up on `$PATH`) confined by
+/// `environment`, in the directory `cwd`, with this process's environment variables, stdin,
+/// stdout and stderr. Returns the command's exit status (128 + the signal when a signal ended
+/// it). Blocks until the command and everything it started have ended.
+///
+/// ```no_run
+/// use sixfold_sandbox::{run, Environment, Network};
+///
+/// let environment = Environment {
+///     roots: vec!["/work/repo".into()],
+///     tmp: Some("/tmp".into()),
+///     protected: vec![".git/config".into(), ".mcp.json".into()],
+///     secrets: vec!["~/.ssh".into()],
+///     network: Network::Cut,
+///     home: "/home/me".into(),
+/// };
+/// let status = run(&environment, &["cargo".into(), "test".into()], "/work/repo".as_ref())?;
+/// # Ok::<(), sixfold_sandbox::SandboxError>(())
+/// ```
+///
+/// # Errors
+///
+/// When the environment cannot be enforced here, says what is missing; the command never runs
+/// unconfined:
+///
+/// ```
+/// use sixfold_sandbox::{run, Environment};
+///
+/// let environment = Environment { roots: vec!["relative/path".into()], ..Environment::default() };
+/// let error = run(&environment, &["true".into()], "/".as_ref()).unwrap_err();
+/// assert!(error.to_string().contains("is not an absolute path"));
+/// ```
+pub fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::run(environment, argv, cwd)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (environment, argv, cwd);
+        Err(SandboxError::Unsupported {
+            what: "the sandbox is built from Linux namespaces, Landlock and seccomp; this is not Linux".to_string(),
+        })
+    }
+}
+
+/// Proves `environment` on this machine: a probe runs inside it and observes that a write inside
+/// each root works, a write outside every root is denied, protected paths cannot be written (nor
+/// created when missing), secrets cannot be read and, when the network is cut, a listener the
+/// probe opens on the host's loopback cannot be reached. Nothing is sent off this machine.
+///
+/// The probe creates and removes a file in each root; when no secret exists it proves the mask
+/// on a canary file of its own under the system temp dir.
+///
+/// ```
+/// use sixfold_sandbox::{prove, Environment};
+///
+/// // A root that does not exist cannot be proven, and the proof says why.
+/// let environment = Environment { roots: vec!["/nonexistent/sixfold".into()], ..Environment::default() };
+/// let proof = prove(&environment);
+/// assert!(!proof.proven);
+/// assert!(proof.failed().any(|c| c.detail.contains("is not a directory")));
+/// ```
+pub fn prove(environment: &Environment) -> Proof {
+    #[cfg(target_os = "linux")]
+    {
+        linux::prove::prove(environment)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = environment;
+        Proof::from_checks(vec![Check::new(
+            "sandbox",
+            false,
+            "the sandbox is built from Linux namespaces, Landlock and seccomp; this is not Linux",
+        )])
+    }
+}

@@ -1,0 +1,432 @@
+//! The sandbox's three processes, from the fork to execve.
+//!
+//! ```text
+//! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc[, net]) ── fork ─▶ init (pid 1) ── fork ─▶ command
+//!   waits            maps its uid/gid, waits, exits with init's code        builds the mounts,      execve
+//!                                                                            confines itself, waits
+//! ```
+//!
+//! The caller may have many threads, so everything here is async-signal-safe: raw system calls
+//! on memory the [`Plan`] laid out before the fork, no allocation, no lock, no panic (a failed
+//! step writes a fixed-size record to the report pipe and exits). When the command ends, init
+//! exits with its code and the kernel kills whatever is left in the PID namespace: no orphans.
+
+use crate::linux::plan::{PathList, Payload, Plan, ProbeKind, ProbeOp};
+use crate::linux::sys::{self, Errno, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
+use nix::libc;
+use nix::mount::MsFlags;
+use std::ffi::CStr;
+use std::os::fd::RawFd;
+
+/// The tag of a probe's result record (setup failures are tagged with their [`Step`]).
+pub(crate) const PROBE_RESULT: u32 = u32::MAX;
+
+/// A record on the report pipe: tag, index, value (an error number, or 0).
+pub(crate) const RECORD_LEN: usize = 12;
+
+/// The steps of building the sandbox, as reported when one fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Step {
+    /// unshare(2)
+    Namespaces = 1,
+    /// /proc/self/{setgroups,uid_map,gid_map}
+    IdMaps,
+    /// fork
+    Fork,
+    /// Making every mount private, so nothing propagates back to the host.
+    Private,
+    /// Copying a writable root before the filesystem turns read-only.
+    CopyRoot,
+    /// Making the whole filesystem read-only.
+    ReadOnlyRoot,
+    /// Attaching a writable root's copy.
+    AttachRoot,
+    /// The fresh /dev.
+    Dev,
+    /// A device file in /dev.
+    Device,
+    /// A protected path's read-only bind.
+    Protect,
+    /// A secret's mask.
+    Hide,
+    /// The fresh /proc.
+    Proc,
+    /// Landlock.
+    Landlock,
+    /// Dropping capabilities.
+    Capabilities,
+    /// no_new_privs.
+    NoNewPrivs,
+    /// The seccomp filter.
+    Seccomp,
+    /// The working directory.
+    Chdir,
+    /// execve.
+    Exec,
+}
+
+impl Step {
+    /// All steps, to read a tag back.
+    const ALL: [Step; 18] = [
+        Step::Namespaces,
+        Step::IdMaps,
+        Step::Fork,
+        Step::Private,
+        Step::CopyRoot,
+        Step::ReadOnlyRoot,
+        Step::AttachRoot,
+        Step::Dev,
+        Step::Device,
+        Step::Protect,
+        Step::Hide,
+        Step::Proc,
+        Step::Landlock,
+        Step::Capabilities,
+        Step::NoNewPrivs,
+        Step::Seccomp,
+        Step::Chdir,
+        Step::Exec,
+    ];
+
+    /// The step a record's tag names.
+    pub(crate) fn from_tag(tag: u32) -> Option<Step> {
+        Step::ALL.into_iter().find(|s| *s as u32 == tag)
+    }
+
+    /// What the step does, as a verb phrase.
+    pub(crate) fn phrase(self) -> &'static str {
+        match self {
+            Step::Namespaces => crate::error::STEP_USER_NAMESPACE,
+            Step::IdMaps => "map the user and group ids into the user namespace",
+            Step::Fork => "start the sandbox's init process",
+            Step::Private => "make the mounts private to the sandbox",
+            Step::CopyRoot => "copy a writable root's mount (needs Linux 5.2+)",
+            Step::ReadOnlyRoot => "make the filesystem read-only (needs Linux 5.12+)",
+            Step::AttachRoot => "bind a writable root",
+            Step::Dev => "build the sandbox's /dev",
+            Step::Device => "bind a device file",
+            Step::Protect => "keep a protected path read-only",
+            Step::Hide => "hide a secret",
+            Step::Proc => "mount /proc for the sandbox's PID namespace",
+            Step::Landlock => "enforce the Landlock ruleset",
+            Step::Capabilities => "drop capabilities",
+            Step::NoNewPrivs => "set no_new_privs",
+            Step::Seccomp => "install the seccomp filter",
+            Step::Chdir => "enter the working directory",
+            Step::Exec => "start the command",
+        }
+    }
+
+    /// Which list the record's index points into.
+    pub(crate) fn list(self) -> PathList {
+        match self {
+            Step::CopyRoot | Step::AttachRoot => PathList::Writable,
+            Step::Device => PathList::Devices,
+            Step::Protect => PathList::ReadOnly,
+            Step::Hide => PathList::Hidden,
+            Step::Chdir => PathList::Cwd,
+            _ => PathList::None,
+        }
+    }
+}
+
+/// A failed step: the step, the index into its list, the error number.
+type Failure = (Step, usize, Errno);
+
+/// Writes a record to the report pipe; a failure to report is not reportable.
+fn report(pipe: RawFd, tag: u32, index: usize, value: i32) {
+    let mut record = [0u8; RECORD_LEN];
+    let index = u32::try_from(index).unwrap_or(u32::MAX);
+    for (slot, bytes) in record
+        .chunks_exact_mut(4)
+        .zip([tag.to_ne_bytes(), index.to_ne_bytes(), value.to_ne_bytes()])
+    {
+        slot.copy_from_slice(&bytes);
+    }
+    let _ = sys::write_all(pipe, &record);
+}
+
+/// Reports a failed step and exits.
+fn fail(pipe: RawFd, (step, index, errno): Failure) -> ! {
+    report(pipe, step as u32, index, errno);
+    sys::exit(126)
+}
+
+/// The outer process: enters the namespaces, maps ids, forks init and waits for it.
+///
+/// `scratch` has room for one fd per writable root and device; `keep` lists the fds to keep
+/// open (the report pipe and the Landlock ruleset), sorted.
+pub(crate) fn outer(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd], keep: &[RawFd]) -> ! {
+    // The sandbox dies with its caller; if the caller is already gone, so is the point.
+    if sys::die_with_parent().is_err() || nix::unistd::getppid().as_raw() != plan.parent {
+        sys::exit(126);
+    }
+    // Other threads' pipes and files copied by the fork must not be held open by the sandbox.
+    sys::close_fds_except(keep);
+    if let Err(e) = nix::sched::unshare(plan.namespaces) {
+        fail(pipe, (Step::Namespaces, 0, e as i32));
+    }
+    let maps = sys::write_file(c"/proc/self/setgroups", b"deny")
+        .and_then(|()| sys::write_file(c"/proc/self/uid_map", &plan.uid_map))
+        .and_then(|()| sys::write_file(c"/proc/self/gid_map", &plan.gid_map));
+    if let Err(e) = maps {
+        fail(pipe, (Step::IdMaps, 0, e));
+    }
+    match sys::fork() {
+        Err(e) => fail(pipe, (Step::Fork, 0, e)),
+        Ok(0) => init(plan, pipe, scratch),
+        Ok(pid) => {
+            sys::close(pipe);
+            match sys::wait(pid) {
+                Ok((_, status)) => sys::exit(sys::exit_code(status)),
+                Err(_) => sys::exit(255),
+            }
+        }
+    }
+}
+
+/// Init, pid 1 of the new PID namespace: builds the filesystem, confines itself (the command
+/// inherits it), forks the command and reaps until the command ends.
+fn init(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd]) -> ! {
+    if let Err(e) = sys::die_with_parent() {
+        fail(pipe, (Step::Fork, 0, e));
+    }
+    if let Err(failure) = build_filesystem(plan, scratch) {
+        fail(pipe, failure);
+    }
+    if let Err(failure) = confine(plan) {
+        fail(pipe, failure);
+    }
+    let command_pid = match sys::fork() {
+        Err(e) => fail(pipe, (Step::Fork, 0, e)),
+        Ok(0) => command(plan, pipe),
+        Ok(pid) => pid,
+    };
+    sys::close(pipe);
+    loop {
+        match sys::wait(-1) {
+            // INVARIANT: init's exit ends the PID namespace; the kernel kills what is left.
+            Ok((pid, status)) if pid == command_pid => sys::exit(sys::exit_code(status)),
+            Ok(_) => continue,
+            Err(_) => sys::exit(255),
+        }
+    }
+}
+
+fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: MsFlags,
+    data: Option<&CStr>,
+) -> Result<(), Errno> {
+    // nix takes `&CStr` as a path without copying it, so this allocates nothing.
+    nix::mount::mount(source, target, fstype, flags, data).map_err(|e| e as i32)
+}
+
+/// The filesystem as the environment says: all read-only, the writable roots read-write, the
+/// protected paths read-only again, the secrets masked, a fresh /dev and /proc.
+fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
+    // Nothing done here may propagate to the host's mounts.
+    mount(None, c"/", None, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None).map_err(|e| (Step::Private, 0, e))?;
+    let (roots, devices) = scratch.split_at_mut(plan.writable.len());
+    // Detached copies keep their original (writable) flags through the read-only pass below.
+    for (index, (root, slot)) in plan.writable.iter().zip(roots.iter_mut()).enumerate() {
+        *slot = sys::open_tree(root, true).map_err(|e| (Step::CopyRoot, index, e))?;
+    }
+    for (device, slot) in plan.devices.iter().zip(devices.iter_mut()) {
+        // A device the host lacks is simply absent inside.
+        *slot = sys::open_tree(device, false).unwrap_or(-1);
+    }
+    // INVARIANT (fail closed): every mount, recursively, becomes read-only before anything is
+    // made writable again.
+    sys::mount_setattr(c"/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+        .map_err(|e| (Step::ReadOnlyRoot, 0, e))?;
+    for (index, (root, fd)) in plan.writable.iter().zip(roots.iter()).enumerate() {
+        sys::move_mount(*fd, root).map_err(|e| (Step::AttachRoot, index, e))?;
+        sys::close(*fd);
+    }
+    build_dev(plan, devices)?;
+    for (index, path) in plan.read_only.iter().enumerate() {
+        mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None)
+            .map_err(|e| (Step::Protect, index, e))?;
+        sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
+    }
+    for (index, (path, is_dir)) in plan.hidden.iter().enumerate() {
+        let masked = if *is_dir {
+            // An empty directory nobody may open.
+            mount(
+                Some(c"tmpfs"),
+                path,
+                Some(c"tmpfs"),
+                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+                Some(c"mode=000,size=4k"),
+            )
+        } else {
+            // An empty file nobody may open.
+            mount(Some(HIDDEN_FILE), path, None, MsFlags::MS_BIND, None).and_then(|()| {
+                sys::mount_setattr(
+                    path,
+                    false,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                )
+            })
+        };
+        masked.map_err(|e| (Step::Hide, index, e))?;
+    }
+    // The PID namespace's own /proc: the host's processes are not there.
+    mount(
+        Some(c"proc"),
+        c"/proc",
+        Some(c"proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None,
+    )
+    .map_err(|e| (Step::Proc, 0, e))?;
+    sys::mount_setattr(c"/dev", false, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Dev, 0, e))?;
+    Ok(())
+}
+
+/// The empty, unreadable file bound over secrets that are files.
+const HIDDEN_FILE: &CStr = c"/dev/.sixfold-hidden";
+
+/// A fresh /dev: the harmless device files bound from the host, a private devpts and
+/// /dev/shm, and nothing else (the host's disks are not there).
+fn build_dev(plan: &Plan, devices: &[RawFd]) -> Result<(), Failure> {
+    let dev = |e| (Step::Dev, 0, e);
+    mount(
+        Some(c"tmpfs"),
+        c"/dev",
+        Some(c"tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some(c"mode=0755,size=1m"),
+    )
+    .map_err(dev)?;
+    for (index, (device, fd)) in plan.devices.iter().zip(devices.iter()).enumerate() {
+        if *fd < 0 {
+            continue;
+        }
+        sys::create_file(device, 0o666).map_err(|e| (Step::Device, index, e))?;
+        sys::move_mount(*fd, device).map_err(|e| (Step::Device, index, e))?;
+        sys::close(*fd);
+    }
+    for (target, link) in [
+        (c"/proc/self/fd", c"/dev/fd"),
+        (c"/proc/self/fd/0", c"/dev/stdin"),
+        (c"/proc/self/fd/1", c"/dev/stdout"),
+        (c"/proc/self/fd/2", c"/dev/stderr"),
+        (c"pts/ptmx", c"/dev/ptmx"),
+    ] {
+        sys::symlink(target, link).map_err(dev)?;
+    }
+    sys::mkdir(c"/dev/pts", 0o755).map_err(dev)?;
+    mount(
+        Some(c"devpts"),
+        c"/dev/pts",
+        Some(c"devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some(c"newinstance,ptmxmode=0666,mode=0620"),
+    )
+    .map_err(dev)?;
+    sys::mkdir(c"/dev/shm", 0o755).map_err(dev)?;
+    mount(
+        Some(c"tmpfs"),
+        c"/dev/shm",
+        Some(c"tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(c"mode=1777"),
+    )
+    .map_err(dev)?;
+    sys::create_file(HIDDEN_FILE, 0).map_err(dev)?;
+    Ok(())
+}
+
+/// Confines init (and so the command it forks): Landlock for the fresh /dev's directories, no
+/// capabilities, no_new_privs, the Landlock ruleset, the seccomp filter.
+fn confine(plan: &Plan) -> Result<(), Failure> {
+    use std::os::fd::AsRawFd;
+    if let Some(landlock) = &plan.landlock {
+        for dir in [c"/dev/shm", c"/dev/pts"] {
+            sys::landlock_add_path(landlock.ruleset.as_raw_fd(), dir, landlock.all_writes)
+                .map_err(|e| (Step::Landlock, 0, e))?;
+        }
+    }
+    // INVARIANT (fail closed): without capabilities nothing inside can undo a mount, and no
+    // execve (a set-user-ID program included) can grant one back.
+    sys::drop_capabilities().map_err(|e| (Step::Capabilities, 0, e))?;
+    sys::no_new_privs().map_err(|e| (Step::NoNewPrivs, 0, e))?;
+    if let Some(landlock) = &plan.landlock {
+        sys::landlock_restrict_self(landlock.ruleset.as_raw_fd()).map_err(|e| (Step::Landlock, 0, e))?;
+        sys::close(landlock.ruleset.as_raw_fd());
+    }
+    // seccompiler's apply_filter is a prctl and a seccomp system call on the prepared program;
+    // on success it allocates nothing.
+    seccompiler::apply_filter(&plan.seccomp).map_err(|e| {
+        let errno = match e {
+            seccompiler::Error::Seccomp(io) | seccompiler::Error::Prctl(io) => {
+                io.raw_os_error().unwrap_or(libc::EINVAL)
+            }
+            _ => libc::EINVAL,
+        };
+        (Step::Seccomp, 0, errno)
+    })?;
+    Ok(())
+}
+
+/// The command's process: the default signal state, its working directory, then execve (or
+/// the probe).
+fn command(plan: &Plan, pipe: RawFd) -> ! {
+    let _ = sys::die_with_parent();
+    sys::reset_signals();
+    if let Err(e) = sys::chdir(&plan.cwd) {
+        fail(pipe, (Step::Chdir, 0, e));
+    }
+    match &plan.payload {
+        Payload::Exec(exec) => {
+            // Only stdin, stdout and stderr go through to the command.
+            sys::cloexec_from_3();
+            let errno = sys::execve(&exec.program, &exec.argv, &exec.envp);
+            report(pipe, Step::Exec as u32, 0, errno);
+            sys::exit(127)
+        }
+        Payload::Probe(ops) => {
+            for (index, op) in ops.iter().enumerate() {
+                report(pipe, PROBE_RESULT, index, try_op(op));
+            }
+            sys::exit(0)
+        }
+    }
+}
+
+/// Tries one probe operation: 0 when it worked, else the error number.
+fn try_op(op: &ProbeOp) -> i32 {
+    let result = match op.kind {
+        ProbeKind::CreateFile => sys::open(
+            &op.path,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+            0o600,
+        )
+        .map(|fd| {
+            sys::close(fd);
+            sys::unlink(&op.path);
+        }),
+        ProbeKind::OpenForWrite => sys::open(&op.path, libc::O_WRONLY | libc::O_APPEND, 0).map(sys::close),
+        ProbeKind::MakeDir => sys::mkdir(&op.path, 0o700).map(|()| sys::rmdir(&op.path)),
+        ProbeKind::Read => sys::open(&op.path, libc::O_RDONLY, 0).and_then(|fd| {
+            let read = sys::read_one(fd);
+            sys::close(fd);
+            match read {
+                // A directory opened for reading was read; EISDIR means the open worked.
+                Err(libc::EISDIR) => Ok(0),
+                other => other,
+            }
+            .map(|_| ())
+        }),
+        ProbeKind::Connect => sys::connect_loopback(op.port),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(errno) => errno,
+    }
+}

@@ -1,0 +1,135 @@
+//! The Linux mechanism: namespaces through `nix`, Landlock, seccomp.
+//!
+//! Why fork and not re-exec: re-executing the current binary with a hidden entry point would
+//! tie the library to one binary (the CLI, the tests and the benches are three). Instead the
+//! caller prepares everything in a [`plan::Plan`] and the forked children only make raw system
+//! calls on it until execve (see [`child`]), which is what POSIX allows after forking a
+//! multithreaded process.
+
+#![allow(
+    unsafe_code,
+    reason = "fork, raw system calls and execve: each use says why it is sound"
+)]
+
+mod child;
+mod landlock_rules;
+mod plan;
+pub(crate) mod prove;
+mod seccomp_filter;
+mod sys;
+
+use crate::environment::Environment;
+use crate::error::SandboxError;
+use crate::layout::Layout;
+use child::{Step, PROBE_RESULT, RECORD_LEN};
+use landlock_rules::DEVICES;
+use plan::{Exec, Payload, Plan};
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// Runs `argv` confined by `environment`, in `cwd`; returns its exit status.
+pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
+    let layout = Layout::resolve(environment)?;
+    let plan = Plan::new(environment, layout, Payload::Exec(Exec::new(argv)?), cwd)?;
+    spawn(&plan).map(|(code, _)| code)
+}
+
+/// What a probe operation reported: its index and 0 or an error number.
+pub(crate) type ProbeResult = (usize, i32);
+
+/// Builds the sandbox of `plan`, runs its payload and waits: the exit code and the probe's
+/// results, or the first setup step that failed.
+fn spawn(plan: &Plan) -> Result<(i32, Vec<ProbeResult>), SandboxError> {
+    let host = |what: &'static str| {
+        move |e: nix::Error| SandboxError::Host {
+            what,
+            source: std::io::Error::from(e),
+        }
+    };
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the report pipe"))?;
+    let mut scratch = vec![-1; plan.writable.len() + DEVICES.len()];
+    let mut keep = vec![write.as_raw_fd()];
+    if let Some(landlock) = &plan.landlock {
+        keep.push(landlock.ruleset.as_raw_fd());
+    }
+    keep.sort_unstable();
+    // SAFETY: the child runs `child::outer`, which only makes async-signal-safe system calls on
+    // memory prepared before this point (the plan, `scratch`, `keep`) and never returns: it
+    // execs or calls _exit.
+    let child = match unsafe { nix::unistd::fork() }.map_err(host("fork the sandbox"))? {
+        nix::unistd::ForkResult::Child => child::outer(plan, write.as_raw_fd(), &mut scratch, &keep),
+        nix::unistd::ForkResult::Parent { child } => child,
+    };
+    drop(write);
+    let mut records = Vec::new();
+    let read_result = std::fs::File::from(read).read_to_end(&mut records);
+    let code = wait(child).map_err(host("wait for the sandbox"))?;
+    read_result.map_err(|source| SandboxError::Host {
+        what: "read the sandbox's report",
+        source,
+    })?;
+    let mut probe = Vec::new();
+    for record in records.chunks_exact(RECORD_LEN) {
+        let word = |at: usize| -> [u8; 4] {
+            let mut bytes = [0u8; 4];
+            bytes.copy_from_slice(record.get(at..at + 4).unwrap_or(&[0; 4]));
+            bytes
+        };
+        let (tag, index, value) = (
+            u32::from_ne_bytes(word(0)),
+            u32::from_ne_bytes(word(4)),
+            i32::from_ne_bytes(word(8)),
+        );
+        let index = index as usize;
+        if tag == PROBE_RESULT {
+            probe.push((index, value));
+            continue;
+        }
+        // INVARIANT (fail closed): any failed step, even one after others worked, is an error,
+        // never a sandbox that holds.
+        return Err(match Step::from_tag(tag) {
+            Some(Step::Exec) => SandboxError::Exec {
+                program: plan.program().unwrap_or_default(),
+                errno: value,
+            },
+            Some(step) => SandboxError::Setup {
+                step: step.phrase(),
+                path: plan.path_of(step.list(), index),
+                errno: value,
+            },
+            None => SandboxError::Setup {
+                step: "build the sandbox",
+                path: None,
+                errno: value,
+            },
+        });
+    }
+    Ok((code, probe))
+}
+
+/// Waits for the outer process and turns its status into an exit code.
+fn wait(child: nix::unistd::Pid) -> Result<i32, nix::Error> {
+    use nix::sys::wait::{waitpid, WaitStatus};
+    loop {
+        match waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, code)) => return Ok(code),
+            Ok(WaitStatus::Signaled(_, signal, _)) => return Ok(128 + signal as i32),
+            Ok(_) => continue,
+            Err(nix::Error::EINTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Plan {
+    /// The program of an exec payload, for its error message.
+    fn program(&self) -> Option<std::path::PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        match &self.payload {
+            Payload::Exec(exec) => Some(std::ffi::OsStr::from_bytes(exec.program.as_bytes()).into()),
+            Payload::Probe(_) => None,
+        }
+    }
+}

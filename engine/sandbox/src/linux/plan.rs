@@ -1,0 +1,235 @@
+//! Everything the sandbox's processes need, prepared in the caller before the fork: C strings,
+//! pointer arrays, the Landlock ruleset and the seccomp program. After the fork nothing is
+//! allocated; the children only read this.
+
+use crate::environment::{Environment, Network};
+use crate::error::SandboxError;
+use crate::layout::Layout;
+use crate::linux::landlock_rules::{self, LandlockRules, DEVICES};
+use crate::linux::seccomp_filter;
+use nix::libc;
+use nix::sched::CloneFlags;
+use seccompiler::BpfProgram;
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+/// What the sandbox's processes do, decided and laid out in memory before the fork.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The caller's pid: the first child ends if its parent is no longer this one.
+    pub(crate) parent: libc::pid_t,
+    /// The namespaces to enter.
+    pub(crate) namespaces: CloneFlags,
+    /// `/proc/self/uid_map`'s line: the caller's uid as itself.
+    pub(crate) uid_map: Vec<u8>,
+    /// `/proc/self/gid_map`'s line: the caller's gid as itself.
+    pub(crate) gid_map: Vec<u8>,
+    /// The layout the C strings below come from (for error messages).
+    pub(crate) layout: Layout,
+    /// [`Layout::writable`], as C strings.
+    pub(crate) writable: Vec<CString>,
+    /// [`Layout::read_only`], as C strings.
+    pub(crate) read_only: Vec<CString>,
+    /// [`Layout::hidden`], as C strings, with whether each is a directory.
+    pub(crate) hidden: Vec<(CString, bool)>,
+    /// [`DEVICES`], as C strings.
+    pub(crate) devices: Vec<CString>,
+    /// The Landlock ruleset, when the kernel has Landlock.
+    pub(crate) landlock: Option<LandlockRules>,
+    /// The seccomp program.
+    pub(crate) seccomp: BpfProgram,
+    /// Where the command starts.
+    pub(crate) cwd: CString,
+    /// What runs inside.
+    pub(crate) payload: Payload,
+}
+
+/// What runs once the sandbox is built.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// A command, by execve.
+    Exec(Exec),
+    /// The probe: operations tried inside, each reported back.
+    Probe(Vec<ProbeOp>),
+}
+
+/// A command ready for execve.
+#[derive(Debug)]
+pub(crate) struct Exec {
+    /// The program's path.
+    pub(crate) program: CString,
+    /// Owns the strings `argv` points into.
+    _args: Vec<CString>,
+    /// Null-terminated `argv`.
+    pub(crate) argv: Vec<*const libc::c_char>,
+    /// Owns the strings `envp` points into.
+    _vars: Vec<CString>,
+    /// Null-terminated `envp`.
+    pub(crate) envp: Vec<*const libc::c_char>,
+}
+
+/// One operation of the probe.
+#[derive(Debug)]
+pub(crate) struct ProbeOp {
+    /// What to try.
+    pub(crate) kind: ProbeKind,
+    /// On what (unused for [`ProbeKind::Connect`]).
+    pub(crate) path: CString,
+    /// The port for [`ProbeKind::Connect`].
+    pub(crate) port: u16,
+}
+
+/// The operations the probe tries. Each is reported as 0 (it worked) or the error number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProbeKind {
+    /// Create a new file (and remove it again when that worked).
+    CreateFile,
+    /// Open an existing file for writing, without truncating or writing.
+    OpenForWrite,
+    /// Create a directory (and remove it again when that worked).
+    MakeDir,
+    /// Open and read one byte (a directory: open it).
+    Read,
+    /// Connect to the host's loopback on a port.
+    Connect,
+}
+
+/// Turns a path into a C string; a NUL inside is an environment that cannot be enforced.
+pub(crate) fn c_path(path: &Path) -> Result<CString, SandboxError> {
+    c_string(path.as_os_str())
+}
+
+fn c_string(text: &OsStr) -> Result<CString, SandboxError> {
+    CString::new(text.as_bytes()).map_err(|_| SandboxError::Invalid {
+        what: format!("`{}` contains a NUL byte", text.to_string_lossy()),
+    })
+}
+
+impl Plan {
+    /// Prepares a plan for a layout of `environment`.
+    pub(crate) fn new(
+        environment: &Environment,
+        layout: Layout,
+        payload: Payload,
+        cwd: &Path,
+    ) -> Result<Plan, SandboxError> {
+        let mut namespaces =
+            CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
+        if environment.network == Network::Cut {
+            namespaces |= CloneFlags::CLONE_NEWNET;
+        }
+        let uid = nix::unistd::getuid().as_raw();
+        let gid = nix::unistd::getgid().as_raw();
+        let landlock = landlock_rules::build(&layout, environment.network)?;
+        let seccomp = seccomp_filter::build(environment.network)?;
+        let paths = |list: &[PathBuf]| list.iter().map(|p| c_path(p)).collect::<Result<Vec<_>, _>>();
+        Ok(Plan {
+            parent: nix::unistd::getpid().as_raw(),
+            namespaces,
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            writable: paths(&layout.writable)?,
+            read_only: paths(&layout.read_only)?,
+            hidden: layout
+                .hidden
+                .iter()
+                .map(|h| c_path(&h.path).map(|c| (c, h.is_dir)))
+                .collect::<Result<Vec<_>, _>>()?,
+            devices: DEVICES
+                .iter()
+                .map(|d| c_path(Path::new(d)))
+                .collect::<Result<Vec<_>, _>>()?,
+            layout,
+            landlock,
+            seccomp,
+            cwd: c_path(cwd)?,
+            payload,
+        })
+    }
+
+    /// The path a setup step's index refers to, for its error message.
+    pub(crate) fn path_of(&self, list: PathList, index: usize) -> Option<PathBuf> {
+        match list {
+            PathList::None => None,
+            PathList::Writable => self.layout.writable.get(index).cloned(),
+            PathList::ReadOnly => self.layout.read_only.get(index).cloned(),
+            PathList::Hidden => self.layout.hidden.get(index).map(|h| h.path.clone()),
+            PathList::Devices => DEVICES.get(index).map(PathBuf::from),
+            PathList::Cwd => Some(PathBuf::from(OsStr::from_bytes(self.cwd.as_bytes()))),
+        }
+    }
+}
+
+/// Which of the plan's lists a step's index points into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PathList {
+    /// The step is about no path.
+    None,
+    /// [`Plan::writable`].
+    Writable,
+    /// [`Plan::read_only`].
+    ReadOnly,
+    /// [`Plan::hidden`].
+    Hidden,
+    /// [`Plan::devices`].
+    Devices,
+    /// [`Plan::cwd`].
+    Cwd,
+}
+
+impl Exec {
+    /// Prepares `argv` for execve, with the program found on the caller's `$PATH` and the
+    /// caller's environment variables.
+    pub(crate) fn new(argv: &[OsString]) -> Result<Exec, SandboxError> {
+        let Some(first) = argv.first() else {
+            return Err(SandboxError::Invalid {
+                what: "no command to run".to_string(),
+            });
+        };
+        let program = find_program(first)?;
+        let args = argv.iter().map(|a| c_string(a)).collect::<Result<Vec<_>, _>>()?;
+        let vars = std::env::vars_os()
+            .map(|(k, v)| {
+                let mut pair = k.into_vec();
+                pair.push(b'=');
+                pair.extend(v.into_vec());
+                CString::new(pair).map_err(|_| SandboxError::Invalid {
+                    what: "an environment variable contains a NUL byte".to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut envp: Vec<*const libc::c_char> = vars.iter().map(|v| v.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        Ok(Exec {
+            program: c_path(&program)?,
+            _args: args,
+            argv,
+            _vars: vars,
+            envp,
+        })
+    }
+}
+
+/// The program's path: as given when it has a `/`, else the first executable file of that name
+/// on `$PATH`. Found on the host; the sandbox sees the same files, read-only.
+fn find_program(program: &OsStr) -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
+    if program.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(program));
+    }
+    let search = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    for dir in std::env::split_paths(&search) {
+        let candidate = dir.join(program);
+        if let Ok(meta) = std::fs::metadata(&candidate) {
+            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(SandboxError::NotFound {
+        program: program.to_string_lossy().into_owned(),
+    })
+}
