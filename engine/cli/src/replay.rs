@@ -2,9 +2,9 @@
 
 use crate::bundles::{self, BundleArgs};
 use serde::Serialize;
-use sixfold_core::bundle::format::FactsKind;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
+use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Trace};

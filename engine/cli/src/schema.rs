@@ -1,8 +1,8 @@
 //! `sixfold schema`: the JSON Schema of each bundle file kind.
 
 use schemars::schema_for;
-use sixfold_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use sixfold_core::effects::EffectProfile;
+use sixfold_core::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 
 /// The file kinds there is a schema for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

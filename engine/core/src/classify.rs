@@ -24,18 +24,8 @@ pub struct CommandRule {
     pub prefix: Vec<Vec<String>>,
     /// Flag patterns, when the rule needs one.
     pub flags: Option<Vec<String>>,
-    /// Scopes read, with placeholders.
-    pub reads: Vec<String>,
-    /// Scopes written, with placeholders.
-    pub writes: Vec<String>,
-    /// Leaves the machine.
-    pub reaches: bool,
-    /// Can be undone.
-    pub reversible: bool,
-    /// Inside a proven boundary.
-    pub contained: bool,
-    /// Spends money.
-    pub costs: bool,
+    /// What a command it classifies does; scopes hold placeholders.
+    pub effects: EffectProfile,
     /// Not understood: the conservative profile.
     pub unknown: bool,
     /// Classify the word after the matched flag as a command line.
@@ -224,14 +214,8 @@ impl Classifier {
         };
         join(
             &mut effects,
-            EffectProfile {
-                reads: expand(&rule.reads),
-                writes: expand(&rule.writes),
-                reaches: rule.reaches,
-                reversible: rule.reversible,
-                contained: rule.contained,
-                costs: rule.costs,
-            },
+            rule.effects
+                .with_scopes(expand(&rule.effects.reads), expand(&rule.effects.writes)),
         );
         (effects, parts)
     }

@@ -2,7 +2,7 @@
 //! matches. A rule that errors refuses: it never makes a judgement more permissive.
 
 use crate::decision::{Decision, Judgement};
-use crate::effects::{Effects, Flags, Touch};
+use crate::effects::{EffectFields, Effects, Flags, Touch};
 use crate::scope::{Place, Scopes, Workspace};
 use crate::script::{to_dynamic, Script, ScriptHost};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -168,22 +168,9 @@ impl PlaceMatcher {
     }
 }
 
-/// Conditions over the six fields; all must hold.
-#[derive(Debug, Clone, Default)]
-pub struct When {
-    /// Some read place matches some entry.
-    pub reads: Option<Vec<PlaceMatcher>>,
-    /// Some written place matches some entry.
-    pub writes: Option<Vec<PlaceMatcher>>,
-    /// `reaches` equals this.
-    pub reaches: Option<bool>,
-    /// `reversible` equals this.
-    pub reversible: Option<bool>,
-    /// `contained` equals this.
-    pub contained: Option<bool>,
-    /// `costs` equals this.
-    pub costs: Option<bool>,
-}
+/// A rule's conditions over the six fields, compiled: `reads`/`writes` hold when some place
+/// touched matches some entry, a yes/no field when the step's equals it; all must hold.
+pub type When = EffectFields<PlaceMatcher>;
 
 impl When {
     /// `Some(evidence)` when every condition holds; the evidence is the first place that made a
@@ -246,22 +233,9 @@ pub struct Rule {
     pub script: Option<RuleScript>,
 }
 
-/// The widest effects a mode admits; `None` fields are unlimited.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ceiling {
-    /// The most it may read, as written.
-    pub reads: Option<Vec<String>>,
-    /// The most it may write, as written.
-    pub writes: Option<Vec<String>>,
-    /// Whether it may reach.
-    pub reaches: Option<bool>,
-    /// Only reversible steps.
-    pub reversible: Option<bool>,
-    /// Only contained steps.
-    pub contained: Option<bool>,
-    /// Whether it may cost.
-    pub costs: Option<bool>,
-}
+/// The widest effects a mode admits, kept as written (its scopes resolve against the workspace
+/// a step is judged in); a field left out is unlimited.
+pub type Ceiling = EffectFields;
 
 impl Ceiling {
     /// What of `effects` lies beyond the ceiling, in words; empty when within it.
@@ -329,18 +303,6 @@ impl Ceiling {
         allows("an irreversible step", self.reversible, other.reversible, true)?;
         allows("an uncontained step", self.contained, other.contained, true)?;
         Ok(())
-    }
-
-    /// Each field of `self`, or the other's where `self` leaves it out.
-    pub fn or(&self, other: &Ceiling) -> Ceiling {
-        Ceiling {
-            reads: self.reads.clone().or_else(|| other.reads.clone()),
-            writes: self.writes.clone().or_else(|| other.writes.clone()),
-            reaches: self.reaches.or(other.reaches),
-            reversible: self.reversible.or(other.reversible),
-            contained: self.contained.or(other.contained),
-            costs: self.costs.or(other.costs),
-        }
     }
 }
 

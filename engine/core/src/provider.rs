@@ -1,12 +1,20 @@
 //! A provider's tool map applied: a tool call (name and input) becomes an act and its effects.
 //! Which tools exist and what they do is data in `providers/*.toml`; this is only the mechanism.
 
-use crate::bundle::format::ToolFile;
-use crate::bundle::Provider;
 use crate::classify::{Classified, Classifier};
 use crate::effects::EffectProfile;
+use crate::format::{ProviderFile, ToolFile};
 use serde::Serialize;
 use std::path::Path;
+
+/// A loaded provider.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    /// As written.
+    pub spec: ProviderFile,
+    /// Where it was written.
+    pub file: String,
+}
 
 /// What a step does, in the terms a person reads: a command, a path, a URL, a sub-agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,7 +59,7 @@ impl Provider {
 }
 
 /// The conservative answer for a tool no file describes.
-pub fn unknown_tool(tool: &str) -> ToolEffects {
+pub(crate) fn unknown_tool(tool: &str) -> ToolEffects {
     ToolEffects {
         act: Act {
             kind: "tool",
@@ -65,7 +73,7 @@ pub fn unknown_tool(tool: &str) -> ToolEffects {
 }
 
 /// Applies one tool's description to a call.
-pub fn tool_file_effects(
+pub(crate) fn tool_file_effects(
     spec: &ToolFile,
     tool: &str,
     input: &serde_json::Value,
@@ -87,14 +95,8 @@ pub fn tool_file_effects(
         };
     }
     let expand = |scopes: &[String]| -> Vec<String> { scopes.iter().map(|s| expand(s, input, cwd)).collect() };
-    let effects = EffectProfile {
-        reads: expand(&spec.reads),
-        writes: expand(&spec.writes),
-        reaches: spec.reaches,
-        reversible: spec.reversible.unwrap_or(true),
-        contained: spec.contained,
-        costs: spec.costs,
-    };
+    let written = EffectProfile::from(spec.effects.clone());
+    let effects = written.with_scopes(expand(&written.reads), expand(&written.writes));
     let spawn = spec
         .spawn
         .as_ref()

@@ -3,7 +3,7 @@
 //! the provider file's events. Only the file format is mechanism here.
 
 use serde_json::{Map, Value};
-use sixfold_core::bundle::format::HooksFile;
+use sixfold_core::format::HooksFile;
 use std::path::Path;
 
 /// Settings files larger than this are not read back.

@@ -19,8 +19,8 @@ pub mod record;
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use sixfold_core::bundle::format::{AmbientFile, FactsKind, HermeticFile, ProviderFile, RecordSource};
 use sixfold_core::bundle::Bundle;
+use sixfold_core::format::{AmbientFile, FactsKind, HermeticFile, ProviderFile, RecordSource};
 use sixfold_core::verdict::{exit_code, RowResult, Strictness};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -1031,7 +1031,7 @@ fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
 /// The record's facts: found (with its fields), or not, with why.
 fn read_record(
     provider: &ProviderFile,
-    spec: Option<&sixfold_core::bundle::format::RecordFile>,
+    spec: Option<&sixfold_core::format::RecordFile>,
     scanner: Option<&mut record::LineScanner>,
     vendor: &Vendor,
     config_home: &Path,

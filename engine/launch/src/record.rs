@@ -6,7 +6,7 @@
 
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
-use sixfold_core::bundle::format::{BuiltinPlugins, RecordFile};
+use sixfold_core::format::{BuiltinPlugins, RecordFile};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};

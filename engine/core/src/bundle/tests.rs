@@ -1,6 +1,10 @@
 use super::*;
+use crate::decision::{Decision, Judgement};
 use crate::effects::Effects;
+use crate::format::FactsKind;
+use crate::judge::Context;
 use crate::shipped;
+use crate::verdict::Verdict;
 
 fn load(extra: &[(&str, &str)]) -> (Bundle, Vec<Diagnostic>) {
     let overlay = BundleSource::from_files("t", extra.iter().copied());
