@@ -7,10 +7,10 @@
 
 use crate::log::Log;
 use crate::state::State;
-use crate::{load_bundle, Records};
+use crate::{load_bundle_for, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::bundle::{ActView, Bundle, Needs};
 use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
@@ -132,8 +132,8 @@ fn session(event: &HookInput) -> Result<Session, String> {
     })
 }
 
-fn loaded(session: &Session) -> Result<Bundle, String> {
-    let (bundle, diagnostics) = load_bundle(&session.project);
+fn loaded(session: &Session, needs: Option<&Needs>) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_bundle_for(&session.project, needs);
     match diagnostics.first() {
         None => Ok(bundle),
         Some(d) => Err(format!(
@@ -194,8 +194,12 @@ fn workspace(session: &Session) -> Workspace {
 
 fn pre_tool_use(event: &HookInput) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let bundle = loaded(&session)?;
     let mode = session.state.mode_for(Some(&session.id));
+    // Only what judging this step needs is loaded: the hook runs before every tool call.
+    let needs = Needs::mode(&mode)
+        .with_provider(PROVIDER)
+        .with_pattern(&session.state.pattern());
+    let bundle = loaded(&session, Some(&needs))?;
     if bundle.mode(&mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
@@ -339,7 +343,7 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
 fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let bundle = loaded(&session)?;
+    let bundle = loaded(&session, None)?;
     let events = session.log.events();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
