@@ -81,9 +81,9 @@ impl<S: Clone> EffectFields<S> {
     }
 }
 
-/// A step's effect profile: every one of the six fields set. Read from effects JSON and examples
-/// as [`EffectFields`], where a field left out takes the empty/false default, except
-/// `reversible`, which defaults to true.
+/// A step's effect profile: every one of the six fields set. In effects JSON and examples each
+/// field is optional: one left out takes the empty/false default, except `reversible`, which
+/// defaults to true.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(from = "EffectFields")]
 pub struct EffectProfile {

@@ -8,13 +8,13 @@
 //! What the layers use is re-exported here; the modules say where each thing lives.
 
 pub mod bundle;
-pub mod classify;
+mod classify;
 pub mod decision;
 pub mod diag;
 pub mod effects;
 pub mod format;
 pub mod judge;
-pub mod provider;
+mod provider;
 pub mod scope;
 pub mod script;
 pub mod shell;
@@ -23,7 +23,7 @@ pub mod trace;
 pub mod verdict;
 
 pub use bundle::{ActView, Bundle, BundleSource, Mode, Needs, Origin, Pattern, Policy, Row};
-pub use classify::{Classified, Classifier};
+pub use classify::{Classified, Classifier, Part};
 pub use decision::{Decision, Judgement};
 pub use diag::Diagnostic;
 pub use effects::{EffectFields, EffectProfile, Effects};

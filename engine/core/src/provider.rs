@@ -53,6 +53,7 @@ impl Provider {
     ) -> ToolEffects {
         match self.spec.tools.get(tool) {
             Some(spec) => tool_file_effects(spec, tool, input, cwd, classifier),
+            // INVARIANT (fail closed): a tool no provider file describes gets the conservative profile.
             None => unknown_tool(tool),
         }
     }
@@ -141,6 +142,7 @@ fn expand(scope: &str, input: &serde_json::Value, cwd: &Path) -> String {
         Some((f, d)) => (f, Some(d)),
         None => (inner, None),
     };
+    // INVARIANT (fail closed): a field that is missing (without a default) or not a string is `*`.
     let value = match input.get(field) {
         Some(serde_json::Value::String(s)) if !s.is_empty() => s.as_str(),
         None | Some(serde_json::Value::Null) => match default {

@@ -92,6 +92,7 @@ impl Bundle {
         };
         let deciding: Vec<&&ActRule> = matched.iter().filter(|r| r.decision == decision).collect();
         let names: Vec<String> = deciding.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
+        // INVARIANT (fail closed): a kept rule widens a judgement only within the mode's ceiling.
         if decision < judged.decision && !m.judge.ceiling.exceeded(effects, &context.workspace).is_empty() {
             let mut kept = judged;
             kept.reason.push_str(&format!(

@@ -23,7 +23,7 @@ pub struct Mode {
     /// Where it was written.
     pub file: String,
     /// Its compiled policy.
-    pub judge: Judge,
+    pub(crate) judge: Judge,
 }
 
 /// A loaded pattern.
@@ -86,7 +86,7 @@ pub struct Policy {
     /// Where it was written.
     pub file: String,
     /// Its rules, applied by the modes that include it.
-    pub rules: Vec<Arc<Rule>>,
+    pub(crate) rules: Vec<Arc<Rule>>,
     /// The ids of its rows.
     pub rows: Vec<String>,
     /// Its settings, as JSON.

@@ -218,6 +218,7 @@ pub(crate) fn compile(
     if shipped {
         Some(ScriptHost::deferred(display, text))
     } else {
+        // INVARIANT (fail closed): a script that does not compile is `None`: rules naming it refuse.
         host.compile(display, text).map_err(|diag| d.push(diag)).ok()
     }
 }

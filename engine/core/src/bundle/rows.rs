@@ -185,6 +185,7 @@ impl Bundle {
         if let Some(r) = cx.done.get(id) {
             return r.clone();
         }
+        // INVARIANT (fail closed): a row that is not there is unk, never ok.
         let Some(row) = self.rows.get(id) else {
             return RowResult {
                 id: id.to_string(),
@@ -196,6 +197,7 @@ impl Bundle {
             };
         };
         let (verdict, evidence) = if cx.visiting.iter().any(|v| v == id) {
+            // INVARIANT (fail closed): evidence that rests on itself is unk.
             (Verdict::Unk, format!("row `{id}` is its own evidence through a cycle"))
         } else {
             cx.visiting.push(id.to_string());
@@ -220,6 +222,7 @@ impl Bundle {
             RowCheck::Fact { fact, ok, gap } => {
                 let value = cx.facts.lookup(fact);
                 match value.as_ref() {
+                    // INVARIANT (fail closed): a fact the record lacks is unk, never ok.
                     None | Some(serde_json::Value::Null) => {
                         (Verdict::Unk, format!("the fact `{fact}` is not in the record"))
                     }
@@ -279,6 +282,7 @@ impl Bundle {
                                 Err(err) => failed = Some(err),
                             }
                         });
+                        // INVARIANT (fail closed): a script that fails (error, limit, deadline) is unk.
                         if let Some(err) = failed {
                             return (Verdict::Unk, format!("the row's script failed: {err}"));
                         }
@@ -289,6 +293,7 @@ impl Bundle {
                 };
                 match self.row_host.call(script, function, vec![facts, settings]) {
                     Ok(out) => row_outcome(&out.value),
+                    // INVARIANT (fail closed): as above, for the row's own function.
                     Err(err) => (Verdict::Unk, format!("the row's script failed: {err}")),
                 }
             }
@@ -307,6 +312,7 @@ fn row_outcome(value: &rhai::Dynamic) -> (Verdict, String) {
             return (v, evidence);
         }
     }
+    // INVARIANT (fail closed): an answer that is not a verdict is unk.
     (
         Verdict::Unk,
         format!(

@@ -129,6 +129,7 @@ fn wanted(id: Option<&str>, want: Option<&str>) -> bool {
 
 /// The top-level `id = "…"` of a TOML document (or a `.md` mode's front matter), when it can be
 /// read for certain from the text; `None` when it cannot (the file is then parsed).
+// INVARIANT (fail closed): `None` whenever unsure, so a file that may be needed is read.
 fn written_id(text: &str) -> Option<&str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines().peekable();
@@ -184,6 +185,7 @@ fn string_value(value: &str) -> Option<&str> {
 
 /// True when a policy file may add to what every judgement uses whichever mode includes it:
 /// command rules, wrappers, MCP tool maps, act rules or path sets. True whenever unsure.
+// INVARIANT (fail closed): true whenever unsure, so a stricter kept rule is never left unread.
 fn adds_to_the_whole_bundle(text: &str) -> bool {
     // An escape in a quoted key could spell any of them.
     if text.contains("\\u") || text.contains("\\U") {

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Bundle files larger than this are refused: a policy file is small, and untrusted input is bounded.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The four folders a bundle is made of.
-pub const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
+pub(crate) const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
 
 /// Where a bundle's files come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl Origin {
 }
 
 /// How the shipped bundle's files are named in diagnostics.
-pub const SHIPPED_LABEL: &str = "<shipped>";
+pub(crate) const SHIPPED_LABEL: &str = "<shipped>";
 
 /// One bundle's files, by path relative to the bundle's root (`/`-separated).
 #[derive(Debug, Clone)]
@@ -108,11 +108,6 @@ impl BundleSource {
             }
         }
         (source, diagnostics)
-    }
-
-    /// How a file of this source is named in diagnostics.
-    pub fn display(&self, relative: &str) -> String {
-        format!("{}/{relative}", self.label().trim_end_matches('/'))
     }
 }
 

@@ -26,6 +26,7 @@ impl<'de> Visitor<'de> for Refuse {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoOtherKeys, A::Error> {
         match map.next_key::<String>()? {
+            // INVARIANT (fail closed): a misspelt key is an error, never a silently ignored condition.
             Some(key) => Err(A::Error::custom(format!("unknown field `{key}`"))),
             None => {
                 // Nothing left; drain defensively so a deserializer that counts entries is content.

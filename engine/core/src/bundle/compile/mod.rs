@@ -194,6 +194,7 @@ impl<'h> Compiler<'h> {
         let reads = self.matchers(doc, span.clone(), &r.when.reads);
         let writes = self.matchers(doc, span.clone(), &r.when.writes);
         let script = self.script(doc, span, &r.script, &r.function, 2);
+        // INVARIANT (fail closed): a rule that cannot be compiled stays, refusing every step.
         let (Some(reads), Some(writes), Some(script)) = (reads, writes, script) else {
             let why = self
                 .diagnostics

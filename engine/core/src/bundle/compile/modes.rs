@@ -131,6 +131,8 @@ impl Compiler<'_> {
             }
             ceiling = ceiling.or(&p.ceiling);
         }
+        // INVARIANT (fail closed): a mode that widens the one it extends, or includes a policy that
+        // is not there, does not load, so judging under it refuses.
         if !ok {
             return false;
         }

@@ -79,7 +79,7 @@ impl Compiler<'_> {
     fn compile_rows(
         &mut self,
         bundle: &mut Bundle,
-        id: &String,
+        id: &str,
         doc: &Doc,
         p: &PolicyFile,
         settings: &serde_json::Value,
@@ -158,7 +158,7 @@ impl Compiler<'_> {
                     title: r.title.clone(),
                     assertion: r.assertion,
                     severity: r.severity,
-                    policy: id.clone(),
+                    policy: id.to_string(),
                     facts: r.facts,
                     remedy: r.remedy.clone(),
                     check,
@@ -168,13 +168,13 @@ impl Compiler<'_> {
         rows
     }
 
-    fn policy_examples(&mut self, bundle: &mut Bundle, id: &String, doc: &Doc, p: &PolicyFile) {
+    fn policy_examples(&mut self, bundle: &mut Bundle, id: &str, doc: &Doc, p: &PolicyFile) {
         for spanned in &p.examples {
             let ex = spanned.get_ref();
             bundle.examples.push(Example {
                 at: Self::example(doc, spanned.span(), "judgement", &ex.note),
                 kind: ExampleKind::Judgement {
-                    owner: Some(id.clone()),
+                    owner: Some(id.to_string()),
                     example: ex.clone(),
                 },
             });
