@@ -601,9 +601,13 @@ fn a_fold_whose_step_function_fails_is_unk() {
     assert_eq!(r[0].verdict, Verdict::Ok, "no steps, nothing to fail");
 }
 
-/// A project bundle over the shipped one: a kept act rule, an MCP map, and a mode that extends
-/// `workspace-write` and includes a policy whose file is not named by its id.
-const PROJECT: [(&str, &str); 4] = [
+/// A project bundle over the shipped one: a kept act rule, an MCP map, a mode that extends
+/// `workspace-write` and includes a policy whose file is not named by its id, and a provider.
+const PROJECT: [(&str, &str); 5] = [
+    (
+        "providers/agent.toml",
+        "id = \"agent\"\n[binary]\nnames = [\"agent\"]\n[tools.Edit]\nwrites = [\"{file_path}\"]\n[tools.Bash]\ncommand = \"command\"\n",
+    ),
     (
         "policies/kept.toml",
         "id = \"kept\"\n[[acts]]\nid = \"docs\"\ndecision = \"refuse\"\npath = \"docs/**\"\n",
@@ -623,7 +627,7 @@ const PROJECT: [(&str, &str); 4] = [
 ];
 
 fn needs(mode: &str) -> Needs {
-    Needs::mode(mode).with_provider("claude-code").with_pattern("single")
+    Needs::mode(mode).with_provider("agent").with_pattern("single")
 }
 
 #[test]
@@ -672,7 +676,7 @@ fn loading_for_one_judgement_judges_as_loading_everything() {
             assert_eq!(lean.classify(command, cwd), whole.classify(command, cwd), "{command}");
         }
         let input = serde_json::json!({"file_path": "src/a.rs"});
-        let (Some(a), Some(b)) = (lean.provider("claude-code"), whole.provider("claude-code")) else {
+        let (Some(a), Some(b)) = (lean.provider("agent"), whole.provider("agent")) else {
             panic!("{mode}: the provider did not load");
         };
         assert_eq!(
@@ -721,7 +725,7 @@ fn a_broken_file_the_judgement_needs_is_reported() {
         ("policies/odd.toml", "\"id\" = \"odd\"\n[[rules]\n"),
         // A policy that may add command rules is read, whatever its id.
         ("policies/more.toml", "id = \"more\"\n[[commands]]\nid = \"x\"\n"),
-        ("providers/claude-code.toml", "id = \"claude-code\"\n"),
+        ("providers/agent.toml", "id = \"agent\"\n"),
     ] {
         let sources = [shipped::source(), BundleSource::from_files("t", [(path, text)])];
         let mode = if path.contains("careful") {
