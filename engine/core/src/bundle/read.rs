@@ -199,7 +199,7 @@ pub(crate) fn read(
             }
         }
         let Some(wanted) = &mut wanted else { break };
-        if !wanted.next_round(&docs) {
+        if !wanted.next_round(|id| docs.modes.items.get(id).map(|(_, (mode, _))| mode)) {
             break;
         }
     }

@@ -7,7 +7,7 @@
 //! that reading is unsure the file is parsed: a file is skipped only when it is certainly not
 //! needed.
 
-use super::read::Documents;
+use crate::format::ModeFile;
 use std::collections::{BTreeSet, HashSet};
 
 /// What one judgement needs from a bundle.
@@ -93,9 +93,9 @@ impl<'a> Selection<'a> {
         now && self.taken.insert((source, relative.to_string()))
     }
 
-    /// After a pass: true when another pass is needed (a mode extends one not read yet, or the
-    /// modes are done and the rest is to be read).
-    pub(crate) fn next_round(&mut self, docs: &Documents) -> bool {
+    /// After a pass (`mode` finds a mode read so far): true when another pass is needed (a mode
+    /// extends one not read yet, or the modes are done and the rest is to be read).
+    pub(crate) fn next_round<'m>(&mut self, mode: impl Fn(&str) -> Option<&'m ModeFile>) -> bool {
         if self.phase == Phase::Rest {
             return false;
         }
@@ -105,7 +105,7 @@ impl<'a> Selection<'a> {
             if !chain.insert(id.clone()) {
                 break;
             }
-            if let Some((_, (mode, _))) = docs.modes.items.get(&id) {
+            if let Some(mode) = mode(&id) {
                 self.policies.extend(mode.include.iter().map(|i| i.get_ref().clone()));
                 next = mode.extends.as_ref().map(|e| e.get_ref().clone());
             }
