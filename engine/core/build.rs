@@ -20,7 +20,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.join("../..");
-    let mut code = String::from("/// The shipped bundle's files: path relative to the bundle root, and text.\npub static FILES: &[(&str, &str)] = &[\n");
+    let mut code = String::from("/// The shipped bundle's files: path relative to the bundle root, and text.\npub(crate) static FILES: &[(&str, &str)] = &[\n");
     for folder in ["modes", "policies", "patterns", "providers"] {
         let dir = root.join(folder);
         println!("cargo:rerun-if-changed={}", dir.display());

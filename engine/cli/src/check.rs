@@ -37,7 +37,7 @@ pub fn run(args: Args) -> u8 {
         rows: bundle.rows().count(),
         examples,
     };
-    let labels: Vec<&str> = sources.iter().map(|s| s.label.as_str()).collect();
+    let labels: Vec<String> = sources.iter().map(|s| s.label()).collect();
     if args.json {
         let out = serde_json::json!({
             "ok": diagnostics.is_empty(),

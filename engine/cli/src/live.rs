@@ -3,9 +3,9 @@
 //! records (layers never depend on each other, so the CLI hands one to the other).
 
 use crate::output::{errln, out, outln};
-use sixfold_core::bundle::format::HooksFile;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
+use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use sixfold_core::trace::{Edit, Trace};
 use sixfold_hook::{install, rules, state::State, Records};

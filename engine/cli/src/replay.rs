@@ -3,9 +3,9 @@
 use crate::bundles::{self, BundleArgs};
 use crate::output::{err, errln, outln};
 use serde::Serialize;
-use sixfold_core::bundle::format::FactsKind;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
+use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Step, Trace};

@@ -2,8 +2,8 @@
 
 use crate::output::{errln, outln};
 use schemars::schema_for;
-use sixfold_core::bundle::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use sixfold_core::effects::EffectProfile;
+use sixfold_core::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use sixfold_core::launch_facts::LaunchFacts;
 
 /// The file kinds there is a schema for.

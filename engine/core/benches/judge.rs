@@ -9,7 +9,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sixfold_core::bundle::{Bundle, BundleSource};
+use sixfold_core::bundle::{Bundle, BundleSource, Needs, Origin};
 use sixfold_core::decision::Decision;
 use sixfold_core::effects::{EffectProfile, Effects};
 use sixfold_core::judge::Context;
@@ -295,8 +295,8 @@ fn loading(c: &mut Criterion) {
         "policies/protected.toml",
         "policies/boundaries.toml",
     ];
-    let subset = BundleSource::from_files(
-        shipped::LABEL,
+    let subset = BundleSource::new(
+        Origin::Shipped,
         shipped::source()
             .files
             .into_iter()
@@ -305,6 +305,16 @@ fn loading(c: &mut Criterion) {
     load(std::slice::from_ref(&subset));
     group.bench_function("modes-and-their-three-policies", |b| {
         b.iter(|| Bundle::load(black_box(std::slice::from_ref(&subset))))
+    });
+    // What a hook loads to judge one step: `Bundle::load_for` the mode, the provider and the pattern.
+    let needs = Needs::mode("workspace-write")
+        .with_provider("claude-code")
+        .with_pattern("single");
+    let (lean, diagnostics) = Bundle::load_for(&[shipped::source()], &needs);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert!(lean.mode("workspace-write").is_some() && lean.provider("claude-code").is_some());
+    group.bench_function("load-for-one-judgement", |b| {
+        b.iter(|| Bundle::load_for(black_box(&[shipped::source()]), black_box(&needs)))
     });
     group.bench_function("shipped-source-copy", |b| b.iter(shipped::source));
     group.bench_function("script-host-new", |b| b.iter(ScriptHost::default));

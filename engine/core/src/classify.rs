@@ -17,38 +17,28 @@ const DEVICES: [&str; 5] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty
 
 /// A compiled command rule.
 #[derive(Debug, Clone)]
-pub struct CommandRule {
+pub(crate) struct CommandRule {
     /// `POLICY/ID`.
-    pub id: String,
+    pub(crate) id: String,
     /// Each word's alternatives.
-    pub prefix: Vec<Vec<String>>,
+    pub(crate) prefix: Vec<Vec<String>>,
     /// Flag patterns, when the rule needs one.
-    pub flags: Option<Vec<String>>,
-    /// Scopes read, with placeholders.
-    pub reads: Vec<String>,
-    /// Scopes written, with placeholders.
-    pub writes: Vec<String>,
-    /// Leaves the machine.
-    pub reaches: bool,
-    /// Can be undone.
-    pub reversible: bool,
-    /// Inside a proven boundary.
-    pub contained: bool,
-    /// Spends money.
-    pub costs: bool,
+    pub(crate) flags: Option<Vec<String>>,
+    /// What a command it classifies does; scopes hold placeholders.
+    pub(crate) effects: EffectProfile,
     /// Not understood: the conservative profile.
-    pub unknown: bool,
+    pub(crate) unknown: bool,
     /// Classify the word after the matched flag as a command line.
-    pub shell: bool,
+    pub(crate) shell: bool,
 }
 
 /// A wrapper program to strip.
 #[derive(Debug, Clone)]
-pub struct Wrapper {
+pub(crate) struct Wrapper {
     /// Options that take a value.
-    pub flags_with_value: Vec<String>,
+    pub(crate) flags_with_value: Vec<String>,
     /// Positional arguments before the command.
-    pub positional: usize,
+    pub(crate) positional: usize,
 }
 
 /// What one simple command was classified as.
@@ -82,7 +72,7 @@ pub struct Classifier {
 
 impl Classifier {
     /// Adds a rule (later rules with the same prefix and flags win ties).
-    pub fn add_rule(&mut self, rule: CommandRule) {
+    pub(crate) fn add_rule(&mut self, rule: CommandRule) {
         let programs = rule.prefix.first().cloned().unwrap_or_default();
         let rule = std::sync::Arc::new(rule);
         for program in programs {
@@ -91,7 +81,7 @@ impl Classifier {
     }
 
     /// Adds a wrapper.
-    pub fn add_wrapper(&mut self, program: &str, wrapper: Wrapper) {
+    pub(crate) fn add_wrapper(&mut self, program: &str, wrapper: Wrapper) {
         self.wrappers.insert(program.to_string(), wrapper);
     }
 
@@ -180,6 +170,7 @@ impl Classifier {
             }
             return (effects, part(Some("cd".into())));
         }
+        // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
         let Some(rule) = self.select(&program, words) else {
             join(&mut effects, EffectProfile::unknown());
             return (effects, part(None));
@@ -224,14 +215,8 @@ impl Classifier {
         };
         join(
             &mut effects,
-            EffectProfile {
-                reads: expand(&rule.reads),
-                writes: expand(&rule.writes),
-                reaches: rule.reaches,
-                reversible: rule.reversible,
-                contained: rule.contained,
-                costs: rule.costs,
-            },
+            rule.effects
+                .with_scopes(expand(&rule.effects.reads), expand(&rule.effects.writes)),
         );
         (effects, parts)
     }
@@ -269,7 +254,7 @@ impl Classifier {
 
     /// The rule for a command: the longest matching prefix; with equal prefixes, one whose flag
     /// is present wins over one without flags; later rules win remaining ties.
-    pub fn select(&self, program: &str, words: &[String]) -> Option<&CommandRule> {
+    pub(crate) fn select(&self, program: &str, words: &[String]) -> Option<&CommandRule> {
         let candidates = self.rules.get(program)?;
         let mut best: Option<(&std::sync::Arc<CommandRule>, (usize, bool))> = None;
         for rule in candidates {

@@ -4,49 +4,135 @@ use crate::scope::{Place, Scopes, Workspace};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-fn yes() -> bool {
-    true
-}
-
-/// An effect profile as written (in effects JSON, examples and ceilings). Missing fields take
-/// the empty/false defaults, except `reversible`, which defaults to true.
+/// The six fields as written in a bundle file, every one optional: a mode's ceiling (the most a
+/// step may do), a rule's conditions (what a step must do to match), a tool's or a command rule's
+/// effects (what it does; a field left out takes [`EffectProfile`]'s default).
+///
+/// `S` is what a scope entry is: the text as written, or what it compiles to (a rule's conditions
+/// compile to place matchers).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EffectProfile {
-    /// What it can see: named scopes (`workspace`, a root's name, `tmp`, `*`) and paths.
+#[schemars(rename = "EffectFields")]
+pub struct EffectFields<S = String> {
+    /// What it reads: named scopes (`workspace`, a root's name, `tmp`, `*`) and paths. In a
+    /// condition: `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME` or a path glob.
+    #[serde(default = "none::<S>")]
+    pub reads: Option<Vec<S>>,
+    /// What it writes, with the same entries as `reads`.
+    #[serde(default = "none::<S>")]
+    pub writes: Option<Vec<S>>,
+    /// Whether it leaves this machine.
     #[serde(default)]
-    pub reads: Vec<String>,
-    /// What it can change: named scopes and paths.
+    pub reaches: Option<bool>,
+    /// Whether it can be undone (a step's default: true).
     #[serde(default)]
-    pub writes: Vec<String>,
-    /// Does it leave this machine.
+    pub reversible: Option<bool>,
+    /// Whether it is inside a proven boundary.
     #[serde(default)]
-    pub reaches: bool,
-    /// Can it be undone.
-    #[serde(default = "yes")]
-    pub reversible: bool,
-    /// Is it inside a proven boundary.
+    pub contained: Option<bool>,
+    /// Whether it spends money.
     #[serde(default)]
-    pub contained: bool,
-    /// Does it spend money.
-    #[serde(default)]
-    pub costs: bool,
+    pub costs: Option<bool>,
 }
 
-impl Default for EffectProfile {
+// Not `#[serde(default)]` on the field: that would ask `S: Default` of every scope type.
+fn none<S>() -> Option<Vec<S>> {
+    None
+}
+
+impl<S> Default for EffectFields<S> {
     fn default() -> Self {
-        EffectProfile {
-            reads: Vec::new(),
-            writes: Vec::new(),
-            reaches: false,
-            reversible: true,
-            contained: false,
-            costs: false,
+        EffectFields {
+            reads: None,
+            writes: None,
+            reaches: None,
+            reversible: None,
+            contained: None,
+            costs: None,
         }
     }
 }
 
+impl<S> EffectFields<S> {
+    /// The same yes/no fields, with other `reads` and `writes` (e.g. compiled from these).
+    pub fn with_scopes<T>(&self, reads: Option<Vec<T>>, writes: Option<Vec<T>>) -> EffectFields<T> {
+        EffectFields {
+            reads,
+            writes,
+            reaches: self.reaches,
+            reversible: self.reversible,
+            contained: self.contained,
+            costs: self.costs,
+        }
+    }
+}
+
+impl<S: Clone> EffectFields<S> {
+    /// Each field of `self`, or the other's where `self` leaves it out.
+    pub fn or(&self, other: &EffectFields<S>) -> EffectFields<S> {
+        EffectFields {
+            reads: self.reads.clone().or_else(|| other.reads.clone()),
+            writes: self.writes.clone().or_else(|| other.writes.clone()),
+            reaches: self.reaches.or(other.reaches),
+            reversible: self.reversible.or(other.reversible),
+            contained: self.contained.or(other.contained),
+            costs: self.costs.or(other.costs),
+        }
+    }
+}
+
+/// A step's effect profile: every one of the six fields set. In effects JSON and examples each
+/// field is optional: one left out takes the empty/false default, except `reversible`, which
+/// defaults to true.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(from = "EffectFields")]
+pub struct EffectProfile {
+    /// What it can see: named scopes (`workspace`, a root's name, `tmp`, `*`) and paths.
+    pub reads: Vec<String>,
+    /// What it can change: named scopes and paths.
+    pub writes: Vec<String>,
+    /// Does it leave this machine.
+    pub reaches: bool,
+    /// Can it be undone.
+    pub reversible: bool,
+    /// Is it inside a proven boundary.
+    pub contained: bool,
+    /// Does it spend money.
+    pub costs: bool,
+}
+
+impl From<EffectFields> for EffectProfile {
+    fn from(written: EffectFields) -> EffectProfile {
+        EffectProfile {
+            reads: written.reads.unwrap_or_default(),
+            writes: written.writes.unwrap_or_default(),
+            reaches: written.reaches.unwrap_or(false),
+            reversible: written.reversible.unwrap_or(true),
+            contained: written.contained.unwrap_or(false),
+            costs: written.costs.unwrap_or(false),
+        }
+    }
+}
+
+impl Default for EffectProfile {
+    fn default() -> Self {
+        EffectProfile::from(EffectFields::default())
+    }
+}
+
 impl EffectProfile {
+    /// The same yes/no fields, with other `reads` and `writes` (e.g. placeholders filled in).
+    pub fn with_scopes(&self, reads: Vec<String>, writes: Vec<String>) -> EffectProfile {
+        EffectProfile {
+            reads,
+            writes,
+            reaches: self.reaches,
+            reversible: self.reversible,
+            contained: self.contained,
+            costs: self.costs,
+        }
+    }
+
     /// The conservative profile for what cannot be understood: reads and writes everything,
     /// reaches the network, cannot be undone.
     pub fn unknown() -> EffectProfile {

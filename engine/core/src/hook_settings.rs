@@ -11,7 +11,7 @@
 //! whatever the program is called or wherever it is: that is what [`register`] writes, so
 //! [`unregister`] finds it even when the binary was installed under another name.
 
-use crate::bundle::format::HooksFile;
+use crate::format::HooksFile;
 use crate::shell;
 use serde_json::{json, Map, Value};
 
@@ -22,7 +22,7 @@ const SETTINGS_JSON: &str = "settings-json";
 /// each quoted for the shell the agent runs it with.
 ///
 /// ```
-/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::format::HooksFile;
 /// use sixfold_core::hook_settings::command;
 /// let spec = HooksFile { args: vec!["hook".into(), "claude-code".into()], ..HooksFile::default() };
 /// assert_eq!(command("/opt/my tools/sixfold", &spec), "'/opt/my tools/sixfold' hook claude-code");
@@ -36,7 +36,7 @@ pub fn command(program: &str, spec: &HooksFile) -> String {
 /// arguments. The program may be any path or name.
 ///
 /// ```
-/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::format::HooksFile;
 /// use sixfold_core::hook_settings::is_registered;
 /// let spec = HooksFile { args: vec!["hook".into(), "claude-code".into()], ..HooksFile::default() };
 /// assert!(is_registered("'/opt/my tools/tg' hook claude-code", &spec));
@@ -74,7 +74,7 @@ fn commands(entry: &Value) -> impl Iterator<Item = &str> {
 ///
 /// ```
 /// use serde_json::json;
-/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::format::HooksFile;
 /// use sixfold_core::hook_settings::register;
 /// let spec = HooksFile {
 ///     format: "settings-json".into(),
@@ -132,7 +132,7 @@ pub fn register(settings: &Value, spec: &HooksFile, command: &str) -> Result<Val
 ///
 /// ```
 /// use serde_json::json;
-/// use sixfold_core::bundle::format::HooksFile;
+/// use sixfold_core::format::HooksFile;
 /// use sixfold_core::hook_settings::{register, unregister};
 /// let spec = HooksFile {
 ///     format: "settings-json".into(),

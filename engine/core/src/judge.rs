@@ -2,7 +2,7 @@
 //! matches. A rule that errors refuses: it never makes a judgement more permissive.
 
 use crate::decision::{DecidedBy, Decision, Judgement};
-use crate::effects::{Effects, Flags, Touch};
+use crate::effects::{EffectFields, Effects, Flags, Touch};
 use crate::scope::{Place, Scopes, Workspace};
 use crate::script::{to_dynamic, Script, ScriptHost};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -71,9 +71,10 @@ impl Context {
 
 /// A named set of path globs, compiled.
 #[derive(Debug, Clone)]
-pub struct PathSet {
+pub(crate) struct PathSet {
     /// Its name (`@NAME` in rules).
-    pub name: String,
+    #[expect(dead_code, reason = "read only in `Debug` output, to tell sets apart")]
+    pub(crate) name: String,
     home: GlobSet,
     absolute: GlobSet,
     relative: GlobSet,
@@ -83,7 +84,7 @@ impl PathSet {
     /// Compiles globs: `~/…` under the home directory, `/…` absolute, anything else relative to a
     /// workspace root (and also tried against the absolute path, so `**/…` matches anywhere).
     /// `*` does not cross `/`; `**` does.
-    pub fn new(name: &str, globs: &[String]) -> Result<PathSet, String> {
+    pub(crate) fn new(name: &str, globs: &[String]) -> Result<PathSet, String> {
         let mut home = GlobSetBuilder::new();
         let mut absolute = GlobSetBuilder::new();
         let mut relative = GlobSetBuilder::new();
@@ -112,7 +113,7 @@ impl PathSet {
 
     /// True when a touched place is in the set. `*` is never in a path set: a rule that means
     /// "or unknown" says `unknown` too.
-    pub fn contains(&self, touch: &Touch, workspace: &Workspace) -> bool {
+    pub(crate) fn contains(&self, touch: &Touch, workspace: &Workspace) -> bool {
         let Some(path) = &touch.path else { return false };
         // Empty sets are skipped before any work: `is_match` builds a candidate (and
         // `strip_prefix` walks components) even when there is nothing to match.
@@ -140,7 +141,7 @@ impl PathSet {
 
 /// One entry of a `reads`/`writes` condition.
 #[derive(Debug, Clone)]
-pub enum PlaceMatcher {
+pub(crate) enum PlaceMatcher {
     /// Anything at all.
     Any,
     /// Inside a workspace root.
@@ -168,22 +169,9 @@ impl PlaceMatcher {
     }
 }
 
-/// Conditions over the six fields; all must hold.
-#[derive(Debug, Clone, Default)]
-pub struct When {
-    /// Some read place matches some entry.
-    pub reads: Option<Vec<PlaceMatcher>>,
-    /// Some written place matches some entry.
-    pub writes: Option<Vec<PlaceMatcher>>,
-    /// `reaches` equals this.
-    pub reaches: Option<bool>,
-    /// `reversible` equals this.
-    pub reversible: Option<bool>,
-    /// `contained` equals this.
-    pub contained: Option<bool>,
-    /// `costs` equals this.
-    pub costs: Option<bool>,
-}
+/// A rule's conditions over the six fields, compiled: `reads`/`writes` hold when some place
+/// touched matches some entry, a yes/no field when the step's equals it; all must hold.
+pub(crate) type When = EffectFields<PlaceMatcher>;
 
 impl When {
     /// `Some(evidence)` when every condition holds; the evidence is the first place that made a
@@ -222,18 +210,18 @@ fn describe_touch(touch: &Touch) -> String {
 
 /// A rule's script: the compiled file, the function to call, and the policy's settings.
 #[derive(Debug, Clone)]
-pub struct RuleScript {
+pub(crate) struct RuleScript {
     /// The compiled script.
-    pub script: Script,
+    pub(crate) script: Script,
     /// The function, called as `f(effects, context)`.
-    pub function: String,
+    pub(crate) function: String,
     /// The owning policy's settings, handed in as `context.settings`.
-    pub settings: Dynamic,
+    pub(crate) settings: Dynamic,
 }
 
 /// A compiled rule.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// `OWNER/ID`: the mode or policy it was written in, and its id there.
     pub id: String,
     /// What it decides.
@@ -246,26 +234,13 @@ pub struct Rule {
     pub script: Option<RuleScript>,
 }
 
-/// The widest effects a mode admits; `None` fields are unlimited.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ceiling {
-    /// The most it may read, as written.
-    pub reads: Option<Vec<String>>,
-    /// The most it may write, as written.
-    pub writes: Option<Vec<String>>,
-    /// Whether it may reach.
-    pub reaches: Option<bool>,
-    /// Only reversible steps.
-    pub reversible: Option<bool>,
-    /// Only contained steps.
-    pub contained: Option<bool>,
-    /// Whether it may cost.
-    pub costs: Option<bool>,
-}
+/// The widest effects a mode admits, kept as written (its scopes resolve against the workspace
+/// a step is judged in); a field left out is unlimited.
+pub(crate) type Ceiling = EffectFields;
 
 impl Ceiling {
     /// What of `effects` lies beyond the ceiling, in words; empty when within it.
-    pub fn exceeded(&self, effects: &Effects, workspace: &Workspace) -> Vec<String> {
+    pub(crate) fn exceeded(&self, effects: &Effects, workspace: &Workspace) -> Vec<String> {
         let mut beyond = Vec::new();
         let mut scopes = |name: &str, limit: &Option<Vec<String>>, have: &Scopes, places: &[Touch]| {
             let Some(limit) = limit else { return };
@@ -306,7 +281,7 @@ impl Ceiling {
     }
 
     /// `self ≤ other` field by field, with scopes resolved in `workspace`.
-    pub fn le(&self, other: &Ceiling, workspace: &Workspace) -> Result<(), String> {
+    pub(crate) fn le(&self, other: &Ceiling, workspace: &Workspace) -> Result<(), String> {
         let scopes = |name: &str, mine: &Option<Vec<String>>, theirs: &Option<Vec<String>>| match (mine, theirs) {
             (_, None) => Ok(()),
             (None, Some(_)) => Err(format!("{name} is unlimited, wider than the mode it extends")),
@@ -330,36 +305,24 @@ impl Ceiling {
         allows("an uncontained step", self.contained, other.contained, true)?;
         Ok(())
     }
-
-    /// Each field of `self`, or the other's where `self` leaves it out.
-    pub fn or(&self, other: &Ceiling) -> Ceiling {
-        Ceiling {
-            reads: self.reads.clone().or_else(|| other.reads.clone()),
-            writes: self.writes.clone().or_else(|| other.writes.clone()),
-            reaches: self.reaches.or(other.reaches),
-            reversible: self.reversible.or(other.reversible),
-            contained: self.contained.or(other.contained),
-            costs: self.costs.or(other.costs),
-        }
-    }
 }
 
 /// The policy part of a mode, compiled: what judgement needs.
 #[derive(Debug, Clone)]
-pub struct Judge {
+pub(crate) struct Judge {
     /// The mode's id.
-    pub mode: String,
+    pub(crate) mode: String,
     /// The decision where no rule matches.
-    pub default: Decision,
+    pub(crate) default: Decision,
     /// Checked first.
-    pub ceiling: Ceiling,
+    pub(crate) ceiling: Ceiling,
     /// Inherited, included and own rules.
-    pub rules: Vec<Arc<Rule>>,
+    pub(crate) rules: Vec<Arc<Rule>>,
 }
 
 impl Judge {
     /// Judges resolved effects: the ceiling first, then the rules (strictest wins), else the default.
-    pub fn judge(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Judgement {
+    pub(crate) fn judge(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Judgement {
         let mode = &self.mode;
         let beyond = self.ceiling.exceeded(effects, &context.workspace);
         if !beyond.is_empty() {
@@ -396,6 +359,7 @@ impl Judge {
                         Ok(None) => continue,
                         Ok(Some(None)) => {}
                         Ok(Some(Some(own))) => reason = own,
+                        // INVARIANT (fail closed): a script answer that is not one refuses.
                         Err(what) => {
                             // INVARIANT (fail closed): a rule whose script fails refuses.
                             matched.push((
@@ -407,6 +371,7 @@ impl Judge {
                             continue;
                         }
                     },
+                    // INVARIANT (fail closed): a script that errors or hits a limit refuses.
                     Err(err) => {
                         // INVARIANT (fail closed): a rule whose script errs or hits a limit refuses.
                         matched.push((

@@ -284,6 +284,10 @@ pub fn schema() -> &'static Value {
 /// ```
 pub fn check_example(launch: &Value) -> Result<(), String> {
     let schema = schema();
+    // INVARIANT (fail closed): without a schema to check against, no example passes.
+    if !schema.is_object() {
+        return Err("the launch facts' schema could not be made".into());
+    }
     let defs = schema.get("$defs").and_then(Value::as_object);
     fits(launch, schema, defs, "facts.launch")
 }

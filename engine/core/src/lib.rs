@@ -1,22 +1,35 @@
 //! The pure core of sixfold.
 //!
 //! It owns effect profiles and scopes, bundles (modes, policies, patterns, providers) with their
-//! validation, the hardened Rhai host, judgement and verdicts. It knows nothing of any agent
-//! vendor, transport or operating-system mechanism: the layers around it gather facts and apply
-//! its outputs.
+//! file formats and validation, the hardened Rhai host, judgement and verdicts. It knows nothing of
+//! any agent vendor, transport or operating-system mechanism: the layers around it gather facts
+//! and apply its outputs.
+//!
+//! What the layers use is re-exported here; the modules say where each thing lives.
 
 pub mod bundle;
-pub mod classify;
+mod classify;
 pub mod decision;
 pub mod diag;
 pub mod effects;
+pub mod format;
 pub mod hook_settings;
 pub mod judge;
 pub mod launch_facts;
-pub mod provider;
+mod provider;
 pub mod scope;
 pub mod script;
 pub mod shell;
 pub mod shipped;
 pub mod trace;
 pub mod verdict;
+
+pub use bundle::{ActView, Bundle, BundleSource, Mode, Needs, Origin, Pattern, Policy, Row};
+pub use classify::{Classified, Classifier, Part};
+pub use decision::{DecidedBy, Decision, Judgement};
+pub use diag::Diagnostic;
+pub use effects::{EffectFields, EffectProfile, Effects};
+pub use judge::Context;
+pub use provider::{Act, Provider, ToolEffects};
+pub use scope::Workspace;
+pub use verdict::{RowResult, Severity, Strictness, Verdict};

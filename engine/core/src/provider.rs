@@ -1,12 +1,20 @@
 //! A provider's tool map applied: a tool call (name and input) becomes an act and its effects.
 //! Which tools exist and what they do is data in `providers/*.toml`; this is only the mechanism.
 
-use crate::bundle::format::ToolFile;
-use crate::bundle::Provider;
 use crate::classify::{Classified, Classifier};
 use crate::effects::EffectProfile;
+use crate::format::{ProviderFile, ToolFile};
 use serde::Serialize;
 use std::path::Path;
+
+/// A loaded provider.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    /// As written.
+    pub spec: ProviderFile,
+    /// Where it was written.
+    pub file: String,
+}
 
 /// What a step does, in the terms a person reads: a command, a path, a URL, a sub-agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,13 +53,14 @@ impl Provider {
     ) -> ToolEffects {
         match self.spec.tools.get(tool) {
             Some(spec) => tool_file_effects(spec, tool, input, cwd, classifier),
+            // INVARIANT (fail closed): a tool no provider file describes gets the conservative profile.
             None => unknown_tool(tool),
         }
     }
 }
 
 /// The conservative answer for a tool no file describes.
-pub fn unknown_tool(tool: &str) -> ToolEffects {
+pub(crate) fn unknown_tool(tool: &str) -> ToolEffects {
     ToolEffects {
         act: Act {
             kind: "tool",
@@ -65,7 +74,7 @@ pub fn unknown_tool(tool: &str) -> ToolEffects {
 }
 
 /// Applies one tool's description to a call.
-pub fn tool_file_effects(
+pub(crate) fn tool_file_effects(
     spec: &ToolFile,
     tool: &str,
     input: &serde_json::Value,
@@ -87,14 +96,8 @@ pub fn tool_file_effects(
         };
     }
     let expand = |scopes: &[String]| -> Vec<String> { scopes.iter().map(|s| expand(s, input, cwd)).collect() };
-    let effects = EffectProfile {
-        reads: expand(&spec.reads),
-        writes: expand(&spec.writes),
-        reaches: spec.reaches,
-        reversible: spec.reversible.unwrap_or(true),
-        contained: spec.contained,
-        costs: spec.costs,
-    };
+    let written = EffectProfile::from(spec.effects.clone());
+    let effects = written.with_scopes(expand(&written.reads), expand(&written.writes));
     let spawn = spec
         .spawn
         .as_ref()
@@ -139,6 +142,7 @@ fn expand(scope: &str, input: &serde_json::Value, cwd: &Path) -> String {
         Some((f, d)) => (f, Some(d)),
         None => (inner, None),
     };
+    // INVARIANT (fail closed): a field that is missing (without a default) or not a string is `*`.
     let value = match input.get(field) {
         Some(serde_json::Value::String(s)) if !s.is_empty() => s.as_str(),
         None | Some(serde_json::Value::Null) => match default {

@@ -1,13 +1,10 @@
 //! The shipped bundle, embedded at build time from the repository's top-level folders.
 
-use crate::bundle::BundleSource;
+use crate::bundle::{BundleSource, Origin};
 
 include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
 
-/// How the shipped bundle's files are named in diagnostics.
-pub const LABEL: &str = "<shipped>";
-
 /// The shipped bundle as a source, to load first.
 pub fn source() -> BundleSource {
-    BundleSource::from_files(LABEL, FILES.iter().map(|(p, t)| (*p, *t)))
+    BundleSource::new(Origin::Shipped, FILES.iter().map(|(p, t)| (*p, *t)))
 }

@@ -7,12 +7,12 @@
 
 use crate::log::Log;
 use crate::state::State;
-use crate::{load_bundle, Records};
+use crate::{load_bundle_for, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sixfold_core::bundle::format::FactsKind;
-use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::bundle::{ActView, Bundle, Needs};
 use sixfold_core::decision::{DecidedBy, Decision, Judgement};
+use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
@@ -158,8 +158,8 @@ fn session(event: &HookInput) -> Result<Session, String> {
     })
 }
 
-fn loaded(session: &Session) -> Result<Bundle, String> {
-    let (bundle, diagnostics) = load_bundle(&session.project);
+fn loaded(session: &Session, needs: Option<&Needs>) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_bundle_for(&session.project, needs);
     match diagnostics.first() {
         None => Ok(bundle),
         Some(d) => Err(format!(
@@ -260,7 +260,11 @@ fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
 /// The judgement of a call under the active mode (and pattern, for sub-agents), and the step as
 /// the record keeps it.
 fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]) -> Result<(Judgement, Step), String> {
-    let bundle = loaded(session)?;
+    // Only what judging this step needs is loaded: the hook runs before every tool call.
+    let needs = Needs::mode(mode)
+        .with_provider(PROVIDER)
+        .with_pattern(&session.state.pattern());
+    let bundle = loaded(session, Some(&needs))?;
     if bundle.mode(mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
@@ -391,7 +395,7 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
 fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let bundle = loaded(&session)?;
+    let bundle = loaded(&session, None)?;
     let events = session.log.events();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);

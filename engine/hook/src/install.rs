@@ -4,8 +4,8 @@
 //! removes, is the provider file's `[hooks]` table.
 
 use serde_json::Value;
-use sixfold_core::bundle::format::HooksFile;
 use sixfold_core::bundle::Bundle;
+use sixfold_core::format::HooksFile;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

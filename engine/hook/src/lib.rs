@@ -12,7 +12,7 @@ pub mod project;
 pub mod rules;
 pub mod state;
 
-use sixfold_core::bundle::{Bundle, BundleSource};
+use sixfold_core::bundle::{Bundle, BundleSource, Needs};
 use sixfold_core::diag::Diagnostic;
 use sixfold_core::trace::{Edit, Trace};
 use std::path::Path;
@@ -37,6 +37,12 @@ pub trait Records {
 
 /// Loads the shipped bundle and the project's `.sixfold/` over it.
 pub fn load_bundle(project: &Path) -> (Bundle, Vec<Diagnostic>) {
+    load_bundle_for(project, None)
+}
+
+/// Loads the shipped bundle and the project's `.sixfold/` over it; with `needs`, only what one
+/// judgement needs (a broken file it does not need is not read, so it cannot refuse the step).
+pub fn load_bundle_for(project: &Path, needs: Option<&Needs>) -> (Bundle, Vec<Diagnostic>) {
     let mut sources = vec![sixfold_core::shipped::source()];
     let mut diagnostics = Vec::new();
     let dir = project.join(".sixfold");
@@ -45,7 +51,10 @@ pub fn load_bundle(project: &Path) -> (Bundle, Vec<Diagnostic>) {
         diagnostics.append(&mut found);
         sources.push(source);
     }
-    let (bundle, mut found) = Bundle::load(&sources);
+    let (bundle, mut found) = match needs {
+        Some(needs) => Bundle::load_for(&sources, needs),
+        None => Bundle::load(&sources),
+    };
     diagnostics.append(&mut found);
     (bundle, diagnostics)
 }

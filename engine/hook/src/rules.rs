@@ -2,8 +2,8 @@
 //! (an ordinary policy file, so `sixfold check` validates it and judgement reads it next time).
 
 use serde::{Deserialize, Serialize};
-use sixfold_core::bundle::format::ActRuleFile;
 use sixfold_core::decision::Decision;
+use sixfold_core::format::ActRuleFile;
 use std::path::{Path, PathBuf};
 
 /// The policy id of the kept rules.

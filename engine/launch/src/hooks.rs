@@ -4,7 +4,7 @@
 //! them); this file reads and writes the file.
 
 use serde_json::Value;
-use sixfold_core::bundle::format::HooksFile;
+use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! read, kept or printed (it may name an account).
 
 use serde::Serialize;
-use sixfold_core::bundle::format::ProviderFile;
+use sixfold_core::format::ProviderFile;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 use crate::vendor::Vendor;
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
-use sixfold_core::bundle::format::{BuiltinPlugins, ProviderFile, RecordFile, RecordSource};
+use sixfold_core::format::{BuiltinPlugins, ProviderFile, RecordFile, RecordSource};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};

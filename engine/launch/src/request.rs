@@ -1,6 +1,6 @@
 //! What to launch, and how: the request a launch is made from.
 
-use sixfold_core::bundle::format::ProviderFile;
+use sixfold_core::format::ProviderFile;
 use sixfold_core::verdict::Strictness;
 use std::path::PathBuf;
 

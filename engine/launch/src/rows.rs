@@ -2,8 +2,8 @@
 //! sixfold's exit code from their verdicts and the vendor's.
 
 use serde_json::Value;
-use sixfold_core::bundle::format::FactsKind;
 use sixfold_core::bundle::Bundle;
+use sixfold_core::format::FactsKind;
 use sixfold_core::verdict::{exit_code, RowResult, Strictness};
 
 /// Each argument as the rows see it is cut to this many characters (a prompt can be long).

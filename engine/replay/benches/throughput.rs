@@ -27,8 +27,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use serde_json::Value;
-use sixfold_core::bundle::format::FactsKind;
 use sixfold_core::bundle::Bundle;
+use sixfold_core::format::FactsKind;
 use sixfold_core::scope::Workspace;
 use sixfold_core::verdict::{RowResult, Verdict};
 use sixfold_replay::{Format, ReadContext, Trace};

@@ -5,43 +5,81 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Bundle files larger than this are refused: a policy file is small, and untrusted input is bounded.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The four folders a bundle is made of.
-pub const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
+pub(crate) const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
+
+/// Where a bundle's files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The shipped bundle, embedded in the binary. Its scripts were checked when it was built and
+    /// tested, so they compile on first use.
+    Shipped,
+    /// A bundle directory on disk.
+    Directory(PathBuf),
+    /// Files held in memory under a name (tests, benches, a copy made elsewhere).
+    Memory(String),
+}
+
+impl Origin {
+    /// How files of this origin are named in diagnostics: `<shipped>`, the directory, the name.
+    pub fn label(&self) -> String {
+        match self {
+            Origin::Shipped => SHIPPED_LABEL.to_string(),
+            Origin::Directory(dir) => dir.display().to_string(),
+            Origin::Memory(name) => name.clone(),
+        }
+    }
+}
+
+/// How the shipped bundle's files are named in diagnostics.
+pub(crate) const SHIPPED_LABEL: &str = "<shipped>";
 
 /// One bundle's files, by path relative to the bundle's root (`/`-separated).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BundleSource {
-    /// How files of this bundle are named in diagnostics: a directory, or `<shipped>`.
-    pub label: String,
+    /// Where the files come from.
+    pub origin: Origin,
     /// Path relative to the bundle root → text.
     pub files: BTreeMap<String, String>,
 }
 
 impl BundleSource {
-    /// A source from in-memory files (the embedded shipped bundle, tests).
-    pub fn from_files<I, P, T>(label: &str, files: I) -> BundleSource
+    /// A source from files of a given origin.
+    pub fn new<I, P, T>(origin: Origin, files: I) -> BundleSource
     where
         I: IntoIterator<Item = (P, T)>,
         P: Into<String>,
         T: Into<String>,
     {
         BundleSource {
-            label: label.to_string(),
+            origin,
             files: files.into_iter().map(|(p, t)| (p.into(), t.into())).collect(),
         }
+    }
+
+    /// A source from in-memory files named `label` in diagnostics (tests, benches).
+    pub fn from_files<I, P, T>(label: &str, files: I) -> BundleSource
+    where
+        I: IntoIterator<Item = (P, T)>,
+        P: Into<String>,
+        T: Into<String>,
+    {
+        BundleSource::new(Origin::Memory(label.to_string()), files)
+    }
+
+    /// How files of this source are named in diagnostics: a directory, `<shipped>`, a name.
+    pub fn label(&self) -> String {
+        self.origin.label()
     }
 
     /// Reads a bundle directory: `modes/*.toml|*.md`, `policies/**/*.toml|*.rhai`,
     /// `patterns/*.toml`, `providers/*.toml`. Files that cannot be read are diagnostics;
     /// the rest still load.
     pub fn read_dir(dir: &Path) -> (BundleSource, Vec<Diagnostic>) {
-        let label = dir.display().to_string();
-        let mut source = BundleSource {
-            label: label.clone(),
-            files: BTreeMap::new(),
-        };
+        let mut source = BundleSource::new(Origin::Directory(dir.to_path_buf()), BTreeMap::<String, String>::new());
+        let label = source.label();
         let mut diagnostics = Vec::new();
         if !dir.is_dir() {
             diagnostics.push(
@@ -70,11 +108,6 @@ impl BundleSource {
             }
         }
         (source, diagnostics)
-    }
-
-    /// How a file of this source is named in diagnostics.
-    pub fn display(&self, relative: &str) -> String {
-        format!("{}/{relative}", self.label.trim_end_matches('/'))
     }
 }
 

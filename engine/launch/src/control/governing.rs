@@ -8,7 +8,7 @@ use crate::error::LaunchError;
 use crate::files;
 use serde::Serialize;
 use serde_json::{json, Value};
-use sixfold_core::bundle::format::AmbientFile;
+use sixfold_core::format::AmbientFile;
 use sixfold_core::launch_facts::{BundleFacts, MemoryWalkFacts};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 
 use super::Scratch;
 use crate::error::LaunchError;
-use sixfold_core::bundle::format::{HermeticFile, HooksFile};
+use sixfold_core::format::{HermeticFile, HooksFile};
 use sixfold_core::launch_facts::{HooksFacts, SkipFacts};
 use std::collections::BTreeMap;
 use std::ffi::OsString;

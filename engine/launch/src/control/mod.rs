@@ -15,7 +15,7 @@ pub(crate) mod setting_sources;
 pub(crate) mod workdir;
 
 use crate::error::LaunchError;
-use sixfold_core::bundle::format::HermeticFile;
+use sixfold_core::format::HermeticFile;
 use std::path::{Path, PathBuf};
 
 /// What every control is imposed on: the provider's `[hermetic]` and the directories made for

@@ -2,7 +2,7 @@
 //! environment, in the working directory), against `--pin`, else the version found is the pin.
 
 use crate::probe;
-use sixfold_core::bundle::format::ProviderFile;
+use sixfold_core::format::ProviderFile;
 use sixfold_core::launch_facts::PinFacts;
 use std::ffi::OsString;
 use std::path::Path;

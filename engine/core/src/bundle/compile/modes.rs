@@ -1,0 +1,177 @@
+//! Modes: each compiled after the mode it extends, checked to only narrow it.
+
+use super::Compiler;
+use crate::bundle::examples::{Example, ExampleKind};
+use crate::bundle::model::Mode;
+use crate::bundle::read::{is_id, Layered, ModeDoc};
+use crate::bundle::Bundle;
+use crate::decision::Decision;
+use crate::diag::Diagnostic;
+use crate::judge::{Judge, Rule};
+use crate::scope::Workspace;
+use std::sync::Arc;
+
+impl Compiler<'_> {
+    pub(crate) fn compile_modes(&mut self, bundle: &mut Bundle, modes: &Layered<ModeDoc>) {
+        let ids: Vec<String> = modes.items.keys().cloned().collect();
+        for id in ids {
+            self.compile_mode(bundle, modes, &id, &mut Vec::new());
+        }
+    }
+
+    pub(crate) fn compile_mode(
+        &mut self,
+        bundle: &mut Bundle,
+        modes: &Layered<ModeDoc>,
+        id: &str,
+        stack: &mut Vec<String>,
+    ) -> bool {
+        if bundle.modes.contains_key(id) {
+            return true;
+        }
+        let Some((doc, (m, role))) = modes.items.get(id) else {
+            return false;
+        };
+        if !is_id(id) {
+            self.diagnostics.push(
+                Diagnostic::file(&doc.display, format!("`{id}` is not a valid mode id"))
+                    .with_hint("use lowercase letters, digits and `-`"),
+            );
+            return false;
+        }
+        if stack.iter().any(|s| s == id) {
+            self.diagnostics.push(Diagnostic::file(
+                &doc.display,
+                format!("mode `{id}` extends itself through {}", stack.join(" → ")),
+            ));
+            return false;
+        }
+        let parent = match &m.extends {
+            None => None,
+            Some(ext) => {
+                let name = ext.get_ref();
+                stack.push(id.to_string());
+                let loaded = self.compile_mode(bundle, modes, name, stack);
+                stack.pop();
+                if !loaded {
+                    let exists = modes.items.contains_key(name.as_str());
+                    let message = if exists {
+                        format!("mode `{id}` extends `{name}`, which did not load")
+                    } else {
+                        format!("mode `{id}` extends `{name}`, which does not exist")
+                    };
+                    let known: Vec<String> = modes.items.keys().map(|k| format!("`{k}`")).collect();
+                    self.diagnostics.push(
+                        doc.diag(ext.span(), message)
+                            .with_hint(format!("the modes are {}", known.join(", "))),
+                    );
+                    return false;
+                }
+                bundle.modes.get(name.as_str()).map(|p| p.judge.clone())
+            }
+        };
+        let own_ceiling = m.ceiling.clone();
+        let mut rules: Vec<Arc<Rule>> = parent.as_ref().map(|p| p.rules.clone()).unwrap_or_default();
+        let mut new_rules: Vec<Arc<Rule>> = Vec::new();
+        let mut ok = true;
+        for include in &m.include {
+            match bundle.policies.get(include.get_ref()) {
+                Some(p) => new_rules.extend(p.rules.iter().cloned()),
+                None => {
+                    let known: Vec<String> = bundle.policies.keys().map(|k| format!("`{k}`")).collect();
+                    self.diagnostics.push(
+                        doc.diag(
+                            include.span(),
+                            format!(
+                                "mode `{id}` includes the policy `{}`, which does not exist",
+                                include.get_ref()
+                            ),
+                        )
+                        .with_hint(format!("the policies are {}", known.join(", "))),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        new_rules.extend(self.rules(id, doc, &m.rules, &serde_json::Value::Null));
+        let default = m
+            .default
+            .or(parent.as_ref().map(|p| p.default))
+            .unwrap_or(Decision::Refuse);
+        let mut ceiling = own_ceiling.clone().unwrap_or_default();
+        if let Some(p) = &parent {
+            let check_ws = Workspace::new("/workspace").with_home("/home/user").with_tmp("/tmp");
+            let extends_span = m.extends.as_ref().map(|e| e.span()).unwrap_or(0..0);
+            if let Some(own) = &own_ceiling {
+                // Fields the mode leaves out are inherited, so only the ones it sets can widen.
+                if let Err(why) = own.or(&p.ceiling).le(&p.ceiling, &check_ws) {
+                    self.diagnostics.push(
+                        doc.diag(
+                            extends_span.clone(),
+                            format!("mode `{id}` widens the mode it extends: its ceiling's {why}"),
+                        )
+                        .with_hint("a mode that extends another may only narrow it"),
+                    );
+                    ok = false;
+                }
+            }
+            if default < p.default {
+                self.diagnostics.push(doc.diag(extends_span.clone(), format!("mode `{id}` widens the mode it extends: its default `{default}` is more permissive than `{}`", p.default))
+                    .with_hint("a mode that extends another may only narrow it"));
+                ok = false;
+            }
+            for rule in &new_rules {
+                if rule.decision < p.default {
+                    self.diagnostics.push(doc.diag(extends_span.clone(), format!(
+                        "mode `{id}` widens the mode it extends: rule `{}` decides `{}`, more permissive than that mode's default `{}`",
+                        rule.id, rule.decision, p.default
+                    )).with_hint("a mode that extends another may only narrow it: its rules decide at least the default they inherit"));
+                    ok = false;
+                }
+            }
+            ceiling = ceiling.or(&p.ceiling);
+        }
+        // INVARIANT (fail closed): a mode that widens the one it extends, or includes a policy that
+        // is not there, does not load, so judging under it refuses.
+        if !ok {
+            return false;
+        }
+        rules.extend(new_rules);
+        if self.whole {
+            for spanned in &m.examples {
+                let mut ex = spanned.get_ref().clone();
+                ex.mode.get_or_insert_with(|| id.to_string());
+                bundle.examples.push(Example {
+                    at: Self::example(doc, spanned.span(), "judgement", &ex.note),
+                    kind: ExampleKind::Judgement {
+                        owner: None,
+                        example: ex,
+                    },
+                });
+            }
+        }
+        let mut behaviour = m.behaviour.clone().unwrap_or_default();
+        if role.is_some() {
+            behaviour.role = role.clone();
+        }
+        bundle.modes.insert(
+            id.to_string(),
+            Mode {
+                id: id.to_string(),
+                name: m.name.clone(),
+                description: m.description.clone(),
+                environment: m.environment.clone(),
+                behaviour,
+                extends: m.extends.as_ref().map(|e| e.get_ref().clone()),
+                file: doc.display.clone(),
+                judge: Judge {
+                    mode: id.to_string(),
+                    default,
+                    ceiling,
+                    rules,
+                },
+            },
+        );
+        true
+    }
+}

@@ -1,0 +1,96 @@
+//! The loaded model: modes, policies and patterns as the rest of the engine uses them.
+
+use crate::decision::{DecidedBy, Decision, Judgement};
+use crate::format::{BehaviourFile, MetaTool, PatternFile};
+use crate::judge::{Judge, Rule};
+use std::sync::Arc;
+
+/// A loaded mode.
+#[derive(Debug, Clone)]
+pub struct Mode {
+    /// Its id.
+    pub id: String,
+    /// Its name for people.
+    pub name: Option<String>,
+    /// What it is for.
+    pub description: Option<String>,
+    /// The environment mode it needs.
+    pub environment: Option<String>,
+    /// Who the agent is under it.
+    pub behaviour: BehaviourFile,
+    /// The mode it narrows.
+    pub extends: Option<String>,
+    /// Where it was written.
+    pub file: String,
+    /// Its compiled policy.
+    pub(crate) judge: Judge,
+}
+
+/// A loaded pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// As written.
+    pub spec: PatternFile,
+    /// Where it was written.
+    pub file: String,
+}
+
+impl Pattern {
+    /// Judges a request to spawn a sub-agent (`helper` is its name, where the agent gave one),
+    /// given how many this session already spawned.
+    pub fn judge_spawn(&self, helper: Option<&str>, spawned: u32) -> Judgement {
+        let id = &self.spec.id;
+        let refuse = |reason: String| Judgement {
+            decision: Decision::Refuse,
+            reason,
+            rules: vec![format!("pattern/{id}")],
+            mode: format!("pattern:{id}"),
+            by: DecidedBy::Rules,
+        };
+        if !self.spec.meta_tools.contains(&MetaTool::Spawn) {
+            return refuse(format!(
+                "pattern `{id}` refuses: it offers no spawn meta-tool, so it cannot start sub-agents"
+            ));
+        }
+        if let Some(helpers) = &self.spec.helpers {
+            let named = helper.unwrap_or("");
+            if !helpers.iter().any(|h| h == named) {
+                return refuse(format!(
+                    "pattern `{id}` refuses: it keeps only the helpers {}, and `{named}` is not one of them",
+                    helpers.iter().map(|h| format!("`{h}`")).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        if let Some(limit) = self.spec.limits.spawns {
+            if spawned >= limit {
+                return refuse(format!(
+                    "pattern `{id}` refuses: it allows {limit} sub-agents per session and {spawned} were spawned already"
+                ));
+            }
+        }
+        Judgement {
+            decision: Decision::Allow,
+            reason: format!("pattern `{id}` allows spawning a sub-agent"),
+            rules: vec![format!("pattern/{id}")],
+            mode: format!("pattern:{id}"),
+            by: DecidedBy::Rules,
+        }
+    }
+}
+
+/// A loaded policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Its id.
+    pub id: String,
+    /// What it is for.
+    pub description: Option<String>,
+    /// Where it was written.
+    pub file: String,
+    /// Its rules, applied by the modes that include it.
+    pub(crate) rules: Vec<Arc<Rule>>,
+    /// The ids of its rows.
+    pub rows: Vec<String>,
+    /// Its settings, as JSON.
+    pub settings: serde_json::Value,
+}

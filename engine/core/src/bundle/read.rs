@@ -1,0 +1,329 @@
+//! Reading a bundle's documents: each file parsed into its format, layered by id over the
+//! sources before it, with a diagnostic for each file that does not parse. Scripts are read here
+//! too, and compiled (or, for the shipped bundle, set up to compile on first use).
+//!
+//! A [`Selection`] reads only the documents one judgement needs; everything else is left unread.
+
+use super::select::{Needs, Selection};
+use super::source::{BundleSource, Origin};
+use crate::diag::Diagnostic;
+use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
+use crate::script::{Script, ScriptHost};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// One parsed file and where it came from.
+#[derive(Debug, Clone)]
+pub(crate) struct Doc {
+    pub(crate) source: usize,
+    pub(crate) relative: String,
+    pub(crate) display: String,
+    /// The TOML text spans point into (a `.md` mode's front matter).
+    pub(crate) text: Arc<str>,
+    /// Lines before `text` in the file.
+    pub(crate) line_offset: usize,
+}
+
+impl Doc {
+    /// A diagnostic at a span of this document.
+    pub(crate) fn diag(&self, span: Range<usize>, message: impl Into<String>) -> Diagnostic {
+        let mut d = Diagnostic::at(&self.display, &self.text, span, message);
+        d.line += self.line_offset;
+        d
+    }
+
+    /// The directory of this file inside its bundle, for scripts named beside it.
+    pub(crate) fn sibling(&self, name: &str) -> String {
+        match self.relative.rsplit_once('/') {
+            Some((dir, _)) => normalise(&format!("{dir}/{name}")),
+            None => normalise(name),
+        }
+    }
+}
+
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// A place in a file, turned into a diagnostic only when something there fails (locating is
+/// not free, and a bundle carries many examples).
+#[derive(Debug, Clone)]
+pub(crate) struct Located {
+    display: String,
+    text: Arc<str>,
+    span: Range<usize>,
+    line_offset: usize,
+    message: String,
+}
+
+impl Located {
+    pub(crate) fn new(doc: &Doc, span: Range<usize>, message: impl Into<String>) -> Located {
+        Located {
+            display: doc.display.clone(),
+            text: doc.text.clone(),
+            span,
+            line_offset: doc.line_offset,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::at(&self.display, &self.text, self.span.clone(), self.message.clone());
+        d.line += self.line_offset;
+        d
+    }
+}
+
+/// Parsed files of one kind, by id, later sources replacing earlier ones.
+pub(crate) struct Layered<T> {
+    pub(crate) items: BTreeMap<String, (Doc, T)>,
+    seen_in_source: HashMap<(usize, String), String>,
+}
+
+impl<T> Layered<T> {
+    fn new() -> Self {
+        Layered {
+            items: BTreeMap::new(),
+            seen_in_source: HashMap::new(),
+        }
+    }
+
+    fn insert(&mut self, id: String, doc: Doc, item: T, diagnostics: &mut Vec<Diagnostic>) {
+        if let Some(first) = self.seen_in_source.get(&(doc.source, id.clone())) {
+            diagnostics.push(
+                Diagnostic::file(&doc.display, format!("`{id}` is defined twice in one bundle"))
+                    .with_hint(format!("it is also defined in {first}; rename one of them")),
+            );
+            return;
+        }
+        self.seen_in_source
+            .insert((doc.source, id.clone()), doc.display.clone());
+        self.items.insert(id, (doc, item));
+    }
+
+    /// The items in the order their files load (source, then path): the order in which items
+    /// that are not replaced by id but added up (command rules, act rules, path sets) apply.
+    pub(crate) fn in_load_order(&self) -> Vec<&(Doc, T)> {
+        let mut ordered: Vec<&(Doc, T)> = self.items.values().collect();
+        ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));
+        ordered
+    }
+}
+
+/// A mode as written, with the role prompt from a `.md` mode's body.
+pub(crate) type ModeDoc = (ModeFile, Option<String>);
+
+/// A script file: compiled (`None` when it did not compile, already reported), or still text
+/// when only a selection was read and no rule has named it yet.
+#[derive(Debug, Clone)]
+pub(crate) enum ScriptFile {
+    Compiled(Option<Script>),
+    Unread {
+        display: String,
+        text: String,
+        shipped: bool,
+    },
+}
+
+/// Every document read, by kind.
+pub(crate) struct Documents {
+    pub(crate) modes: Layered<ModeDoc>,
+    pub(crate) policies: Layered<PolicyFile>,
+    pub(crate) patterns: Layered<PatternFile>,
+    pub(crate) providers: Layered<ProviderFile>,
+    /// By source index and path relative to that source's root.
+    pub(crate) scripts: HashMap<(usize, String), ScriptFile>,
+}
+
+/// Reads the sources in order. With needs, only the files they need are parsed, and scripts are
+/// left as text until a rule names them.
+pub(crate) fn read(
+    sources: &[BundleSource],
+    host: &ScriptHost,
+    needs: Option<&Needs>,
+    d: &mut Vec<Diagnostic>,
+) -> Documents {
+    let mut docs = Documents {
+        modes: Layered::new(),
+        policies: Layered::new(),
+        patterns: Layered::new(),
+        providers: Layered::new(),
+        scripts: HashMap::new(),
+    };
+    let mut wanted = needs.map(Selection::new);
+    // A selected mode may extend one not selected yet: read again for the modes it names, until
+    // no new one is named. Without a selection, one pass reads everything.
+    loop {
+        for (index, source) in sources.iter().enumerate() {
+            let label = source.label();
+            let shipped = source.origin == Origin::Shipped;
+            for (relative, text) in &source.files {
+                if let Some(wanted) = &mut wanted {
+                    if !wanted.take(index, relative, text) {
+                        continue;
+                    }
+                }
+                let display = format!("{}/{relative}", label.trim_end_matches('/'));
+                if relative.ends_with(".rhai") {
+                    let file = if wanted.is_some() {
+                        ScriptFile::Unread {
+                            display,
+                            text: text.clone(),
+                            shipped,
+                        }
+                    } else {
+                        ScriptFile::Compiled(compile(host, &display, text, shipped, d))
+                    };
+                    docs.scripts.insert((index, relative.clone()), file);
+                    continue;
+                }
+                let doc = Doc {
+                    source: index,
+                    relative: relative.clone(),
+                    display,
+                    text: Arc::from(text.as_str()),
+                    line_offset: 0,
+                };
+                read_document(&mut docs, doc, text, d);
+            }
+        }
+        let Some(wanted) = &mut wanted else { break };
+        if !wanted.next_round(|id| docs.modes.items.get(id).map(|(_, (mode, _))| mode)) {
+            break;
+        }
+    }
+    docs
+}
+
+/// Compiles a script file; the shipped bundle's compile on first use (they are checked when it
+/// is built and tested), everyone else's now.
+pub(crate) fn compile(
+    host: &ScriptHost,
+    display: &str,
+    text: &str,
+    shipped: bool,
+    d: &mut Vec<Diagnostic>,
+) -> Option<Script> {
+    if shipped {
+        Some(ScriptHost::deferred(display, text))
+    } else {
+        // INVARIANT (fail closed): a script that does not compile is `None`: rules naming it refuse.
+        host.compile(display, text).map_err(|diag| d.push(diag)).ok()
+    }
+}
+
+fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, d: &mut Vec<Diagnostic>) {
+    let relative = doc.relative.clone();
+    match relative.split('/').next().unwrap_or("") {
+        "modes" => {
+            let mut role = None;
+            if relative.ends_with(".md") {
+                let Some((matter, body)) = front_matter(text) else {
+                    d.push(
+                        Diagnostic::at_line(&doc.display, 1, 1, "a mode written as Markdown needs TOML front matter")
+                            .with_hint("start the file with a line `+++`, the mode's keys, then another `+++`; the body is the role prompt"),
+                    );
+                    return;
+                };
+                doc.text = Arc::from(matter);
+                doc.line_offset = 1;
+                role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
+            }
+            if let Some(mode) = parse::<ModeFile>(&doc, d) {
+                if mode.id != file_stem(&relative) {
+                    d.push(
+                        Diagnostic::file(
+                            &doc.display,
+                            format!("the mode's id `{}` is not its file's name", mode.id),
+                        )
+                        .with_hint(format!("name the file `{}` or change the id", mode.id)),
+                    );
+                }
+                docs.modes.insert(mode.id.clone(), doc, (mode, role), d);
+            }
+        }
+        "policies" => {
+            if let Some(policy) = parse::<PolicyFile>(&doc, d) {
+                docs.policies.insert(policy.id.clone(), doc, policy, d);
+            }
+        }
+        "patterns" => {
+            if let Some(pattern) = parse::<PatternFile>(&doc, d) {
+                docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
+            }
+        }
+        "providers" => {
+            if let Some(provider) = parse::<ProviderFile>(&doc, d) {
+                docs.providers.insert(provider.id.clone(), doc, provider, d);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(doc: &Doc, diagnostics: &mut Vec<Diagnostic>) -> Option<T> {
+    match toml::from_str::<T>(&doc.text) {
+        Ok(v) => Some(v),
+        Err(err) => {
+            let message = err.message().trim_end_matches('\n').replace('\n', "; ");
+            // Text that is not TOML at all is a syntax error, whatever serde would add.
+            let syntax = toml::from_str::<toml::Table>(&doc.text).is_err();
+            let hint = if syntax {
+                "check the TOML syntax near this point"
+            } else if message.contains("unknown field") {
+                "remove the key, or check its spelling against `sixfold schema`"
+            } else if message.contains("missing field") {
+                "add the key; `sixfold schema` lists what each file needs"
+            } else if message.contains("invalid type") || message.contains("expected") {
+                "check the value's type against `sixfold schema`"
+            } else {
+                "check the TOML syntax near this point"
+            };
+            let d = match err.span() {
+                Some(span) => doc.diag(span, message),
+                None => Diagnostic::file(&doc.display, message),
+            };
+            diagnostics.push(d.with_hint(hint));
+            None
+        }
+    }
+}
+
+/// Splits `+++\n<toml>\n+++\n<body>`; `None` when there is no front matter.
+pub(crate) fn front_matter(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix("+++\n").or_else(|| text.strip_prefix("+++\r\n"))?;
+    let end = rest.find("\n+++")?;
+    let matter = rest.get(..=end)?;
+    let after = rest.get(end + 4..)?;
+    let body = after.split_once('\n').map(|(_, b)| b).unwrap_or("");
+    Some((matter, body))
+}
+
+fn file_stem(relative: &str) -> &str {
+    let name = relative.rsplit('/').next().unwrap_or(relative);
+    name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name)
+}
+
+/// True for a valid mode or provider id.
+pub(crate) fn is_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c.is_ascii_uppercase())
+}
+
+/// A TOML table as JSON (settings, example facts and context).
+pub(crate) fn toml_table_to_json(map: &BTreeMap<String, toml::Value>) -> serde_json::Value {
+    serde_json::to_value(map).unwrap_or(serde_json::Value::Null)
+}
