@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The repository root.
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
@@ -21,7 +21,7 @@ pub fn repo() -> PathBuf {
 
 /// The real CLI named by `env_var`, else `node_modules/.bin/<name>` in the repository, else on
 /// PATH. `None` (after printing why) when absent; with `SIXFOLD_REQUIRE_E2E=1` absence fails.
-pub fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
+pub(crate) fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
     let found = std::env::var_os(env_var)
         .map(PathBuf::from)
         .filter(|p| p.is_file())
@@ -44,7 +44,7 @@ pub fn agent_cli(env_var: &str, name: &str) -> Option<PathBuf> {
 }
 
 /// The scripted model server on loopback, stopped when dropped.
-pub struct ModelServer {
+pub(crate) struct ModelServer {
     child: Child,
     pub port: u16,
     pub log: PathBuf,
@@ -53,7 +53,7 @@ pub struct ModelServer {
 impl ModelServer {
     /// Starts `tests/model-server/server.py` with a script, `{{workspace}}` set to `workspace`,
     /// in the directory `cwd` (where its `run` blocks run).
-    pub fn start(script: &serde_json::Value, workspace: &Path, cwd: &Path, scratch: &Path) -> ModelServer {
+    pub(crate) fn start(script: &serde_json::Value, workspace: &Path, cwd: &Path, scratch: &Path) -> ModelServer {
         let script_file = scratch.join("script.json");
         std::fs::write(&script_file, serde_json::to_string_pretty(script).unwrap()).unwrap();
         let port_file = scratch.join("port");
@@ -92,7 +92,7 @@ impl ModelServer {
     }
 
     /// `http://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }
@@ -105,12 +105,12 @@ impl Drop for ModelServer {
 }
 
 /// The lines of a JSON Lines file (or output).
-pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+pub(crate) fn json_lines(text: &str) -> Vec<serde_json::Value> {
     text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
 /// `tool_result` blocks of a Claude Code stream: (tool_use_id, is_error, content text).
-pub fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, String)> {
+pub(crate) fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, String)> {
     let mut out = Vec::new();
     for line in stream.iter().filter(|l| l["type"] == "user") {
         for block in line["message"]["content"].as_array().into_iter().flatten() {
@@ -132,7 +132,7 @@ pub fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, String)>
 
 /// A scratch directory outside the system temp dir (writes there are "outside the workspace",
 /// not "the temp dir"), wherever the repository itself was checked out.
-pub fn outside_tmp() -> tempfile::TempDir {
+pub(crate) fn outside_tmp() -> tempfile::TempDir {
     let tmp = [PathBuf::from("/tmp"), std::env::temp_dir()];
     let candidates = [
         PathBuf::from("/var/tmp"),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// `--bundle DIR`, shared by the commands that load a bundle.
 #[derive(Debug, Clone, clap::Args)]
-pub struct BundleArgs {
+pub(crate) struct BundleArgs {
     /// A bundle directory to layer over the shipped bundle and the project's `.sixfold/`
     /// (repeatable; later ones win).
     #[arg(long = "bundle", value_name = "DIR")]
@@ -18,12 +18,12 @@ pub struct BundleArgs {
 }
 
 /// The nearest ancestor of `start` (itself included) that holds a `.sixfold/` directory.
-pub fn project_bundle(start: &Path) -> Option<PathBuf> {
+pub(crate) fn project_bundle(start: &Path) -> Option<PathBuf> {
     start.ancestors().map(|a| a.join(".sixfold")).find(|p| p.is_dir())
 }
 
 /// The sources in load order, with any diagnostics from reading them.
-pub fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>) {
+pub(crate) fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>) {
     let mut sources = vec![sixfold_core::shipped::source()];
     let mut diagnostics = Vec::new();
     let mut dirs = Vec::new();
@@ -42,7 +42,7 @@ pub fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>) {
 }
 
 /// Loads the bundle; diagnostics from reading and from loading, together.
-pub fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
+pub(crate) fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
     let (sources, mut diagnostics) = sources(args);
     let (bundle, mut found) = Bundle::load(&sources);
     diagnostics.append(&mut found);
@@ -50,7 +50,7 @@ pub fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
 }
 
 /// Prints diagnostics to stderr.
-pub fn report(diagnostics: &[Diagnostic]) {
+pub(crate) fn report(diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         errln!("{d}\n");
     }

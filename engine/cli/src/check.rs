@@ -6,7 +6,7 @@ use crate::output::{errln, outln};
 /// Load and validate the bundle (shipped, the project's `.sixfold/`, and any `--bundle`), and
 /// run every example its files carry. Exit 0 when clean, 1 with diagnostics.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     bundle: BundleArgs,
     /// Print one JSON object: `{"ok", "sources", "counts", "diagnostics"}`.
@@ -24,7 +24,7 @@ struct Counts {
     examples: usize,
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
     let (bundle, sources, mut diagnostics) = bundles::load(&args.bundle);
     let mut failed_examples = bundle.run_examples();
     let examples = bundle.example_count();

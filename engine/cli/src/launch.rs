@@ -22,7 +22,7 @@ use std::path::PathBuf;
 /// Exit codes: the vendor's own with `off` and `on`; with `strict`, 1 for any gating gap, else 3
 /// for any gating unk, else the vendor's. 2 when the launch could not be made.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The provider (see `sixfold providers`), e.g. `claude-code`, `codex`.
     provider: String,
     /// `off` (the default: nothing imposed), `on` (imposed and reported; bare `--hermetic`), or
@@ -85,7 +85,7 @@ fn parse_env(text: &str) -> Result<EnvArg, String> {
     EnvArg::parse(text)
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);

@@ -5,7 +5,7 @@ use crate::output::outln;
 
 /// List the modes in the loaded bundle, with their descriptions.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     bundle: BundleArgs,
     /// Print a JSON array of `{"id","name","description","extends","environment","file"}`.
@@ -13,7 +13,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     bundles::report(&diagnostics);
     if args.json {

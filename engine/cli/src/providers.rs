@@ -10,7 +10,7 @@ use sixfold_launch::probe::{self, ProviderStatus, Status};
 /// a provider's sign-in status command is read; its output may name an account and is never
 /// read, kept or printed. Exit 0.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Print one JSON object: `{"providers": [{"id", "name", "status", "reason", "binary",
     /// "version", "install_hint", "hermetic"}]}`.
     #[arg(long)]
@@ -19,7 +19,7 @@ pub struct Args {
     bundle: BundleArgs,
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);

@@ -8,7 +8,7 @@ use sixfold_core::launch_facts::LaunchFacts;
 
 /// The file kinds there is a schema for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `modes/*.toml` (and the front matter of `modes/*.md`).
     Mode,
     /// `policies/**/*.toml`.
@@ -26,12 +26,12 @@ pub enum Kind {
 /// Print the JSON Schema of a bundle file kind (or of the launch facts rows read), so an editor can validate and complete the files
 /// (the shipped files point at copies in `docs/schema/`). Without KIND, all of them as one object.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Which kind.
     kind: Option<Kind>,
 }
 
-pub fn schema(kind: Kind) -> serde_json::Value {
+pub(crate) fn schema(kind: Kind) -> serde_json::Value {
     let schema = match kind {
         Kind::Mode => schema_for!(ModeFile),
         Kind::Policy => schema_for!(PolicyFile),
@@ -43,7 +43,7 @@ pub fn schema(kind: Kind) -> serde_json::Value {
     serde_json::to_value(schema).unwrap_or_default()
 }
 
-pub fn run(args: Args) -> u8 {
+pub(crate) fn run(args: Args) -> u8 {
     let value = match args.kind {
         Some(kind) => schema(kind),
         None => serde_json::json!({

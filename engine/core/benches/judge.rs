@@ -7,6 +7,8 @@
 // Benches are test-like code: a setup that fails should stop the run loudly, so `expect` is
 // allowed here as it is in tests.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
+// `criterion_group!` makes a public function it cannot document.
+#![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sixfold_core::bundle::{Bundle, BundleSource, Needs, Origin};

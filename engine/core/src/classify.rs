@@ -380,31 +380,35 @@ impl<'a> Args<'a> {
             "first" => positional.into_iter().take(1).collect(),
             "last" => positional.into_iter().last().into_iter().collect(),
             _ => match inner.strip_prefix("opt:") {
-                Some(name) => self.option(name).into_iter().collect(),
+                Some(name) => self.option(name),
                 None => vec![None],
             },
         })
     }
 
-    fn option(&self, name: &str) -> Option<Option<String>> {
+    /// The value of option `name` as the placeholder `{opt:NAME}` lists it: empty when the
+    /// option is not given, else one entry, `None` where the value is not known (expanded).
+    fn option(&self, name: &str) -> Vec<Option<String>> {
         for (i, w) in self.words.iter().enumerate() {
             let unknown = |j: usize| self.expanded.get(j) == Some(&true);
             if w == name {
                 return self
                     .words
                     .get(i + 1)
-                    .map(|v| if unknown(i + 1) { None } else { Some(v.clone()) });
+                    .map(|v| if unknown(i + 1) { None } else { Some(v.clone()) })
+                    .into_iter()
+                    .collect();
             }
             if let Some(v) = w.strip_prefix(&format!("{name}=")) {
-                return Some(if unknown(i) { None } else { Some(v.to_string()) });
+                return vec![if unknown(i) { None } else { Some(v.to_string()) }];
             }
             if !name.starts_with("--") {
                 if let Some(v) = w.strip_prefix(name).filter(|v| !v.is_empty()) {
-                    return Some(if unknown(i) { None } else { Some(v.to_string()) });
+                    return vec![if unknown(i) { None } else { Some(v.to_string()) }];
                 }
             }
         }
-        None
+        Vec::new()
     }
 
     /// The word after the first flag matching one of `flags`.

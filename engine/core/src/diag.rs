@@ -44,7 +44,7 @@ impl Diagnostic {
     pub fn at(file: impl Into<String>, text: &str, span: Range<usize>, message: impl Into<String>) -> Diagnostic {
         let (line, column, source_line) = locate(text, span.start);
         let width = text
-            .get(span.clone())
+            .get(span)
             .map(|s| s.lines().next().unwrap_or("").chars().count())
             .unwrap_or(1)
             .max(1);

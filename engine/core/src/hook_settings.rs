@@ -229,7 +229,7 @@ mod tests {
         assert_eq!(missing_events(&existing, &spec, &cmd), spec.events);
         let narrow = HooksFile {
             matcher: Some("Bash".into()),
-            ..spec.clone()
+            ..spec
         };
         assert_eq!(
             register(&Value::Null, &narrow, &cmd).unwrap()["hooks"]["AfterTool"][0]["matcher"],

@@ -174,9 +174,9 @@ impl PlaceMatcher {
 pub(crate) type When = EffectFields<PlaceMatcher>;
 
 impl When {
-    /// `Some(evidence)` when every condition holds; the evidence is the first place that made a
-    /// `reads`/`writes` condition hold, if any.
-    fn holds(&self, effects: &Effects, workspace: &Workspace) -> Option<Option<String>> {
+    /// `Some` when every condition holds, with the first place that made a `reads`/`writes`
+    /// condition hold, if any.
+    fn holds(&self, effects: &Effects, workspace: &Workspace) -> Option<Held> {
         let f = effects.flags;
         let flag_ok = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
         if !(flag_ok(self.reaches, f.reaches)
@@ -197,8 +197,15 @@ impl When {
                 .find(|t| matchers.iter().any(|m| m.matches(t, workspace)))?;
             evidence.get_or_insert_with(|| describe_touch(hit));
         }
-        Some(evidence)
+        Some(Held { place: evidence })
     }
+}
+
+/// Conditions that held, and the place that made them hold (none when only yes/no fields were
+/// asked about).
+#[derive(Debug, Clone)]
+struct Held {
+    place: Option<String>,
 }
 
 fn describe_touch(touch: &Touch) -> String {
@@ -338,10 +345,10 @@ impl Judge {
         let mut matched: Vec<(Decision, &str, String, bool)> = Vec::new();
         let mut script_args: Option<(Dynamic, rhai::Map)> = None;
         for rule in &self.rules {
-            let Some(evidence) = rule.when.holds(effects, &context.workspace) else {
+            let Some(held) = rule.when.holds(effects, &context.workspace) else {
                 continue;
             };
-            let mut reason = match evidence {
+            let mut reason = match held.place {
                 Some(place) => format!("{} ({place})", rule.reason),
                 None => rule.reason.clone(),
             };
@@ -356,9 +363,9 @@ impl Judge {
                     vec![effects_value.clone(), Dynamic::from_map(ctx)],
                 ) {
                     Ok(out) => match script_verdict(&out.value) {
-                        Ok(None) => continue,
-                        Ok(Some(None)) => {}
-                        Ok(Some(Some(own))) => reason = own,
+                        Ok(ScriptAnswer::NoMatch) => continue,
+                        Ok(ScriptAnswer::Match) => {}
+                        Ok(ScriptAnswer::MatchBecause(own)) => reason = own,
                         // INVARIANT (fail closed): a script answer that is not one refuses.
                         Err(what) => {
                             // INVARIANT (fail closed): a rule whose script fails refuses.
@@ -425,17 +432,28 @@ fn verb(d: Decision) -> &'static str {
     }
 }
 
-/// What a rule's script said: `None` no match, `Some(None)` match with the rule's reason,
-/// `Some(Some(reason))` match with its own reason.
-fn script_verdict(value: &Dynamic) -> Result<Option<Option<String>>, String> {
+/// What a rule's script said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ScriptAnswer {
+    /// `false` or `()`: the rule does not apply.
+    NoMatch,
+    /// `true`: the rule applies, with the rule's own reason.
+    Match,
+    /// A string: the rule applies, for this reason.
+    MatchBecause(String),
+}
+
+fn script_verdict(value: &Dynamic) -> Result<ScriptAnswer, String> {
     if value.is_unit() {
-        return Ok(None);
+        return Ok(ScriptAnswer::NoMatch);
     }
     if let Ok(b) = value.as_bool() {
-        return Ok(b.then_some(None));
+        return Ok(if b { ScriptAnswer::Match } else { ScriptAnswer::NoMatch });
     }
     if value.is_string() {
-        return Ok(Some(Some(value.clone().into_string().unwrap_or_default())));
+        return Ok(ScriptAnswer::MatchBecause(
+            value.clone().into_string().unwrap_or_default(),
+        ));
     }
     Err(format!(
         "the script returned a `{}`; a rule script returns true, false, () or a reason string",

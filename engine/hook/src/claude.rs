@@ -441,7 +441,7 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
             is_error: false,
         },
     });
-    let mut all = events.clone();
+    let mut all = events;
     all.extend(out.iter().cloned());
     let trace = Log::trace(&all);
     let rows = bundle.rows_about(FactsKind::Trace);

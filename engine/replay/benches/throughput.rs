@@ -165,9 +165,9 @@ fn main() {
             let mut subjects = vec![(fixture.clone(), std::fs::metadata(&fixture).map(|m| m.len()).unwrap_or(0))];
             if size_mb > SMALL_MB {
                 let b = corpus.write(&mid, SMALL_MB * MIB);
-                subjects.push((mid.clone(), b));
+                subjects.push((mid, b));
             }
-            subjects.push((big.clone(), bytes));
+            subjects.push((big, bytes));
             for (path, b) in subjects {
                 memory.push((b, peak_rss(binary, &path)));
             }

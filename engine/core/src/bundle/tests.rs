@@ -175,10 +175,7 @@ fn number(effects, context) { 42 }
     assert!(d.is_empty(), "{d:#?}");
     assert_eq!(judge(&bundle, "m", r#"{"writes":["./a"]}"#).decision, Decision::Allow);
     let j = judge(&bundle, "m", r#"{"writes":["./a","./b","./c"]}"#);
-    assert_eq!(
-        (j.decision, j.rules.clone()),
-        (Decision::Ask, vec!["p/big".to_string()])
-    );
+    assert_eq!((j.decision, j.rules), (Decision::Ask, vec!["p/big".to_string()]));
     let j = judge(&bundle, "m", r#"{"reaches":true}"#);
     assert!(j.reason.contains("reaches, says m"), "{}", j.reason);
     let j = judge(&bundle, "m", r#"{"costs":true}"#);

@@ -39,7 +39,7 @@ pub(crate) fn impose(scratch: &Scratch<'_>, declared: Option<&Path>) -> Result<M
     let file = scratch.run_dir.join("mcp.json");
     let (text, servers) = match declared {
         Some(path) => read_config(path, &key)?,
-        None => (json!({ key.clone(): {} }).to_string(), Vec::new()),
+        None => (json!({ key: {} }).to_string(), Vec::new()),
     };
     std::fs::write(&file, text).map_err(|e| format!("cannot write `{}`: {e}", file.display()))?;
     let shown = file.display().to_string();

@@ -40,6 +40,11 @@ pub(crate) struct Compiler<'h> {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// A problem already reported as a diagnostic: the caller leaves the item out (or, for a rule,
+/// keeps it refusing) and goes on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reported;
+
 impl<'h> Compiler<'h> {
     pub(crate) fn new(
         host: &'h ScriptHost,
@@ -94,21 +99,21 @@ impl<'h> Compiler<'h> {
         script: &Option<String>,
         function: &Option<String>,
         arity: usize,
-    ) -> Option<Option<(Script, String)>> {
+    ) -> Result<Option<(Script, String)>, Reported> {
         match (script, function) {
-            (None, None) => Some(None),
+            (None, None) => Ok(None),
             (Some(file), Some(function)) => {
                 let key = (doc.source, doc.sibling(file));
                 let compiled = match self.compiled(&key) {
                     Ok(compiled) => compiled,
                     // There, but it did not compile: reported already.
-                    Err(false) => return None,
+                    Err(false) => return Err(Reported),
                     Err(true) => {
                         self.diagnostics.push(
                             doc.diag(span, format!("the script `{file}` is not in the bundle"))
                                 .with_hint("scripts are `.rhai` files beside the policy or mode that names them"),
                         );
-                        return None;
+                        return Err(Reported);
                     }
                 };
                 let missing = format!("the script `{file}` has no function `{function}` taking {arity} parameters");
@@ -116,7 +121,7 @@ impl<'h> Compiler<'h> {
                     Some(true) => {}
                     Some(false) => {
                         self.diagnostics.push(doc.diag(span, missing));
-                        return None;
+                        return Err(Reported);
                     }
                     // Compiled on first use: checked by `sixfold check` (a missing function
                     // would make the rule refuse, never allow).
@@ -127,14 +132,14 @@ impl<'h> Compiler<'h> {
                         arity,
                     }),
                 }
-                Some(Some((compiled, function.clone())))
+                Ok(Some((compiled, function.clone())))
             }
             _ => {
                 self.diagnostics.push(
                     doc.diag(span, "`script` and `function` go together")
                         .with_hint("name the Rhai file in `script` and the function in it in `function`"),
                 );
-                None
+                Err(Reported)
             }
         }
     }
@@ -144,8 +149,8 @@ impl<'h> Compiler<'h> {
         doc: &Doc,
         span: Range<usize>,
         entries: &Option<Vec<String>>,
-    ) -> Option<Option<Vec<PlaceMatcher>>> {
-        let Some(entries) = entries else { return Some(None) };
+    ) -> Result<Option<Vec<PlaceMatcher>>, Reported> {
+        let Some(entries) = entries else { return Ok(None) };
         let mut out = Vec::new();
         for entry in entries {
             let matcher = match entry.as_str() {
@@ -165,7 +170,7 @@ impl<'h> Compiler<'h> {
                                         known.join(", ")
                                     )),
                             );
-                        return None;
+                        return Err(Reported);
                     };
                     PlaceMatcher::Paths(set.clone())
                 }
@@ -175,13 +180,13 @@ impl<'h> Compiler<'h> {
                         self.diagnostics.push(doc.diag(span, message).with_hint(
                             "an entry is `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME` or a path glob",
                         ));
-                        return None;
+                        return Err(Reported);
                     }
                 },
             };
             out.push(matcher);
         }
-        Some(Some(out))
+        Ok(Some(out))
     }
 
     /// Compiles a rule. A rule that cannot be compiled is reported and kept as a broken rule
@@ -195,7 +200,7 @@ impl<'h> Compiler<'h> {
         let writes = self.matchers(doc, span.clone(), &r.when.writes);
         let script = self.script(doc, span, &r.script, &r.function, 2);
         // INVARIANT (fail closed): a rule that cannot be compiled stays, refusing every step.
-        let (Some(reads), Some(writes), Some(script)) = (reads, writes, script) else {
+        let (Ok(reads), Ok(writes), Ok(script)) = (reads, writes, script) else {
             let why = self
                 .diagnostics
                 .get(before)

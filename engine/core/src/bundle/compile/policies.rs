@@ -115,9 +115,9 @@ impl Compiler<'_> {
                 RowCheck::Evidence(e.clone())
             } else {
                 match self.script(doc, span.clone(), &r.script, &r.function, 2) {
-                    Some(Some((script, function))) => {
+                    Ok(Some((script, function))) => {
                         if let Some(each) = &r.each_step {
-                            if let Some(Some((_, each))) =
+                            if let Ok(Some((_, each))) =
                                 self.script(doc, span.clone(), &r.script, &Some(each.clone()), 3)
                             {
                                 RowCheck::Script {
