@@ -188,6 +188,17 @@ fn a_mode_says_what_it_would_have_decided() {
     assert_eq!(report["steps"]["refuse"], 3, "{}", report["steps"]);
     let judged = report["files"][0]["mode"]["judged"].as_array().unwrap();
     assert!(judged.iter().any(|j| j["tool"] == "Edit" && j["decision"] == "refuse"));
+    // Each step says what decided it: read-only refuses an edit by its ceiling, and a read
+    // inside the workspace falls to the default.
+    let by = |tool: &str| {
+        judged
+            .iter()
+            .find(|j| j["tool"] == tool)
+            .map(|j| j["by"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(by("Edit"), "ceiling", "{judged:?}");
+    assert_eq!(by("Read"), "default", "{judged:?}");
     let text = sixfold(&["replay", "--mode", "read-only", file.to_str().unwrap()]);
     let shown = String::from_utf8_lossy(&text.stdout);
     assert!(shown.contains("mode read-only:") && shown.contains("refuse"), "{shown}");

@@ -4,7 +4,7 @@ use crate::bundles::{self, BundleArgs};
 use crate::output::{err, errln, outln};
 use serde::Serialize;
 use sixfold_core::bundle::Bundle;
-use sixfold_core::decision::Decision;
+use sixfold_core::decision::{DecidedBy, Decision};
 use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
@@ -86,6 +86,8 @@ struct Judged {
     decision: Decision,
     reason: String,
     rules: Vec<String>,
+    /// What decided it: the ceiling, rules, the default, or unjudgeable (a fail-closed refusal).
+    by: DecidedBy,
     /// The act in a few words, for the text output.
     #[serde(skip)]
     words: String,
@@ -391,6 +393,7 @@ fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace
             decision: j.decision,
             reason: j.reason,
             rules: j.rules,
+            by: j.by,
             words: in_words(step, trace.cwd.as_deref()),
         });
     }
