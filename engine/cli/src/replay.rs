@@ -169,6 +169,10 @@ pub(crate) fn run(args: Args) -> u8 {
 fn supplied_diff(args: &Args) -> Result<Option<Vec<Edit>>, String> {
     let text = if let Some(path) = &args.diff {
         let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?;
+        // A FIFO or a device would never end: only a regular file is read.
+        if !meta.is_file() {
+            return Err(format!("the diff `{}` is not a regular file", path.display()));
+        }
         if meta.len() > MAX_DIFF_BYTES {
             return Err(format!(
                 "the diff `{}` is larger than {MAX_DIFF_BYTES} bytes",
@@ -359,7 +363,7 @@ fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Op
         extra.insert("diff".into(), serde_json::json!({ "edits": edits }));
     }
     // Rows that fold over steps read the trace one step at a time: memory stays flat.
-    report.rows = bundle.evaluate_trace_rows(rows, &trace, &workspace, &extra);
+    report.rows = bundle.evaluate_trace_rows(rows, &trace, &rows_workspace(&trace, workspace), &extra);
     report
 }
 
@@ -372,6 +376,19 @@ fn workspace_of(trace: &Trace) -> Workspace {
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     Workspace::new(root).with_process_environment()
+}
+
+/// The workspace rows judge the run's writes against. A record without a working directory
+/// (Codex's `exec --json`) does not say where the workspace was, so for rows every path may lie
+/// in it: the whole file system is the workspace.
+fn rows_workspace(trace: &Trace, recorded: Workspace) -> Workspace {
+    // INVARIANT (fail closed): not knowing where the workspace is never lets a write (an edit
+    // after the suite, a test file changed) fall outside it.
+    if trace.cwd.is_none() {
+        Workspace::new("/")
+    } else {
+        recorded
+    }
 }
 
 fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace) -> ModeReport {

@@ -52,7 +52,7 @@ pub struct Wrapper {
 }
 
 /// What one simple command was classified as.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Part {
     /// The program, after wrappers.
     pub program: String,
@@ -60,6 +60,17 @@ pub struct Part {
     pub text: String,
     /// The rule that classified it; `None` when nothing did (the conservative profile).
     pub rule: Option<String>,
+    /// What this simple command alone writes (paths absolute, `*` for unknown), so a row can
+    /// tell which part of a line wrote (`cargo test && sed -i … f` writes `f` after the suite).
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// The directory it runs in, after any `cd` before it (`*` when not known).
+    #[serde(default)]
+    pub dir: String,
+    /// True when its exit status is the whole line's: nothing after it can change it (no `||`,
+    /// `;`, `&`, or `|` without `pipefail` follows it).
+    #[serde(default)]
+    pub decides_status: bool,
 }
 
 /// The classification of a command line.
@@ -71,6 +82,22 @@ pub struct Classified {
     pub parts: Vec<Part>,
     /// Why the text (or part of it) was not understood.
     pub opaque: Option<String>,
+}
+
+/// Whether the exit status of the first of `rest` is the line's: every operator after it that
+/// leads to another command is `&&` (a failure stops there, so a pass means it passed), a
+/// grouping, or `|` under `pipefail`; nothing runs in the background; and what ends the line is
+/// a plain end.
+fn decides_status(rest: &[SimpleCommand], pipefail: bool) -> bool {
+    let last = rest.len().saturating_sub(1);
+    rest.iter().enumerate().all(|(i, command)| {
+        command.after.iter().all(|op| match op.as_str() {
+            "&&" | "(" | ")" | "{" | "}" => true,
+            "|" => pipefail && i < last,
+            ";" | "\n" => i == last,
+            _ => false,
+        })
+    })
 }
 
 /// The rules, indexed by program.
@@ -115,8 +142,15 @@ impl Classifier {
             return out;
         }
         let mut cwd = cwd.to_path_buf();
-        for command in &line.commands {
+        let mut pipefail = false;
+        for (i, command) in line.commands.iter().enumerate() {
             let (effects, mut parts) = self.classify_simple(command, &mut cwd, depth, &mut out.opaque);
+            let shown = decides_status(line.commands.get(i..).unwrap_or(&[]), pipefail);
+            for part in &mut parts {
+                part.decides_status &= shown;
+            }
+            pipefail |=
+                command.words.first().is_some_and(|w| w == "set") && command.words.iter().any(|w| w == "pipefail");
             join(&mut out.effects, effects);
             out.parts.append(&mut parts);
         }
@@ -127,7 +161,39 @@ impl Classifier {
         out
     }
 
+    /// Classifies one simple command; each part it yields carries its own writes and directory.
     fn classify_simple(
+        &self,
+        command: &SimpleCommand,
+        cwd: &mut PathBuf,
+        depth: usize,
+        opaque: &mut Option<String>,
+    ) -> (EffectProfile, Vec<Part>) {
+        let dir = cwd.to_string_lossy().into_owned();
+        let (effects, mut parts) = self.classify_words(command, cwd, depth, opaque);
+        match parts.as_mut_slice() {
+            [one] if one.dir.is_empty() => {
+                one.writes = effects.writes.clone();
+                one.dir = dir;
+            }
+            // `bash -c '…' > f`: the inner parts keep their own writes; the outer redirections
+            // are written by all of them.
+            inner => {
+                let redirected: Vec<String> = command
+                    .redirects
+                    .iter()
+                    .filter(|r| r.output && !DEVICES.contains(&r.target.as_str()))
+                    .map(|r| absolute(Path::new(&dir), &r.target))
+                    .collect();
+                for part in inner {
+                    part.writes.extend(redirected.iter().cloned());
+                }
+            }
+        }
+        (effects, parts)
+    }
+
+    fn classify_words(
         &self,
         command: &SimpleCommand,
         cwd: &mut PathBuf,
@@ -165,8 +231,24 @@ impl Classifier {
                 program: program.clone(),
                 text: text.clone(),
                 rule,
+                writes: Vec::new(),
+                dir: String::new(),
+                decides_status: true,
             }]
         };
+        // INVARIANT (fail closed): a wrapper that changes directory (`env -C dir rm x`) moves
+        // every relative path out of reach of this reading, so the command is not understood.
+        let moved = command
+            .words
+            .get(..start)
+            .unwrap_or(&[])
+            .iter()
+            .any(|w| w == "-C" || w.starts_with("--chdir"));
+        if moved {
+            join(&mut effects, EffectProfile::unknown());
+            *cwd = PathBuf::from("*");
+            return (effects, part(None));
+        }
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
             join(&mut effects, EffectProfile::unknown());

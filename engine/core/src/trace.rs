@@ -16,6 +16,14 @@ pub const MAX_EDIT_LINES: usize = 20_000;
 /// so memory stays flat however long the recording grows; rows that need the content say unk.
 pub const MAX_EDIT_BYTES: usize = 8 * 1024 * 1024;
 
+/// Bytes of a command's output one step keeps: its start and its end (where runners print
+/// their summaries), with the middle cut out.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Bytes of command output one trace keeps in all; past it, outputs are not kept (rows that
+/// read them say unk).
+pub const MAX_TRACE_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,6 +167,14 @@ pub struct Step {
     /// For a command: the classifier's rule for each simple command (`commands/remove`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command_rules: Vec<String>,
+    /// For a command: each simple command as the classifier read it, in order: what it
+    /// writes, where it ran, whether its exit status is the step's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<crate::classify::Part>,
+    /// For a command: what it printed, as the record shows it (bounded by
+    /// [`MAX_OUTPUT_BYTES`]); `None` when the record has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
     /// How it ended.
     pub outcome: Outcome,
     /// The edits it made, where the record shows them (or that it made them).
@@ -167,6 +183,16 @@ pub struct Step {
     /// The working directory it ran in, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+}
+
+/// What a command printed, as far as it was kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Output {
+    /// The text kept: all of it, or its start and end.
+    pub text: String,
+    /// True when part of it was cut (its middle, or all of it past the trace's budget).
+    #[serde(default)]
+    pub cut: bool,
 }
 
 /// The run's final claim.
@@ -219,6 +245,9 @@ pub struct Trace {
     /// Bytes of edit content kept so far (bounded by [`MAX_EDIT_BYTES`]).
     #[serde(skip)]
     pub edit_bytes: usize,
+    /// Bytes of command output kept so far (bounded by [`MAX_TRACE_OUTPUT_BYTES`]).
+    #[serde(skip)]
+    pub output_bytes: usize,
 }
 
 impl Trace {
@@ -249,6 +278,36 @@ impl Trace {
     pub fn release(&mut self, edits: &[Edit]) {
         let size: usize = edits.iter().map(Edit::content_bytes).sum();
         self.edit_bytes = self.edit_bytes.saturating_sub(size);
+    }
+
+    /// Keeps a command's output within the step's and the trace's bounds: a long one keeps its
+    /// start and its end; past the trace's budget only that something was cut.
+    pub fn keep_output(&mut self, text: &str) -> Output {
+        let kept = if text.len() <= MAX_OUTPUT_BYTES {
+            Output {
+                text: text.to_string(),
+                cut: false,
+            }
+        } else {
+            let head = floor_boundary(text, MAX_OUTPUT_BYTES / 4);
+            let tail = ceil_boundary(text, text.len() - (MAX_OUTPUT_BYTES - MAX_OUTPUT_BYTES / 4));
+            Output {
+                text: format!(
+                    "{}\n…\n{}",
+                    text.get(..head).unwrap_or(""),
+                    text.get(tail..).unwrap_or("")
+                ),
+                cut: true,
+            }
+        };
+        if self.output_bytes + kept.text.len() > MAX_TRACE_OUTPUT_BYTES {
+            return Output {
+                text: String::new(),
+                cut: true,
+            };
+        }
+        self.output_bytes += kept.text.len();
+        kept
     }
 
     /// Counts a skipped line of a type.
@@ -302,6 +361,22 @@ pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
         serde_json::json!({ "kind": step.act.kind, "text": step.act.text }),
     );
     obj.insert("commands".into(), step.commands.clone().into());
+    obj.insert("command_rules".into(), step.command_rules.clone().into());
+    obj.insert(
+        "parts".into(),
+        step.parts
+            .iter()
+            .map(|p| part_facts(p, step.cwd.as_deref(), workspace))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    obj.insert(
+        "output".into(),
+        match &step.output {
+            Some(o) => serde_json::json!({ "text": o.text, "cut": o.cut }),
+            None => serde_json::Value::Null,
+        },
+    );
     obj.insert(
         "outcome".into(),
         serde_json::to_value(&step.outcome).unwrap_or_default(),
@@ -341,6 +416,51 @@ pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
             serde_json::Value::Object(obj)
         })
         .collect()
+}
+
+/// The largest char boundary at or before `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len()))
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0)
+}
+
+/// The smallest char boundary at or after `at`.
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    (at..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len())
+}
+
+/// A simple command as facts: its text and rule, where its writes land, the place it ran in,
+/// and whether its exit status is the step's.
+fn part_facts(part: &crate::classify::Part, step_dir: Option<&str>, workspace: &Workspace) -> serde_json::Value {
+    let places = |paths: &[String]| -> Vec<serde_json::Value> {
+        // INVARIANT (fail closed): a path under a directory nobody knows (`cd "$X"; rm f`
+        // leaves `*/f`) is an unknown place, never one inside the workspace.
+        if paths.iter().any(|p| p.starts_with('*')) {
+            return vec![place_json(None, &Place::Unknown)];
+        }
+        match workspace.resolve(paths) {
+            crate::scope::Scopes::Everything => vec![place_json(None, &Place::Unknown)],
+            crate::scope::Scopes::Paths(set) => set.iter().map(|p| place_json(Some(p), &workspace.place(p))).collect(),
+        }
+    };
+    let dir = places(std::slice::from_ref(&part.dir))
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    serde_json::json!({
+        "text": part.text,
+        "rule": part.rule,
+        "writes": places(&part.writes),
+        "dir": dir,
+        "decides_status": part.decides_status,
+        // A `cd` before it moved it out of the step's own directory (which, where the record
+        // does not say, is the run's).
+        "moved": part.dir != step_dir.unwrap_or("*"),
+    })
 }
 
 fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Value {

@@ -305,6 +305,8 @@ fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]
         effects: mapped.effects.clone(),
         commands,
         command_rules,
+        parts: mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect(),
+        output: None,
         outcome: Outcome::default(),
         edits: Vec::new(),
         cwd: Some(session.cwd.to_string_lossy().into_owned()),
