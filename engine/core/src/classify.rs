@@ -173,7 +173,11 @@ impl Classifier {
         let (effects, mut parts) = self.classify_words(command, cwd, depth, opaque);
         match parts.as_mut_slice() {
             [one] if one.dir.is_empty() => {
-                one.writes = effects.writes.clone();
+                one.writes = if dir == "*" {
+                    self.writes_below_unknown(command, depth)
+                } else {
+                    effects.writes.clone()
+                };
                 one.dir = dir;
             }
             // `bash -c '…' > f`: the inner parts keep their own writes; the outer redirections
@@ -191,6 +195,25 @@ impl Classifier {
             }
         }
         (effects, parts)
+    }
+
+    /// What a simple command run in a directory nobody knows writes, its relative paths kept
+    /// below that directory (`*/tests/a.rs`, `*/` for the directory itself) rather than lost in
+    /// `*`: where the record has no working directory, the step's own directory is the run's.
+    fn writes_below_unknown(&self, command: &SimpleCommand, depth: usize) -> Vec<String> {
+        // No path holds a NUL, so nothing real lies below this directory.
+        const NOWHERE: &str = "/\u{0}";
+        let mut at = PathBuf::from(NOWHERE);
+        let mut ignored = None;
+        let (effects, _) = self.classify_words(command, &mut at, depth, &mut ignored);
+        effects
+            .writes
+            .into_iter()
+            .map(|w| match w.strip_prefix(NOWHERE) {
+                Some(rest) => format!("*/{}", rest.trim_start_matches('/')),
+                None => w,
+            })
+            .collect()
     }
 
     fn classify_words(
@@ -530,6 +553,105 @@ mod tests {
         assert!(flag_matches("-*c", "-c"));
         assert!(!flag_matches("-*c", "--rcfile"));
         assert!(flag_matches("--in-place", "--in-place"));
+    }
+
+    fn rule(id: &str, program: &str, writes: &[&str]) -> CommandRule {
+        CommandRule {
+            id: id.into(),
+            prefix: vec![vec![program.into()]],
+            flags: None,
+            reads: Vec::new(),
+            writes: writes.iter().map(|w| w.to_string()).collect(),
+            reaches: false,
+            reversible: true,
+            contained: false,
+            costs: false,
+            unknown: false,
+            shell: false,
+        }
+    }
+
+    fn classifier() -> Classifier {
+        let mut c = Classifier::default();
+        c.add_rule(rule("cargo", "cargo", &["."]));
+        c.add_rule(rule("text", "true", &[]));
+        c.add_rule(rule("text", "tail", &[]));
+        c.add_rule(rule("text", "set", &[]));
+        c.add_rule(rule("sed", "sed", &["{last}"]));
+        c.add_rule(rule("remove", "rm", &["{args}"]));
+        c.add_wrapper(
+            "env",
+            Wrapper {
+                flags_with_value: vec!["-C".into()],
+                positional: 0,
+            },
+        );
+        let mut bash = rule("bash", "bash", &[]);
+        bash.flags = Some(vec!["-*c".into()]);
+        bash.shell = true;
+        c.add_rule(bash);
+        c
+    }
+
+    /// Whether the first part's (the suite's) exit status is the line's.
+    fn decides(line: &str) -> bool {
+        let parts = classifier().classify(line, Path::new("/w")).parts;
+        parts.first().is_some_and(|p| p.decides_status)
+    }
+
+    #[test]
+    fn a_part_decides_the_status_only_when_nothing_after_it_can_change_it() {
+        for line in [
+            "cargo test",
+            "cargo test && true",
+            "cargo test;",
+            "(cargo test)",
+            "bash -lc 'cargo test'",
+        ] {
+            assert!(decides(line), "{line}");
+        }
+        for line in [
+            "cargo test || true",
+            "cargo test; true",
+            "cargo test | tail -5",
+            "cargo test; exit 0",
+            "cargo test &",
+            "cargo test\ntrue",
+            "(cargo test; true)",
+            "cargo test && true || true",
+            "bash -lc 'cargo test || true'",
+            "bash -lc 'cargo test' || true",
+        ] {
+            assert!(!decides(line), "{line}");
+        }
+        // Under `pipefail` a pipe keeps a failure.
+        let parts = classifier()
+            .classify("set -o pipefail; cargo test | tail -5", Path::new("/w"))
+            .parts;
+        assert!(parts.get(1).is_some_and(|p| p.text == "cargo test" && p.decides_status));
+    }
+
+    #[test]
+    fn each_part_carries_its_own_writes_and_directory() {
+        let parts = classifier()
+            .classify("cargo test && sed -i s/a/b/ src/lib.rs", Path::new("/w"))
+            .parts;
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].writes, ["/w"]);
+        assert_eq!(parts[1].writes, ["/w/src/lib.rs"]);
+        let parts = classifier()
+            .classify("cd /tmp/other && cargo test", Path::new("/w"))
+            .parts;
+        assert_eq!(parts[1].dir, "/tmp/other");
+        assert_eq!(parts[0].dir, "/w");
+        // In a directory nobody knows, the part keeps its paths below it; the effects do not.
+        let c = classifier().classify("rm tests/a.rs", Path::new("*"));
+        assert_eq!(c.effects.writes, ["*"]);
+        assert_eq!(c.parts[0].writes, ["*/tests/a.rs"]);
+        // A wrapper that changes directory is not understood.
+        let c = classifier().classify("env -C tests rm x.rs", Path::new("/w"));
+        assert_eq!(c.effects.writes, ["*"]);
+        assert_eq!(c.parts[0].writes, ["*"]);
     }
 
     #[test]

@@ -362,14 +362,7 @@ pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
     );
     obj.insert("commands".into(), step.commands.clone().into());
     obj.insert("command_rules".into(), step.command_rules.clone().into());
-    obj.insert(
-        "parts".into(),
-        step.parts
-            .iter()
-            .map(|p| part_facts(p, step.cwd.as_deref(), workspace))
-            .collect::<Vec<_>>()
-            .into(),
-    );
+    obj.insert("parts".into(), parts_facts(step, workspace));
     obj.insert(
         "output".into(),
         match &step.output {
@@ -434,33 +427,65 @@ fn ceil_boundary(text: &str, at: usize) -> usize {
 }
 
 /// A simple command as facts: its text and rule, where its writes land, the place it ran in,
-/// and whether its exit status is the step's.
-fn part_facts(part: &crate::classify::Part, step_dir: Option<&str>, workspace: &Workspace) -> serde_json::Value {
+/// whether its exit status is the step's, and whether a `cd` moved it out of the step's own
+/// directory (`moved`).
+fn part_facts(part: &crate::classify::Part, moved: bool, workspace: &Workspace) -> serde_json::Value {
     let places = |paths: &[String]| -> Vec<serde_json::Value> {
-        // INVARIANT (fail closed): a path under a directory nobody knows (`cd "$X"; rm f`
-        // leaves `*/f`) is an unknown place, never one inside the workspace.
-        if paths.iter().any(|p| p.starts_with('*')) {
-            return vec![place_json(None, &Place::Unknown)];
+        let mut out = Vec::new();
+        let mut known = Vec::new();
+        for path in paths {
+            match path.strip_prefix("*/") {
+                // Where the record has no working directory (Codex's exec stream), a path
+                // relative to the step's own directory lies in the run's workspace.
+                Some(rest) if !moved && !rest.split('/').any(|c| c == ".." || c == "*") => {
+                    out.push(serde_json::json!({ "path": path, "place": "workspace", "relative": rest }));
+                }
+                // INVARIANT (fail closed): a path under a directory nobody knows (`cd "$X";
+                // rm f` leaves `*/f`) is an unknown place, never one inside the workspace.
+                Some(_) => return vec![place_json(None, &Place::Unknown)],
+                None => known.push(path.clone()),
+            }
         }
-        match workspace.resolve(paths) {
+        if known.is_empty() && !out.is_empty() {
+            return out;
+        }
+        match workspace.resolve(&known) {
             crate::scope::Scopes::Everything => vec![place_json(None, &Place::Unknown)],
-            crate::scope::Scopes::Paths(set) => set.iter().map(|p| place_json(Some(p), &workspace.place(p))).collect(),
+            crate::scope::Scopes::Paths(set) => {
+                out.extend(set.iter().map(|p| place_json(Some(p), &workspace.place(p))));
+                out
+            }
         }
     };
-    let dir = places(std::slice::from_ref(&part.dir))
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let dir = if part.dir == "*" && !moved {
+        serde_json::json!({ "path": "*", "place": "workspace", "relative": "" })
+    } else {
+        places(std::slice::from_ref(&part.dir))
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    };
     serde_json::json!({
         "text": part.text,
         "rule": part.rule,
         "writes": places(&part.writes),
         "dir": dir,
         "decides_status": part.decides_status,
-        // A `cd` before it moved it out of the step's own directory (which, where the record
-        // does not say, is the run's).
-        "moved": part.dir != step_dir.unwrap_or("*"),
+        "moved": moved,
     })
+}
+
+/// Each part of a step as facts; a part after a `cd`, or in another directory than the step's
+/// own (which, where the record does not say, is the run's), is `moved`.
+fn parts_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
+    let own = step.cwd.as_deref().unwrap_or("*");
+    let mut cd = false;
+    let mut out = Vec::new();
+    for part in &step.parts {
+        out.push(part_facts(part, cd || part.dir != own, workspace));
+        cd |= part.rule.as_deref() == Some("cd");
+    }
+    out.into()
 }
 
 fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Value {
