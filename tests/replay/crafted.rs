@@ -958,3 +958,47 @@ fn replay_reads_regular_files_only_and_answers_in_bounded_time() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
 }
+
+/// The Stop hook reads the transcript it is handed the same way: a device or a FIFO never
+/// holds it, and it still answers.
+#[test]
+fn the_stop_hook_reads_its_transcript_in_bounded_time() {
+    let project = tempfile::tempdir().unwrap();
+    let fifo = project.path().join("transcript.jsonl");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for transcript in [Path::new("/dev/zero"), fifo.as_path()] {
+        let event = json!({
+            "hook_event_name": "Stop",
+            "session_id": "s",
+            "cwd": project.path(),
+            "transcript_path": transcript,
+        });
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sixfold"))
+            .args(["hook", "claude-code"])
+            .current_dir(project.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(event.to_string().as_bytes()).unwrap();
+        }
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("the Stop hook hung on {}", transcript.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
