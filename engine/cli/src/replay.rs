@@ -50,7 +50,8 @@ pub(crate) struct Args {
     /// codex-rollout, sixfold-events.
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
     format: FormatArg,
-    /// A unified diff of the run's changes: it decides edits the record does not show.
+    /// A unified diff of the run's changes: evidence added to the record's. It settles edits the
+    /// record shows without their content; it never hides what the record shows.
     #[arg(long, value_name = "FILE", conflicts_with = "git")]
     diff: Option<PathBuf>,
     /// Diff the working tree of the current repository against BASE for the run's changes.
