@@ -100,6 +100,20 @@ fn decides_status(rest: &[SimpleCommand], pipefail: bool) -> bool {
     })
 }
 
+/// Whether `pipefail` is on after `set …` (`-o pipefail`, `-euo pipefail` turn it on; `+o
+/// pipefail` turns it off).
+fn pipefail_after(words: &[String], before: bool) -> bool {
+    let mut on = before;
+    for pair in words.windows(2) {
+        if let [flag, name] = pair {
+            if name == "pipefail" && flag.ends_with('o') {
+                on = flag.starts_with('-');
+            }
+        }
+    }
+    on
+}
+
 /// The rules, indexed by program.
 #[derive(Debug, Clone, Default)]
 pub struct Classifier {
@@ -149,8 +163,9 @@ impl Classifier {
             for part in &mut parts {
                 part.decides_status &= shown;
             }
-            pipefail |=
-                command.words.first().is_some_and(|w| w == "set") && command.words.iter().any(|w| w == "pipefail");
+            if command.words.first().is_some_and(|w| w == "set") {
+                pipefail = pipefail_after(&command.words, pipefail);
+            }
             join(&mut out.effects, effects);
             out.parts.append(&mut parts);
         }
@@ -629,6 +644,15 @@ mod tests {
             .classify("set -o pipefail; cargo test | tail -5", Path::new("/w"))
             .parts;
         assert!(parts.get(1).is_some_and(|p| p.text == "cargo test" && p.decides_status));
+        let parts = classifier()
+            .classify(
+                "set -o pipefail; set +o pipefail; cargo test | tail -5",
+                Path::new("/w"),
+            )
+            .parts;
+        assert!(parts
+            .get(2)
+            .is_some_and(|p| p.text == "cargo test" && !p.decides_status));
     }
 
     #[test]
