@@ -169,18 +169,18 @@ pub(crate) fn run(args: Args) -> u8 {
 
 fn supplied_diff(args: &Args) -> Result<Option<Vec<Edit>>, String> {
     let text = if let Some(path) = &args.diff {
-        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?;
-        // A FIFO or a device would never end: only a regular file is read.
-        if !meta.is_file() {
-            return Err(format!("the diff `{}` is not a regular file", path.display()));
-        }
-        if meta.len() > MAX_DIFF_BYTES {
+        let cannot = |e: std::io::Error| format!("cannot read the diff `{}`: {e}", path.display());
+        // A FIFO or a device would never end: only a regular file is read, as far as its size.
+        let file = sixfold_replay::open_recording(path).map_err(cannot)?;
+        if file.limit() > MAX_DIFF_BYTES {
             return Err(format!(
                 "the diff `{}` is larger than {MAX_DIFF_BYTES} bytes",
                 path.display()
             ));
         }
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut { file }, &mut bytes).map_err(cannot)?;
+        String::from_utf8(bytes).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?
     } else if let Some(base) = &args.git {
         let out = std::process::Command::new("git")
             .args(["diff", "--no-color", "--no-ext-diff", base])

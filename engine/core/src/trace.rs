@@ -806,6 +806,62 @@ mod tests {
     }
 
     #[test]
+    fn a_long_output_keeps_its_start_and_end_and_a_trace_its_budget() {
+        let mut t = Trace::default();
+        let long = format!(
+            "running 3 tests\n{}test result: ok. 3 passed",
+            "x".repeat(MAX_OUTPUT_BYTES * 2)
+        );
+        let kept = t.keep_output(&long);
+        assert!(kept.cut);
+        assert!(kept.text.len() <= MAX_OUTPUT_BYTES + 8);
+        assert!(kept.text.starts_with("running 3 tests") && kept.text.ends_with("3 passed"));
+        assert_eq!(
+            t.keep_output("short"),
+            Output {
+                text: "short".into(),
+                cut: false
+            }
+        );
+        t.output_bytes = MAX_TRACE_OUTPUT_BYTES;
+        assert_eq!(
+            t.keep_output("more"),
+            Output {
+                text: String::new(),
+                cut: true
+            }
+        );
+    }
+
+    #[test]
+    fn parts_in_an_unknown_directory_lie_in_the_workspace_unless_moved() {
+        let part = |text: &str, rule: &str, writes: &[&str], dir: &str| crate::classify::Part {
+            program: String::new(),
+            text: text.into(),
+            rule: Some(rule.into()),
+            writes: writes.iter().map(|w| w.to_string()).collect(),
+            dir: dir.into(),
+            decides_status: true,
+        };
+        let step = Step {
+            parts: vec![
+                part("rm tests/a.rs", "commands/remove", &["*/tests/a.rs"], "*"),
+                part("cd x", "cd", &[], "*"),
+                part("rm b.rs", "commands/remove", &["*/b.rs"], "*"),
+            ],
+            ..Step::default()
+        };
+        let facts = step_facts(&step, &Workspace::new("/"));
+        let parts = &facts["parts"];
+        assert_eq!(parts[0]["writes"][0]["place"], "workspace");
+        assert_eq!(parts[0]["writes"][0]["relative"], "tests/a.rs");
+        assert_eq!(parts[0]["moved"], false);
+        // After a `cd` nobody can follow, a relative path is nowhere known.
+        assert_eq!(parts[2]["moved"], true);
+        assert_eq!(parts[2]["writes"][0]["place"], "unknown");
+    }
+
+    #[test]
     fn facts_classify_places_and_relative_edit_paths() {
         let mut t = Trace::default();
         t.steps.push(Step {

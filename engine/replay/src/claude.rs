@@ -319,6 +319,60 @@ pub fn call_edits(tool: &str, input: &Value, response: &Value) -> Vec<Edit> {
 mod tests {
     use super::*;
 
+    fn read(lines: &[serde_json::Value]) -> Trace {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let bundle = sixfold_core::bundle::Bundle::load(&[sixfold_core::shipped::source()]).0;
+        let cx = ReadContext { bundle: &bundle };
+        crate::read(std::io::Cursor::new(text), crate::Format::ClaudeStream, &cx)
+    }
+
+    fn bash(id: &str, input: Value, result: Value) -> [Value; 2] {
+        [
+            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": id, "name": "Bash", "input": input}]}}),
+            serde_json::json!({"type": "user", "message": {"content": [result]}}),
+        ]
+    }
+
+    #[test]
+    fn a_command_result_that_says_neither_pass_nor_fail_is_unknown() {
+        let init = serde_json::json!({"type": "system", "subtype": "init", "cwd": "/w"});
+        let [a, b] = bash(
+            "t1",
+            serde_json::json!({"command": "cargo test"}),
+            serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "running 1 test"}),
+        );
+        let [c, d] = bash(
+            "t2",
+            serde_json::json!({"command": "cargo test"}),
+            serde_json::json!({"type": "tool_result", "tool_use_id": "t2", "content": "running 1 test", "is_error": false}),
+        );
+        let t = read(&[init, a, b, c, d]);
+        assert_eq!(
+            t.steps[0].outcome,
+            Outcome {
+                status: Status::Unknown,
+                exit_code: None
+            }
+        );
+        assert_eq!(t.steps[1].outcome.exit_code, Some(0));
+        assert_eq!(
+            t.steps[1].output.as_ref().map(|o| o.text.as_str()),
+            Some("running 1 test")
+        );
+    }
+
+    #[test]
+    fn a_command_sent_to_the_background_does_not_decide_its_status() {
+        let init = serde_json::json!({"type": "system", "subtype": "init", "cwd": "/w"});
+        let [a, b] = bash(
+            "t1",
+            serde_json::json!({"command": "cargo test", "run_in_background": true}),
+            serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "started", "is_error": false}),
+        );
+        let t = read(&[init, a, b]);
+        assert!(t.steps[0].parts.iter().all(|p| !p.decides_status));
+    }
+
     #[test]
     fn exit_codes_are_read_from_failed_output() {
         assert_eq!(exit_code("Exit code 101\n   Compiling"), Some(101));
