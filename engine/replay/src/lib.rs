@@ -2,8 +2,10 @@
 //!
 //! Each reader turns one vendor format into a [`Trace`]: Claude Code's headless stream and session
 //! file, Codex's `exec --json` stream and rollout file, and sixfold's own event log. Files are
-//! streamed line by line, never loaded whole; unknown fields and line types are skipped and
-//! counted; a malformed line is recorded with its number and the rest still counts. Which tool
+//! streamed line by line, never loaded whole, and only regular files are read, no further than
+//! their size when opened; unknown fields and line types are skipped and counted; a malformed
+//! line is recorded with its number and the rest still counts. A command's output is kept
+//! (bounded) where the record holds it, so rows can read a runner's count of tests run. Which tool
 //! does what comes from the bundle's provider files and command classifier, never from here.
 
 mod claude;
