@@ -257,7 +257,13 @@ impl Classifier {
             .collect();
         let expanded = expanded.get(start..).unwrap_or(&[]);
         let Some(first) = words.first() else {
-            return (effects, Vec::new());
+            // `> f` alone still writes `f`: a part of its own, so rows see where in the line.
+            let redirect = (!command.redirects.is_empty()).then(|| Part {
+                rule: Some("redirect".into()),
+                decides_status: true,
+                ..Part::default()
+            });
+            return (effects, redirect.into_iter().collect());
         };
         let program = first.rsplit('/').next().unwrap_or(first).to_string();
         let text = std::iter::once(program.as_str())
@@ -668,6 +674,12 @@ mod tests {
             .parts;
         assert_eq!(parts[1].dir, "/tmp/other");
         assert_eq!(parts[0].dir, "/w");
+        // A redirection alone is a part too.
+        let parts = classifier()
+            .classify("cargo test && > src/lib.rs", Path::new("/w"))
+            .parts;
+        assert_eq!(parts[1].rule.as_deref(), Some("redirect"));
+        assert_eq!(parts[1].writes, ["/w/src/lib.rs"]);
         // In a directory nobody knows, the part keeps its paths below it; the effects do not.
         let c = classifier().classify("rm tests/a.rs", Path::new("*"));
         assert_eq!(c.effects.writes, ["*"]);
