@@ -511,3 +511,49 @@ fn the_stop_hook_reads_its_transcript_in_bounded_time() {
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// sixfold's own event log carries a command's output where the Stop hook took it from the
+/// transcript: a suite that ran no test is a gap there too, and without output the exit status
+/// decides.
+#[test]
+fn the_event_log_reads_the_suite_output_it_holds() {
+    let judged = |id: &str, tool: &str, command: Option<&str>, writes: &str| {
+        let parts = command.map(|c| {
+            json!([{"program": "cargo", "text": c, "rule": "commands/cargo", "writes": [writes], "dir": "/w", "decides_status": true}])
+        });
+        json!({"event": "judged", "step": {"id": id, "tool": tool, "act": {"kind": if command.is_some() { "command" } else { "path" }, "text": command.unwrap_or(writes)},
+            "effects": {"writes": [writes]}, "commands": command.map(|c| vec![c]).unwrap_or_default(), "parts": parts.unwrap_or(json!([])),
+            "outcome": {"status": "unknown"}, "edits": [], "cwd": "/w"},
+            "decision": "allow", "reason": "r", "rules": [], "mode": "workspace-write", "by": "default"})
+    };
+    let log = |output: Option<&str>| -> String {
+        let mut observed = json!({"event": "observed", "id": "t2", "outcome": {"status": "completed", "exit_code": 0}});
+        if let Some(text) = output {
+            observed["output"] = json!({"text": text, "cut": false});
+        }
+        [
+            json!({"event": "started", "session": "s", "cwd": "/w"}),
+            judged("t1", "Edit", None, "/w/src/lib.rs"),
+            json!({"event": "observed", "id": "t1", "outcome": {"status": "completed"}}),
+            judged("t2", "Bash", Some("cargo test no_such_test"), "/w"),
+            observed,
+            json!({"event": "claimed", "claim": {"message": "Fixed the bug; all tests pass."}}),
+        ]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, output, want) in [
+        ("none-ran", Some(ZERO), "gap"),
+        ("ran", Some(PASS), "ok"),
+        ("no-output", None, "ok"),
+    ] {
+        let file = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&file, log(output)).unwrap();
+        let report = json(&sixfold(&["replay", "--json", file.to_str().unwrap()]));
+        assert_eq!(report["files"][0]["format"], "sixfold-events");
+        let got = super::row(&report, "suite-before-success-claim");
+        assert_eq!(got["verdict"], want, "{name}: {got}");
+    }
+}

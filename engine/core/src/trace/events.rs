@@ -1,7 +1,7 @@
 //! sixfold's own event log: the events the hook adapters write, folded into a trace so the
 //! live hooks and replay see the same facts.
 
-use super::{Claim, Edit, Outcome, Status, Step, Trace};
+use super::{Claim, Edit, Outcome, Output, Status, Step, Trace};
 use serde::{Deserialize, Serialize};
 
 /// One line of sixfold's own event log (`.sixfold/runs/<session>.jsonl`), written by the hook
@@ -44,6 +44,9 @@ pub enum Event {
         /// The edits it made, where visible.
         #[serde(default)]
         edits: Vec<Edit>,
+        /// What a command printed, where it was seen (from the vendor's transcript).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Output>,
     },
     /// The active mode changed.
     ModeChanged {
@@ -92,11 +95,19 @@ impl Trace {
                 self.ended = false;
                 self.steps.push(*step);
             }
-            Event::Observed { id, outcome, edits } => {
+            Event::Observed {
+                id,
+                outcome,
+                edits,
+                output,
+            } => {
                 if let Some(step) = self.step_mut(&id) {
                     step.outcome = outcome;
                     if !edits.is_empty() {
                         step.edits = edits;
+                    }
+                    if output.is_some() {
+                        step.output = output;
                     }
                 }
             }
@@ -161,6 +172,10 @@ mod tests {
                 exit_code: Some(0),
             },
             edits: vec![],
+            output: Some(Output {
+                text: "running 1 test".into(),
+                cut: false,
+            }),
         });
         t.apply(Event::Claimed {
             claim: Claim {
@@ -170,6 +185,10 @@ mod tests {
         });
         assert_eq!(t.cwd.as_deref(), Some("/w"));
         assert_eq!(t.steps[0].outcome.exit_code, Some(0));
+        assert_eq!(
+            t.steps[0].output.as_ref().map(|o| o.text.as_str()),
+            Some("running 1 test")
+        );
         assert_eq!(t.claim.as_ref().map(|c| c.message.as_str()), Some("done"));
         let line = serde_json::to_string(&Event::Ended {}).unwrap();
         assert_eq!(line, r#"{"event":"ended"}"#);
