@@ -398,6 +398,18 @@ fn the_codex_exec_stream_loses_no_edit() {
             "gap",
             "unk",
         ),
+        (
+            "suite-elsewhere",
+            vec![patch("README.md"), exec("cd /tmp/other && cargo test", PASS, 0)],
+            "gap",
+            "ok",
+        ),
+        (
+            "suite-after-cd-where-the-run-is-unknown",
+            vec![patch("README.md"), exec("cd sub && cargo test", PASS, 0)],
+            "gap",
+            "ok",
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (name, items, _, _) in &cases {

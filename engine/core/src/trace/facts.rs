@@ -78,7 +78,7 @@ pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
 /// A simple command as facts: its text and rule, where its writes land, the place it ran in,
 /// whether its exit status is the step's, and whether a `cd` moved it out of the step's own
 /// directory (`moved`).
-fn part_facts(part: &crate::classify::Part, moved: bool, workspace: &Workspace) -> serde_json::Value {
+fn part_facts(part: &crate::classify::Part, moved: bool, own_known: bool, workspace: &Workspace) -> serde_json::Value {
     let places = |paths: &[String]| -> Vec<serde_json::Value> {
         let mut out = Vec::new();
         let mut known = Vec::new();
@@ -108,6 +108,10 @@ fn part_facts(part: &crate::classify::Part, moved: bool, workspace: &Workspace) 
     };
     let dir = if part.dir == "*" && !moved {
         serde_json::json!({ "path": "*", "place": "workspace", "relative": "" })
+    } else if moved && !own_known && !part.dir.starts_with("*/") {
+        // INVARIANT (fail closed): where the record does not say where the run was, a `cd`
+        // elsewhere leads nowhere known to be the workspace.
+        place_json(None, &Place::Unknown)
     } else {
         places(std::slice::from_ref(&part.dir))
             .into_iter()
@@ -131,7 +135,7 @@ fn parts_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
     let mut cd = false;
     let mut out = Vec::new();
     for part in &step.parts {
-        out.push(part_facts(part, cd || part.dir != own, workspace));
+        out.push(part_facts(part, cd || part.dir != own, step.cwd.is_some(), workspace));
         cd |= part.rule.as_deref() == Some("cd");
     }
     out.into()
