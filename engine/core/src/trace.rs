@@ -28,9 +28,9 @@ pub const MAX_EDIT_BYTES: usize = 8 * 1024 * 1024;
 /// their summaries), with the middle cut out.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
-/// Bytes of command output one trace keeps in all; past it, outputs are not kept (rows that
-/// read them say unk).
-pub const MAX_TRACE_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes of command output one trace keeps in all; past it, the oldest outputs are dropped
+/// (a row that reads one says unk).
+pub const MAX_TRACE_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -256,6 +256,9 @@ pub struct Trace {
     /// Bytes of command output kept so far (bounded by [`MAX_TRACE_OUTPUT_BYTES`]).
     #[serde(skip)]
     pub output_bytes: usize,
+    /// Steps before this index have had their output dropped to keep within the budget.
+    #[serde(skip)]
+    pub output_evicted: usize,
 }
 
 impl Trace {
@@ -308,11 +311,23 @@ impl Trace {
                 cut: true,
             }
         };
-        if self.output_bytes + kept.text.len() > MAX_TRACE_OUTPUT_BYTES {
-            return Output {
-                text: String::new(),
-                cut: true,
+        // Past the trace's budget the oldest outputs go first: the suite run that decides a
+        // claim is a late one.
+        while self.output_bytes + kept.text.len() > MAX_TRACE_OUTPUT_BYTES {
+            let Some(step) = self.steps.get_mut(self.output_evicted) else {
+                return Output {
+                    text: String::new(),
+                    cut: true,
+                };
             };
+            self.output_evicted += 1;
+            if let Some(old) = step.output.as_mut() {
+                self.output_bytes = self.output_bytes.saturating_sub(old.text.len());
+                *old = Output {
+                    text: String::new(),
+                    cut: true,
+                };
+            }
         }
         self.output_bytes += kept.text.len();
         kept
@@ -393,5 +408,22 @@ mod tests {
                 cut: true
             }
         );
+        // Past the budget, the oldest outputs make room for the newest.
+        let mut t = Trace::default();
+        let chunk = "y".repeat(MAX_OUTPUT_BYTES);
+        for _ in 0..(MAX_TRACE_OUTPUT_BYTES / MAX_OUTPUT_BYTES + 2) {
+            let output = Some(t.keep_output(&chunk));
+            t.steps.push(Step {
+                output,
+                ..Step::default()
+            });
+        }
+        assert!(t.output_bytes <= MAX_TRACE_OUTPUT_BYTES);
+        assert!(t.steps[0].output.as_ref().is_some_and(|o| o.cut && o.text.is_empty()));
+        assert!(t
+            .steps
+            .last()
+            .and_then(|s| s.output.as_ref())
+            .is_some_and(|o| !o.cut && o.text == chunk));
     }
 }
