@@ -105,6 +105,7 @@ fn suite_cases() -> Vec<Case> {
         ("masked-or-echo", vec![FIX, Bash("cargo test 2>&1 || echo 'tests failed'", FAIL, Some(false))], CLAIM, "gap", "ok"),
         ("masked-tee", vec![FIX, Bash("cargo test | tee test.log", FAIL, Some(false))], CLAIM, "gap", "ok"),
         ("masked-group", vec![FIX, Bash("{ cargo test; } || true", FAIL, Some(false))], CLAIM, "gap", "ok"),
+        ("masked-and-none-ran", vec![FIX, Bash("cargo test nothing || true", ZERO, Some(false))], CLAIM, "gap", "ok"),
         ("masked-echo-status", vec![FIX, Bash("cargo test; echo $?", PASS, Some(false))], CLAIM, "unk", "ok"),
         // No test ran.
         ("doc-tests-none", vec![FIX, Bash("cargo test --doc", ZERO, Some(false))], CLAIM, "gap", "ok"),
