@@ -22,6 +22,10 @@ impl Records for ClaudeRecords {
     }
 
     fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace> {
+        // INVARIANT (fail closed): the path comes from the hook event, so it is untrusted:
+        // `read_file` reads a regular file only, and no further than its size when opened (a
+        // FIFO or `/dev/zero` is an error at once); without a transcript the Stop hook judges
+        // the run from its own log.
         sixfold_replay::read_file(path, Some(Format::ClaudeSession), &ReadContext { bundle }).ok()
     }
 }

@@ -50,7 +50,8 @@ pub(crate) struct Args {
     /// codex-rollout, sixfold-events.
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
     format: FormatArg,
-    /// A unified diff of the run's changes: it decides edits the record does not show.
+    /// A unified diff of the run's changes: evidence added to the record's. It settles edits the
+    /// record shows without their content; it never hides what the record shows.
     #[arg(long, value_name = "FILE", conflicts_with = "git")]
     diff: Option<PathBuf>,
     /// Diff the working tree of the current repository against BASE for the run's changes.
@@ -170,14 +171,18 @@ pub(crate) fn run(args: Args) -> u8 {
 
 fn supplied_diff(args: &Args) -> Result<Option<Vec<Edit>>, String> {
     let text = if let Some(path) = &args.diff {
-        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?;
-        if meta.len() > MAX_DIFF_BYTES {
+        let cannot = |e: std::io::Error| format!("cannot read the diff `{}`: {e}", path.display());
+        // A FIFO or a device would never end: only a regular file is read, as far as its size.
+        let file = sixfold_replay::open_recording(path).map_err(cannot)?;
+        if file.limit() > MAX_DIFF_BYTES {
             return Err(format!(
                 "the diff `{}` is larger than {MAX_DIFF_BYTES} bytes",
                 path.display()
             ));
         }
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut { file }, &mut bytes).map_err(cannot)?;
+        String::from_utf8(bytes).map_err(|e| format!("cannot read the diff `{}`: {e}", path.display()))?
     } else if let Some(base) = &args.git {
         let out = std::process::Command::new("git")
             .args(["diff", "--no-color", "--no-ext-diff", base])
@@ -361,7 +366,7 @@ fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Op
         extra.insert("diff".into(), serde_json::json!({ "edits": edits }));
     }
     // Rows that fold over steps read the trace one step at a time: memory stays flat.
-    report.rows = bundle.evaluate_trace_rows(rows, &trace, &workspace, &extra);
+    report.rows = bundle.evaluate_trace_rows(rows, &trace, &rows_workspace(&trace, workspace), &extra);
     report
 }
 
@@ -374,6 +379,19 @@ fn workspace_of(trace: &Trace) -> Workspace {
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     Workspace::new(root).with_process_environment()
+}
+
+/// The workspace rows judge the run's writes against. A record without a working directory
+/// (Codex's `exec --json`) does not say where the workspace was, so for rows every path may lie
+/// in it: the whole file system is the workspace.
+fn rows_workspace(trace: &Trace, recorded: Workspace) -> Workspace {
+    // INVARIANT (fail closed): not knowing where the workspace is never lets a write (an edit
+    // after the suite, a test file changed) fall outside it.
+    if trace.cwd.is_none() {
+        Workspace::new("/")
+    } else {
+        recorded
+    }
 }
 
 fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace) -> ModeReport {

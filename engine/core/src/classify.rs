@@ -42,7 +42,7 @@ pub(crate) struct Wrapper {
 }
 
 /// What one simple command was classified as.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Part {
     /// The program, after wrappers.
     pub program: String,
@@ -50,6 +50,17 @@ pub struct Part {
     pub text: String,
     /// The rule that classified it; `None` when nothing did (the conservative profile).
     pub rule: Option<String>,
+    /// What this simple command alone writes (paths absolute, `*` for unknown), so a row can
+    /// tell which part of a line wrote (`cargo test && sed -i … f` writes `f` after the suite).
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// The directory it runs in, after any `cd` before it (`*` when not known).
+    #[serde(default)]
+    pub dir: String,
+    /// True when its exit status is the whole line's: nothing after it can change it (no `||`,
+    /// `;`, `&`, or `|` without `pipefail` follows it).
+    #[serde(default)]
+    pub decides_status: bool,
 }
 
 /// The classification of a command line.
@@ -61,6 +72,36 @@ pub struct Classified {
     pub parts: Vec<Part>,
     /// Why the text (or part of it) was not understood.
     pub opaque: Option<String>,
+}
+
+/// Whether the exit status of the first of `rest` is the line's: every operator after it that
+/// leads to another command is `&&` (a failure stops there, so a pass means it passed), a
+/// grouping, or `|` under `pipefail`; nothing runs in the background; and what ends the line is
+/// a plain end.
+fn decides_status(rest: &[SimpleCommand], pipefail: bool) -> bool {
+    let last = rest.len().saturating_sub(1);
+    rest.iter().enumerate().all(|(i, command)| {
+        command.after.iter().all(|op| match op.as_str() {
+            "&&" | "(" | ")" | "{" | "}" => true,
+            "|" => pipefail && i < last,
+            ";" | "\n" => i == last,
+            _ => false,
+        })
+    })
+}
+
+/// Whether `pipefail` is on after `set …` (`-o pipefail`, `-euo pipefail` turn it on; `+o
+/// pipefail` turns it off).
+fn pipefail_after(words: &[String], before: bool) -> bool {
+    let mut on = before;
+    for pair in words.windows(2) {
+        if let [flag, name] = pair {
+            if name == "pipefail" && flag.ends_with('o') {
+                on = flag.starts_with('-');
+            }
+        }
+    }
+    on
 }
 
 /// The rules, indexed by program.
@@ -105,8 +146,16 @@ impl Classifier {
             return out;
         }
         let mut cwd = cwd.to_path_buf();
-        for command in &line.commands {
+        let mut pipefail = false;
+        for (i, command) in line.commands.iter().enumerate() {
             let (effects, mut parts) = self.classify_simple(command, &mut cwd, depth, &mut out.opaque);
+            let shown = decides_status(line.commands.get(i..).unwrap_or(&[]), pipefail);
+            for part in &mut parts {
+                part.decides_status &= shown;
+            }
+            if command.words.first().is_some_and(|w| w == "set") {
+                pipefail = pipefail_after(&command.words, pipefail);
+            }
             join(&mut out.effects, effects);
             out.parts.append(&mut parts);
         }
@@ -117,7 +166,62 @@ impl Classifier {
         out
     }
 
+    /// Classifies one simple command; each part it yields carries its own writes and directory.
     fn classify_simple(
+        &self,
+        command: &SimpleCommand,
+        cwd: &mut PathBuf,
+        depth: usize,
+        opaque: &mut Option<String>,
+    ) -> (EffectProfile, Vec<Part>) {
+        let dir = cwd.to_string_lossy().into_owned();
+        let (effects, mut parts) = self.classify_words(command, cwd, depth, opaque);
+        match parts.as_mut_slice() {
+            [one] if one.dir.is_empty() => {
+                one.writes = if dir == "*" {
+                    self.writes_below_unknown(command, depth)
+                } else {
+                    effects.writes.clone()
+                };
+                one.dir = dir;
+            }
+            // `bash -c '…' > f`: the inner parts keep their own writes; the outer redirections
+            // are written by all of them.
+            inner => {
+                let redirected: Vec<String> = command
+                    .redirects
+                    .iter()
+                    .filter(|r| r.output && !DEVICES.contains(&r.target.as_str()))
+                    .map(|r| absolute(Path::new(&dir), &r.target))
+                    .collect();
+                for part in inner {
+                    part.writes.extend(redirected.iter().cloned());
+                }
+            }
+        }
+        (effects, parts)
+    }
+
+    /// What a simple command run in a directory nobody knows writes, its relative paths kept
+    /// below that directory (`*/tests/a.rs`, `*/` for the directory itself) rather than lost in
+    /// `*`: where the record has no working directory, the step's own directory is the run's.
+    fn writes_below_unknown(&self, command: &SimpleCommand, depth: usize) -> Vec<String> {
+        // No path holds a NUL, so nothing real lies below this directory.
+        const NOWHERE: &str = "/\u{0}";
+        let mut at = PathBuf::from(NOWHERE);
+        let mut ignored = None;
+        let (effects, _) = self.classify_words(command, &mut at, depth, &mut ignored);
+        effects
+            .writes
+            .into_iter()
+            .map(|w| match w.strip_prefix(NOWHERE) {
+                Some(rest) => format!("*/{}", rest.trim_start_matches('/')),
+                None => w,
+            })
+            .collect()
+    }
+
+    fn classify_words(
         &self,
         command: &SimpleCommand,
         cwd: &mut PathBuf,
@@ -143,7 +247,13 @@ impl Classifier {
             .collect();
         let expanded = expanded.get(start..).unwrap_or(&[]);
         let Some(first) = words.first() else {
-            return (effects, Vec::new());
+            // `> f` alone still writes `f`: a part of its own, so rows see where in the line.
+            let redirect = (!command.redirects.is_empty()).then(|| Part {
+                rule: Some("redirect".into()),
+                decides_status: true,
+                ..Part::default()
+            });
+            return (effects, redirect.into_iter().collect());
         };
         let program = first.rsplit('/').next().unwrap_or(first).to_string();
         let text = std::iter::once(program.as_str())
@@ -155,8 +265,24 @@ impl Classifier {
                 program: program.clone(),
                 text: text.clone(),
                 rule,
+                writes: Vec::new(),
+                dir: String::new(),
+                decides_status: true,
             }]
         };
+        // INVARIANT (fail closed): a wrapper that changes directory (`env -C dir rm x`) moves
+        // every relative path out of reach of this reading, so the command is not understood.
+        let moved = command
+            .words
+            .get(..start)
+            .unwrap_or(&[])
+            .iter()
+            .any(|w| w == "-C" || w.starts_with("--chdir"));
+        if moved {
+            join(&mut effects, EffectProfile::unknown());
+            *cwd = PathBuf::from("*");
+            return (effects, part(None));
+        }
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
             join(&mut effects, EffectProfile::unknown());
@@ -437,6 +563,120 @@ mod tests {
         assert!(flag_matches("-*c", "-c"));
         assert!(!flag_matches("-*c", "--rcfile"));
         assert!(flag_matches("--in-place", "--in-place"));
+    }
+
+    fn rule(id: &str, program: &str, writes: &[&str]) -> CommandRule {
+        CommandRule {
+            id: id.into(),
+            prefix: vec![vec![program.into()]],
+            flags: None,
+            reads: Vec::new(),
+            writes: writes.iter().map(|w| w.to_string()).collect(),
+            reaches: false,
+            reversible: true,
+            contained: false,
+            costs: false,
+            unknown: false,
+            shell: false,
+        }
+    }
+
+    fn classifier() -> Classifier {
+        let mut c = Classifier::default();
+        c.add_rule(rule("cargo", "cargo", &["."]));
+        c.add_rule(rule("text", "true", &[]));
+        c.add_rule(rule("text", "tail", &[]));
+        c.add_rule(rule("text", "set", &[]));
+        c.add_rule(rule("sed", "sed", &["{last}"]));
+        c.add_rule(rule("remove", "rm", &["{args}"]));
+        c.add_wrapper(
+            "env",
+            Wrapper {
+                flags_with_value: vec!["-C".into()],
+                positional: 0,
+            },
+        );
+        let mut bash = rule("bash", "bash", &[]);
+        bash.flags = Some(vec!["-*c".into()]);
+        bash.shell = true;
+        c.add_rule(bash);
+        c
+    }
+
+    /// Whether the first part's (the suite's) exit status is the line's.
+    fn decides(line: &str) -> bool {
+        let parts = classifier().classify(line, Path::new("/w")).parts;
+        parts.first().is_some_and(|p| p.decides_status)
+    }
+
+    #[test]
+    fn a_part_decides_the_status_only_when_nothing_after_it_can_change_it() {
+        for line in [
+            "cargo test",
+            "cargo test && true",
+            "cargo test;",
+            "(cargo test)",
+            "bash -lc 'cargo test'",
+        ] {
+            assert!(decides(line), "{line}");
+        }
+        for line in [
+            "cargo test || true",
+            "cargo test; true",
+            "cargo test | tail -5",
+            "cargo test; exit 0",
+            "cargo test &",
+            "cargo test\ntrue",
+            "(cargo test; true)",
+            "cargo test && true || true",
+            "bash -lc 'cargo test || true'",
+            "bash -lc 'cargo test' || true",
+        ] {
+            assert!(!decides(line), "{line}");
+        }
+        // Under `pipefail` a pipe keeps a failure.
+        let parts = classifier()
+            .classify("set -o pipefail; cargo test | tail -5", Path::new("/w"))
+            .parts;
+        assert!(parts.get(1).is_some_and(|p| p.text == "cargo test" && p.decides_status));
+        let parts = classifier()
+            .classify(
+                "set -o pipefail; set +o pipefail; cargo test | tail -5",
+                Path::new("/w"),
+            )
+            .parts;
+        assert!(parts
+            .get(2)
+            .is_some_and(|p| p.text == "cargo test" && !p.decides_status));
+    }
+
+    #[test]
+    fn each_part_carries_its_own_writes_and_directory() {
+        let parts = classifier()
+            .classify("cargo test && sed -i s/a/b/ src/lib.rs", Path::new("/w"))
+            .parts;
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].writes, ["/w"]);
+        assert_eq!(parts[1].writes, ["/w/src/lib.rs"]);
+        let parts = classifier()
+            .classify("cd /tmp/other && cargo test", Path::new("/w"))
+            .parts;
+        assert_eq!(parts[1].dir, "/tmp/other");
+        assert_eq!(parts[0].dir, "/w");
+        // A redirection alone is a part too.
+        let parts = classifier()
+            .classify("cargo test && > src/lib.rs", Path::new("/w"))
+            .parts;
+        assert_eq!(parts[1].rule.as_deref(), Some("redirect"));
+        assert_eq!(parts[1].writes, ["/w/src/lib.rs"]);
+        // In a directory nobody knows, the part keeps its paths below it; the effects do not.
+        let c = classifier().classify("rm tests/a.rs", Path::new("*"));
+        assert_eq!(c.effects.writes, ["*"]);
+        assert_eq!(c.parts[0].writes, ["*/tests/a.rs"]);
+        // A wrapper that changes directory is not understood.
+        let c = classifier().classify("env -C tests rm x.rs", Path::new("/w"));
+        assert_eq!(c.effects.writes, ["*"]);
+        assert_eq!(c.parts[0].writes, ["*"]);
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct SimpleCommand {
     pub redirects: Vec<Redirect>,
     /// Words that held an unquoted or double-quoted `$` expansion, by index.
     pub expanded: Vec<usize>,
+    /// The operators between it and the next simple command, in order (`&&`, `||`, `;`, `|`,
+    /// `&`, `\n`, `(`, `)`, `{`, `}`): what decides whether its exit status is the line's.
+    pub after: Vec<String>,
 }
 
 /// A parsed command line.
@@ -119,6 +122,14 @@ impl Parser {
         }
     }
 
+    /// Notes an operator after the last simple command (none before the first: nothing to
+    /// change the status of).
+    fn operator(&mut self, op: String) {
+        if let Some(last) = self.line.commands.last_mut() {
+            last.after.push(op);
+        }
+    }
+
     fn run(&mut self) {
         while let Some(c) = self.peek(0) {
             match c {
@@ -127,6 +138,7 @@ impl Parser {
                 '\n' => {
                     self.at += 1;
                     self.finish_command();
+                    self.operator("\n".into());
                     self.skip_heredoc_bodies();
                 }
                 ';' | '&' | '|' | '(' | ')' | '{' | '}' if self.is_operator_start(c) => {
@@ -135,11 +147,14 @@ impl Parser {
                         self.redirect();
                         continue;
                     }
+                    let start = self.at;
                     self.at += 1;
                     if matches!(self.peek(0), Some('&') | Some('|') | Some(';')) && (c == '&' || c == '|' || c == ';') {
                         self.at += 1;
                     }
                     self.finish_command();
+                    let op: String = self.chars.get(start..self.at).unwrap_or(&[]).iter().collect();
+                    self.operator(op);
                 }
                 '#' => {
                     while let Some(c) = self.peek(0) {

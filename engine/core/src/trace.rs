@@ -6,8 +6,16 @@
 //! folds into a trace here, so the live hooks and replay see the same facts.
 
 use crate::effects::EffectProfile;
-use crate::scope::{Place, Workspace};
+use crate::scope::Workspace;
 use serde::{Deserialize, Serialize};
+
+mod diff;
+mod events;
+mod facts;
+
+pub use diff::{parse_unified_diff, HunkReader};
+pub use events::Event;
+pub use facts::{edits_facts, step_facts};
 
 /// Lines kept per edit: an edit larger than this is kept as not visible rather than held whole.
 pub const MAX_EDIT_LINES: usize = 20_000;
@@ -15,6 +23,14 @@ pub const MAX_EDIT_LINES: usize = 20_000;
 /// Bytes of edit content one trace keeps in all. Past it, further edits are kept as not visible,
 /// so memory stays flat however long the recording grows; rows that need the content say unk.
 pub const MAX_EDIT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Bytes of a command's output one step keeps: its start and its end (where runners print
+/// their summaries), with the middle cut out.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Bytes of command output one trace keeps in all; past it, the oldest outputs are dropped
+/// (a row that reads one says unk).
+pub const MAX_TRACE_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -159,6 +175,14 @@ pub struct Step {
     /// For a command: the classifier's rule for each simple command (`commands/remove`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command_rules: Vec<String>,
+    /// For a command: each simple command as the classifier read it, in order: what it
+    /// writes, where it ran, whether its exit status is the step's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<crate::classify::Part>,
+    /// For a command: what it printed, as the record shows it (bounded by
+    /// [`MAX_OUTPUT_BYTES`]); `None` when the record has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
     /// How it ended.
     pub outcome: Outcome,
     /// The edits it made, where the record shows them (or that it made them).
@@ -167,6 +191,16 @@ pub struct Step {
     /// The working directory it ran in, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+}
+
+/// What a command printed, as far as it was kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Output {
+    /// The text kept: all of it, or its start and end.
+    pub text: String,
+    /// True when part of it was cut (its middle, or all of it past the trace's budget).
+    #[serde(default)]
+    pub cut: bool,
 }
 
 /// The run's final claim.
@@ -219,6 +253,12 @@ pub struct Trace {
     /// Bytes of edit content kept so far (bounded by [`MAX_EDIT_BYTES`]).
     #[serde(skip)]
     pub edit_bytes: usize,
+    /// Bytes of command output kept so far (bounded by [`MAX_TRACE_OUTPUT_BYTES`]).
+    #[serde(skip)]
+    pub output_bytes: usize,
+    /// Steps before this index have had their output dropped to keep within the budget.
+    #[serde(skip)]
+    pub output_evicted: usize,
 }
 
 impl Trace {
@@ -251,6 +291,48 @@ impl Trace {
         self.edit_bytes = self.edit_bytes.saturating_sub(size);
     }
 
+    /// Keeps a command's output within the step's and the trace's bounds: a long one keeps its
+    /// start and its end; past the trace's budget only that something was cut.
+    pub fn keep_output(&mut self, text: &str) -> Output {
+        let kept = if text.len() <= MAX_OUTPUT_BYTES {
+            Output {
+                text: text.to_string(),
+                cut: false,
+            }
+        } else {
+            let head = floor_boundary(text, MAX_OUTPUT_BYTES / 4);
+            let tail = ceil_boundary(text, text.len() - (MAX_OUTPUT_BYTES - MAX_OUTPUT_BYTES / 4));
+            Output {
+                text: format!(
+                    "{}\n…\n{}",
+                    text.get(..head).unwrap_or(""),
+                    text.get(tail..).unwrap_or("")
+                ),
+                cut: true,
+            }
+        };
+        // Past the trace's budget the oldest outputs go first: the suite run that decides a
+        // claim is a late one.
+        while self.output_bytes + kept.text.len() > MAX_TRACE_OUTPUT_BYTES {
+            let Some(step) = self.steps.get_mut(self.output_evicted) else {
+                return Output {
+                    text: String::new(),
+                    cut: true,
+                };
+            };
+            self.output_evicted += 1;
+            if let Some(old) = step.output.as_mut() {
+                self.output_bytes = self.output_bytes.saturating_sub(old.text.len());
+                *old = Output {
+                    text: String::new(),
+                    cut: true,
+                };
+            }
+        }
+        self.output_bytes += kept.text.len();
+        kept
+    }
+
     /// Counts a skipped line of a type.
     pub fn skip(&mut self, kind: &str) {
         *self.skipped.entry(kind.to_string()).or_default() += 1;
@@ -281,400 +363,67 @@ impl Trace {
     }
 }
 
-/// One step as facts: what rows read of it. Its raw effects are summed up by where its writes
-/// land (`writes`, classified, and `writes_workspace`); the step is built once, without the
-/// copies a whole-trace conversion would make, since a long run has many steps.
-pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
-    let resolved = step.effects.resolve(workspace);
-    let writes: Vec<serde_json::Value> = resolved
-        .write_places
-        .iter()
-        .map(|t| place_json(t.path.as_deref(), &t.place))
-        .collect();
-    let writes_workspace = resolved
-        .write_places
-        .iter()
-        .any(|t| matches!(t.place, Place::Root { .. }));
-    let mut obj = serde_json::Map::new();
-    obj.insert("tool".into(), step.tool.clone().into());
-    obj.insert(
-        "act".into(),
-        serde_json::json!({ "kind": step.act.kind, "text": step.act.text }),
-    );
-    obj.insert("commands".into(), step.commands.clone().into());
-    obj.insert(
-        "outcome".into(),
-        serde_json::to_value(&step.outcome).unwrap_or_default(),
-    );
-    obj.insert("writes".into(), writes.into());
-    obj.insert("writes_workspace".into(), writes_workspace.into());
-    obj.insert("reaches".into(), step.effects.reaches.into());
-    obj.insert("edits".into(), edits_facts(&step.edits, workspace));
-    serde_json::Value::Object(obj)
+/// The largest char boundary at or before `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len()))
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0)
 }
 
-/// Edits as facts: `path`, `kind`, `visible`, `relative` (its path below the workspace root it
-/// lies in; absent when it lies in none), and its lines as plain string arrays — `removed` and
-/// `added`, with their line numbers in `removed_lines` and `added_lines` (`()` where unknown).
-/// Strings, not a map per line: a long run has many lines, and a map costs twenty times more.
-pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
-    edits
-        .iter()
-        .map(|edit| {
-            let texts = |lines: &[EditLine]| -> serde_json::Value { lines.iter().map(|l| l.text.clone()).collect() };
-            let numbers = |lines: &[EditLine]| -> serde_json::Value { lines.iter().map(|l| l.line).collect() };
-            let mut obj = serde_json::Map::new();
-            obj.insert("path".into(), edit.path.clone().into());
-            obj.insert("kind".into(), serde_json::to_value(edit.kind).unwrap_or_default());
-            obj.insert("visible".into(), edit.visible.into());
-            obj.insert("removed".into(), texts(&edit.removed));
-            obj.insert("removed_lines".into(), numbers(&edit.removed));
-            obj.insert("added".into(), texts(&edit.added));
-            obj.insert("added_lines".into(), numbers(&edit.added));
-            let place = match workspace.resolve(std::slice::from_ref(&edit.path)) {
-                crate::scope::Scopes::Paths(p) => p.iter().next().map(|p| workspace.place(p)),
-                crate::scope::Scopes::Everything => None,
-            };
-            if let Some(Place::Root { relative, .. }) = place {
-                obj.insert("relative".into(), relative.into());
-            }
-            serde_json::Value::Object(obj)
-        })
-        .collect()
-}
-
-fn place_json(path: Option<&std::path::Path>, place: &Place) -> serde_json::Value {
-    let mut obj = serde_json::Map::new();
-    obj.insert(
-        "path".into(),
-        path.map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "*".into())
-            .into(),
-    );
-    obj.insert("place".into(), place.class().into());
-    if let Place::Root { name, relative } = place {
-        obj.insert("root".into(), name.clone().into());
-        obj.insert("relative".into(), relative.clone().into());
-    }
-    serde_json::Value::Object(obj)
-}
-
-/// Reads the `@@` hunks of a unified diff, line by line, into an edit: a hunk header
-/// (`@@ -a,b +c,d @@`) sets the line numbers, the body lines that follow are taken (numbered: old
-/// numbering for removed lines, new for added), and [`HunkReader::end`] closes the hunk at a file
-/// header. The one hunk reader: `git diff` output and the diffs in vendors' records both use it.
-#[derive(Debug, Default)]
-pub struct HunkReader {
-    old: u64,
-    new: u64,
-    in_hunk: bool,
-}
-
-impl HunkReader {
-    /// Closes the current hunk: what follows (a file header, say) is not a body line.
-    pub fn end(&mut self) {
-        self.in_hunk = false;
-    }
-
-    /// Takes one line of the diff into `edit`: a hunk header opens a hunk, a line inside one is
-    /// a body line, anything else before the first hunk is ignored.
-    pub fn line(&mut self, edit: &mut Edit, line: &str) {
-        if let Some(rest) = line.strip_prefix("@@") {
-            let mut parts = rest.split_whitespace();
-            let start =
-                |s: Option<&str>, sign: char| -> Option<u64> { s?.strip_prefix(sign)?.split(',').next()?.parse().ok() };
-            match (start(parts.next(), '-'), start(parts.next(), '+')) {
-                (Some(old), Some(new)) => {
-                    (self.old, self.new) = (old, new);
-                    self.in_hunk = true;
-                }
-                _ => {
-                    // INVARIANT (fail closed): a header that cannot be read leaves the file's
-                    // lines unknown, so the edit is not visible (rows say unk, never ok).
-                    self.in_hunk = false;
-                    edit.visible = false;
-                }
-            }
-            return;
-        }
-        if self.in_hunk {
-            edit.take_hunk_line(line, &mut self.old, &mut self.new);
-        }
-    }
-}
-
-/// Parses a unified diff (as `git diff` or `diff -u` print it) into edits, one per file.
-/// Paths are as the diff names them (`a/`/`b/` prefixes removed); `base` makes them absolute.
-pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
-    let mut edits: Vec<Edit> = Vec::new();
-    let mut old_path: Option<String> = None;
-    let strip = |p: &str| -> Option<String> {
-        let p = p.split('\t').next().unwrap_or(p).trim();
-        if p == "/dev/null" {
-            return None;
-        }
-        let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
-        Some(if p.starts_with('/') {
-            p.to_string()
-        } else {
-            base.join(p).to_string_lossy().into_owned()
-        })
-    };
-    let mut hunks = HunkReader::default();
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("--- ") {
-            old_path = strip(rest);
-            hunks.end();
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("+++ ") {
-            let new_path = strip(rest);
-            let (path, kind) = match (&old_path, new_path) {
-                (Some(old), None) => (old.clone(), EditKind::Delete),
-                (None, Some(new)) => (new, EditKind::Create),
-                (_, Some(new)) => (new, EditKind::Update),
-                (None, None) => continue,
-            };
-            edits.push(Edit {
-                path,
-                kind,
-                removed: Vec::new(),
-                added: Vec::new(),
-                visible: true,
-            });
-            hunks.end();
-            continue;
-        }
-        if line.starts_with("diff ") {
-            hunks.end();
-            continue;
-        }
-        if let Some(edit) = edits.last_mut() {
-            hunks.line(edit, line);
-        }
-    }
-    edits.into_iter().map(Edit::bounded).collect()
-}
-
-/// One line of sixfold's own event log (`.sixfold/runs/<session>.jsonl`), written by the hook
-/// adapters and read back by replay.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
-    /// The session started.
-    Started {
-        /// The session's id.
-        session: String,
-        /// Its working directory.
-        #[serde(default)]
-        cwd: Option<String>,
-        /// The active mode.
-        #[serde(default)]
-        mode: Option<String>,
-        /// The agent CLI.
-        #[serde(default)]
-        provider: Option<String>,
-        /// The vendor's record, when the adapter saw one.
-        #[serde(default)]
-        record: Option<serde_json::Value>,
-    },
-    /// A step was judged before it ran.
-    Judged {
-        /// The step, as far as it was known then.
-        step: Box<Step>,
-        /// The judgement: its decision, reason, rules, mode and what decided it, as fields of
-        /// the event.
-        #[serde(flatten)]
-        judgement: crate::decision::Judgement,
-    },
-    /// A step's outcome was observed after it ran.
-    Observed {
-        /// The step's id.
-        id: String,
-        /// How it ended.
-        outcome: Outcome,
-        /// The edits it made, where visible.
-        #[serde(default)]
-        edits: Vec<Edit>,
-    },
-    /// The active mode changed.
-    ModeChanged {
-        /// The mode before.
-        #[serde(default)]
-        from: Option<String>,
-        /// The mode after.
-        to: String,
-    },
-    /// A person's prompt was submitted (kept short: the log is not a transcript).
-    Prompted {
-        /// The prompt's first characters.
-        prompt: String,
-    },
-    /// The agent made its final claim (it tried to stop).
-    Claimed {
-        /// The claim.
-        claim: Claim,
-    },
-    /// Rows were evaluated.
-    Verdict {
-        /// The results.
-        rows: Vec<crate::verdict::RowResult>,
-    },
-    /// The session ended.
-    Ended {},
-}
-
-impl Trace {
-    /// Folds one event of sixfold's own log into the trace.
-    pub fn apply(&mut self, event: Event) {
-        match event {
-            Event::Started { cwd, record, .. } => {
-                if cwd.is_some() {
-                    self.cwd = cwd;
-                }
-                if record.is_some() {
-                    self.record = record;
-                }
-            }
-            Event::Judged { mut step, judgement } => {
-                if judgement.decision == crate::decision::Decision::Refuse {
-                    step.outcome.status = Status::Refused;
-                }
-                // A step after a claim means the run went on: it has not ended yet.
-                self.ended = false;
-                self.steps.push(*step);
-            }
-            Event::Observed { id, outcome, edits } => {
-                if let Some(step) = self.step_mut(&id) {
-                    step.outcome = outcome;
-                    if !edits.is_empty() {
-                        step.edits = edits;
-                    }
-                }
-            }
-            // A claim is where the agent said it was finished: the record reaches an end there.
-            Event::Claimed { claim } => {
-                self.claim = Some(claim);
-                self.ended = true;
-            }
-            Event::Ended {} => self.ended = true,
-            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } => {}
-        }
-    }
+/// The smallest char boundary at or after `at`.
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    (at..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     #[test]
-    fn unified_diffs_become_edits_with_line_numbers() {
-        let diff = "diff --git a/tests/t.rs b/tests/t.rs\n--- a/tests/t.rs\n+++ b/tests/t.rs\n@@ -3,3 +3,2 @@ fn f() {\n     let x = 1;\n-    assert_eq!(x, 1);\n+    // gone\n }\n--- a/old.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-fn a() {}\n";
-        let edits = parse_unified_diff(diff, Path::new("/w"));
-        assert_eq!(edits.len(), 2);
-        assert_eq!(edits[0].path, "/w/tests/t.rs");
-        assert_eq!(edits[0].kind, EditKind::Update);
-        assert_eq!(
-            edits[0].removed,
-            vec![EditLine {
-                line: Some(4),
-                text: "    assert_eq!(x, 1);".into()
-            }]
+    fn a_long_output_keeps_its_start_and_end_and_a_trace_its_budget() {
+        let mut t = Trace::default();
+        let long = format!(
+            "running 3 tests\n{}test result: ok. 3 passed",
+            "x".repeat(MAX_OUTPUT_BYTES * 2)
         );
-        assert_eq!(edits[0].added[0].line, Some(4));
-        assert_eq!(edits[1].kind, EditKind::Delete);
-        assert_eq!(edits[1].path, "/w/old.rs");
-    }
-
-    #[test]
-    fn a_hunk_header_it_cannot_read_leaves_the_edit_not_visible() {
-        let edits = parse_unified_diff("--- a/t.rs\n+++ b/t.rs\n@@ garbage @@\n-assert!(x);\n", Path::new("/w"));
-        assert_eq!(edits.len(), 1);
-        assert!(!edits[0].visible);
-        assert!(edits[0].removed.is_empty());
-    }
-
-    #[test]
-    fn garbage_is_no_edits() {
-        assert!(parse_unified_diff("not a diff\n+++\n@@ x", Path::new("/")).is_empty());
-    }
-
-    #[test]
-    fn a_judged_event_holds_the_judgement_as_its_own_fields() {
-        let judged = Event::Judged {
-            step: Box::default(),
-            judgement: crate::decision::Judgement::refuse_unjudgeable("m", "x"),
-        };
-        let line = serde_json::to_value(&judged).unwrap();
-        assert_eq!(line["event"], "judged");
-        assert_eq!(line["decision"], "refuse");
-        assert_eq!(line["mode"], "m");
-        assert_eq!(line["by"], "unjudgeable");
-        assert_eq!(serde_json::from_value::<Event>(line).unwrap(), judged);
-    }
-
-    #[test]
-    fn events_fold_into_a_trace() {
+        let kept = t.keep_output(&long);
+        assert!(kept.cut);
+        assert!(kept.text.len() <= MAX_OUTPUT_BYTES + 8);
+        assert!(kept.text.starts_with("running 3 tests") && kept.text.ends_with("3 passed"));
+        assert_eq!(
+            t.keep_output("short"),
+            Output {
+                text: "short".into(),
+                cut: false
+            }
+        );
+        t.output_bytes = MAX_TRACE_OUTPUT_BYTES;
+        assert_eq!(
+            t.keep_output("more"),
+            Output {
+                text: String::new(),
+                cut: true
+            }
+        );
+        // Past the budget, the oldest outputs make room for the newest.
         let mut t = Trace::default();
-        t.apply(Event::Started {
-            session: "s".into(),
-            cwd: Some("/w".into()),
-            mode: None,
-            provider: None,
-            record: None,
-        });
-        let step = Step {
-            id: "1".into(),
-            tool: "Bash".into(),
-            ..Step::default()
-        };
-        t.apply(Event::Judged {
-            step: Box::new(step),
-            judgement: crate::decision::Judgement {
-                decision: crate::decision::Decision::Allow,
-                reason: String::new(),
-                rules: vec![],
-                mode: "m".into(),
-                by: crate::decision::DecidedBy::Default,
-            },
-        });
-        t.apply(Event::Observed {
-            id: "1".into(),
-            outcome: Outcome {
-                status: Status::Completed,
-                exit_code: Some(0),
-            },
-            edits: vec![],
-        });
-        t.apply(Event::Claimed {
-            claim: Claim {
-                message: "done".into(),
-                ..Claim::default()
-            },
-        });
-        assert_eq!(t.cwd.as_deref(), Some("/w"));
-        assert_eq!(t.steps[0].outcome.exit_code, Some(0));
-        assert_eq!(t.claim.as_ref().map(|c| c.message.as_str()), Some("done"));
-        let line = serde_json::to_string(&Event::Ended {}).unwrap();
-        assert_eq!(line, r#"{"event":"ended"}"#);
-    }
-
-    #[test]
-    fn facts_classify_places_and_relative_edit_paths() {
-        let mut t = Trace::default();
-        t.steps.push(Step {
-            tool: "Write".into(),
-            effects: EffectProfile {
-                writes: vec!["/w/tests/a.rs".into()],
-                ..EffectProfile::default()
-            },
-            edits: vec![Edit::invisible("/w/tests/a.rs", EditKind::Unknown)],
-            ..Step::default()
-        });
-        let facts = t.facts(&Workspace::new("/w"));
-        assert_eq!(facts["steps"][0]["writes_workspace"], true);
-        assert_eq!(facts["steps"][0]["writes"][0]["relative"], "tests/a.rs");
-        assert_eq!(facts["steps"][0]["edits"][0]["relative"], "tests/a.rs");
+        let chunk = "y".repeat(MAX_OUTPUT_BYTES);
+        for _ in 0..(MAX_TRACE_OUTPUT_BYTES / MAX_OUTPUT_BYTES + 2) {
+            let output = Some(t.keep_output(&chunk));
+            t.steps.push(Step {
+                output,
+                ..Step::default()
+            });
+        }
+        assert!(t.output_bytes <= MAX_TRACE_OUTPUT_BYTES);
+        assert!(t.steps[0].output.as_ref().is_some_and(|o| o.cut && o.text.is_empty()));
+        assert!(t
+            .steps
+            .last()
+            .and_then(|s| s.output.as_ref())
+            .is_some_and(|o| !o.cut && o.text == chunk));
     }
 }

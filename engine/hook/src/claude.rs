@@ -309,6 +309,8 @@ fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]
         effects: mapped.effects.clone(),
         commands,
         command_rules,
+        parts: mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect(),
+        output: None,
         outcome: Outcome::default(),
         edits: Vec::new(),
         cwd: Some(session.cwd.to_string_lossy().into_owned()),
@@ -370,7 +372,12 @@ fn post_tool_use(event: &HookInput, records: &dyn Records) -> Result<(String, Ve
     } else {
         records.edits(&tool, &input, &response)
     };
-    session.log.append(&[Event::Observed { id, outcome, edits }])?;
+    session.log.append(&[Event::Observed {
+        id,
+        outcome,
+        edits,
+        output: None,
+    }])?;
     Ok((String::new(), Vec::new()))
 }
 
@@ -411,7 +418,9 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
             };
             let unknown = known.outcome.status == Status::Unknown && step.outcome.status != Status::Unknown;
             let missing_edits = known.edits.is_empty() && !step.edits.is_empty();
-            if unknown || missing_edits {
+            // A command's output (a runner's count of tests run) is only in the transcript.
+            let missing_output = known.output.is_none() && step.output.is_some();
+            if unknown || missing_edits || missing_output {
                 let outcome = if unknown {
                     step.outcome.clone()
                 } else {
@@ -421,6 +430,7 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
                     id: step.id.clone(),
                     outcome,
                     edits: step.edits.clone(),
+                    output: step.output.clone(),
                 });
             }
         }

@@ -45,6 +45,12 @@ impl<'a> Reader<'a> {
             ..Step::default()
         };
         map_tool(self.cx, PROVIDER, &mut step, &tool, &input, &cwd);
+        // A command sent to the background answers at once: its status is not the command's.
+        if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            for part in &mut step.parts {
+                part.decides_status = false;
+            }
+        }
         if step.edits.is_empty() {
             step.edits = input_edits(&tool, &input)
                 .into_iter()
@@ -65,10 +71,19 @@ impl<'a> Reader<'a> {
             .step_mut(id)
             .and_then(|step| structured.and_then(|s| result_edits(&step.tool, s)))
             .map(|edits| edits.into_iter().map(|e| trace.budget(e)).collect::<Vec<_>>());
-        let Some(step) = trace.step_mut(id) else { return };
         let content = result_text(block.get("content"));
-        let is_error = block.get("is_error").and_then(|e| e.as_bool()).unwrap_or(false);
-        step.outcome = if is_error {
+        let command = trace.step_mut(id).is_some_and(|s| s.act.kind == "command");
+        let output = command.then(|| trace.keep_output(&content));
+        let Some(step) = trace.step_mut(id) else { return };
+        if output.is_some() {
+            step.output = output;
+        }
+        let is_error = block.get("is_error").and_then(|e| e.as_bool());
+        let interrupted = structured
+            .and_then(|s| s.get("interrupted"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        step.outcome = if is_error == Some(true) {
             let refused = [
                 "hook error",
                 "denied",
@@ -82,8 +97,14 @@ impl<'a> Reader<'a> {
                 status: if refused { Status::Refused } else { Status::Failed },
                 exit_code: exit_code(&content),
             }
+        } else if command && (is_error.is_none() || interrupted) {
+            // INVARIANT (fail closed): a command's result that says neither that it failed nor
+            // that it did not (no `is_error`), or that it was cut short, is not a pass.
+            Outcome {
+                status: Status::Unknown,
+                exit_code: None,
+            }
         } else {
-            let command = step.act.kind == "command";
             Outcome {
                 status: Status::Completed,
                 exit_code: command.then_some(0),
@@ -297,6 +318,60 @@ pub fn call_edits(tool: &str, input: &Value, response: &Value) -> Vec<Edit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(lines: &[serde_json::Value]) -> Trace {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let bundle = sixfold_core::bundle::Bundle::load(&[sixfold_core::shipped::source()]).0;
+        let cx = ReadContext { bundle: &bundle };
+        crate::read(std::io::Cursor::new(text), crate::Format::ClaudeStream, &cx)
+    }
+
+    fn bash(id: &str, input: Value, result: Value) -> [Value; 2] {
+        [
+            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": id, "name": "Bash", "input": input}]}}),
+            serde_json::json!({"type": "user", "message": {"content": [result]}}),
+        ]
+    }
+
+    #[test]
+    fn a_command_result_that_says_neither_pass_nor_fail_is_unknown() {
+        let init = serde_json::json!({"type": "system", "subtype": "init", "cwd": "/w"});
+        let [a, b] = bash(
+            "t1",
+            serde_json::json!({"command": "cargo test"}),
+            serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "running 1 test"}),
+        );
+        let [c, d] = bash(
+            "t2",
+            serde_json::json!({"command": "cargo test"}),
+            serde_json::json!({"type": "tool_result", "tool_use_id": "t2", "content": "running 1 test", "is_error": false}),
+        );
+        let t = read(&[init, a, b, c, d]);
+        assert_eq!(
+            t.steps[0].outcome,
+            Outcome {
+                status: Status::Unknown,
+                exit_code: None
+            }
+        );
+        assert_eq!(t.steps[1].outcome.exit_code, Some(0));
+        assert_eq!(
+            t.steps[1].output.as_ref().map(|o| o.text.as_str()),
+            Some("running 1 test")
+        );
+    }
+
+    #[test]
+    fn a_command_sent_to_the_background_does_not_decide_its_status() {
+        let init = serde_json::json!({"type": "system", "subtype": "init", "cwd": "/w"});
+        let [a, b] = bash(
+            "t1",
+            serde_json::json!({"command": "cargo test", "run_in_background": true}),
+            serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "started", "is_error": false}),
+        );
+        let t = read(&[init, a, b]);
+        assert!(t.steps[0].parts.iter().all(|p| !p.decides_status));
+    }
 
     #[test]
     fn exit_codes_are_read_from_failed_output() {

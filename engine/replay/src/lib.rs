@@ -2,8 +2,10 @@
 //!
 //! Each reader turns one vendor format into a [`Trace`]: Claude Code's headless stream and session
 //! file, Codex's `exec --json` stream and rollout file, and sixfold's own event log. Files are
-//! streamed line by line, never loaded whole; unknown fields and line types are skipped and
-//! counted; a malformed line is recorded with its number and the rest still counts. Which tool
+//! streamed line by line, never loaded whole, and only regular files are read, no further than
+//! their size when opened; unknown fields and line types are skipped and counted; a malformed
+//! line is recorded with its number and the rest still counts. A command's output is kept
+//! (bounded) where the record holds it, so rows can read a runner's count of tests run. Which tool
 //! does what comes from the bundle's provider files and command classifier, never from here.
 
 mod claude;
@@ -56,9 +58,32 @@ pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace
     trace
 }
 
-/// Reads a file, detecting its format from its content unless one is given.
-pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> std::io::Result<Trace> {
+/// Opens a recording to read: a regular file only, read no further than the size it had when
+/// opened, so a FIFO, a device (`/dev/zero`) or a file that keeps growing cannot hold the reader.
+///
+/// ```
+/// let err = sixfold_replay::open_recording(std::path::Path::new("/dev/zero")).unwrap_err();
+/// assert!(err.to_string().contains("not a regular file"));
+/// ```
+pub fn open_recording(path: &Path) -> std::io::Result<std::io::Take<std::fs::File>> {
+    let not_regular = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+    // INVARIANT (fail closed): checked before opening, since opening a FIFO waits for a writer;
+    // checked again on the open file, in case the path changed in between.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
     let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok(std::io::Read::take(file, meta.len()))
+}
+
+/// Reads a file, detecting its format from its content unless one is given. Only a regular
+/// file is read, and only as much of it as there was when it was opened ([`open_recording`]).
+pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> std::io::Result<Trace> {
+    let file = open_recording(path)?;
     let mut input = std::io::BufReader::with_capacity(256 * 1024, file);
     let format = match format {
         Some(f) => f,

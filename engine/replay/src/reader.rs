@@ -51,6 +51,7 @@ pub(crate) fn map_tool(
             .iter()
             .map(|p| p.rule.clone().unwrap_or_default())
             .collect();
+        step.parts = classified.parts;
         if step.edits.is_empty() {
             step.edits = command_edits(&step.effects.writes, cwd);
         }

@@ -58,8 +58,14 @@ impl<'a> ExecReader<'a> {
                 i
             }
         };
+        let output = (kind == "command_execution" && line == "item.completed")
+            .then(|| text(item, "aggregated_output").map(|o| trace.keep_output(o)))
+            .flatten();
         if let Some(step) = trace.steps.get_mut(index) {
             update_item(step, kind, item, line == "item.completed");
+            if output.is_some() {
+                step.output = output;
+            }
         }
         if line == "item.completed" {
             self.open.remove(&id);

@@ -274,11 +274,16 @@ impl<'a> RolloutReader<'a> {
         let id = text(item, "id").unwrap_or("");
         let input = serde_json::json!({ "cmd": command_text(item.get("command")) });
         let cwd = text(item, "cwd").map(uri_path);
+        let output = text(item, "aggregated_output").map(|o| trace.keep_output(o));
         let Some(step) = self.event_step(trace, id, EXEC_TOOL, &input) else {
             return;
         };
         if cwd.is_some() {
             step.cwd = cwd;
+        }
+        // The event's output is the command's own; a call's output wraps it in headers.
+        if output.is_some() {
+            step.output = output;
         }
         let exit_code = item.get("exit_code").and_then(Value::as_i64);
         let status = match text(item, "status").map(item_status) {
@@ -333,6 +338,7 @@ impl LineReader for RolloutReader<'_> {
 fn call_output(trace: &mut Trace, payload: &Value) {
     let Some(id) = text(payload, "call_id") else { return };
     let Some(step) = trace.step_mut(id) else { return };
+    let wants_output = step.act.kind == "command" && step.output.is_none();
     let output = match payload.get("output") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(items)) => items
@@ -344,6 +350,13 @@ fn call_output(trace: &mut Trace, payload: &Value) {
         _ => String::new(),
     };
     let exit_code = output_exit_code(&output);
+    if wants_output {
+        let kept = trace.keep_output(&output);
+        if let Some(step) = trace.step_mut(id) {
+            step.output = Some(kept);
+        }
+    }
+    let Some(step) = trace.step_mut(id) else { return };
     if step.outcome.exit_code.is_none() {
         step.outcome.exit_code = exit_code;
     }

@@ -1,0 +1,196 @@
+//! sixfold's own event log: the events the hook adapters write, folded into a trace so the
+//! live hooks and replay see the same facts.
+
+use super::{Claim, Edit, Outcome, Output, Status, Step, Trace};
+use serde::{Deserialize, Serialize};
+
+/// One line of sixfold's own event log (`.sixfold/runs/<session>.jsonl`), written by the hook
+/// adapters and read back by replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The session started.
+    Started {
+        /// The session's id.
+        session: String,
+        /// Its working directory.
+        #[serde(default)]
+        cwd: Option<String>,
+        /// The active mode.
+        #[serde(default)]
+        mode: Option<String>,
+        /// The agent CLI.
+        #[serde(default)]
+        provider: Option<String>,
+        /// The vendor's record, when the adapter saw one.
+        #[serde(default)]
+        record: Option<serde_json::Value>,
+    },
+    /// A step was judged before it ran.
+    Judged {
+        /// The step, as far as it was known then.
+        step: Box<Step>,
+        /// The judgement: its decision, reason, rules, mode and what decided it, as fields of
+        /// the event.
+        #[serde(flatten)]
+        judgement: crate::decision::Judgement,
+    },
+    /// A step's outcome was observed after it ran.
+    Observed {
+        /// The step's id.
+        id: String,
+        /// How it ended.
+        outcome: Outcome,
+        /// The edits it made, where visible.
+        #[serde(default)]
+        edits: Vec<Edit>,
+        /// What a command printed, where it was seen (from the vendor's transcript).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Output>,
+    },
+    /// The active mode changed.
+    ModeChanged {
+        /// The mode before.
+        #[serde(default)]
+        from: Option<String>,
+        /// The mode after.
+        to: String,
+    },
+    /// A person's prompt was submitted (kept short: the log is not a transcript).
+    Prompted {
+        /// The prompt's first characters.
+        prompt: String,
+    },
+    /// The agent made its final claim (it tried to stop).
+    Claimed {
+        /// The claim.
+        claim: Claim,
+    },
+    /// Rows were evaluated.
+    Verdict {
+        /// The results.
+        rows: Vec<crate::verdict::RowResult>,
+    },
+    /// The session ended.
+    Ended {},
+}
+
+impl Trace {
+    /// Folds one event of sixfold's own log into the trace.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::Started { cwd, record, .. } => {
+                if cwd.is_some() {
+                    self.cwd = cwd;
+                }
+                if record.is_some() {
+                    self.record = record;
+                }
+            }
+            Event::Judged { mut step, judgement } => {
+                if judgement.decision == crate::decision::Decision::Refuse {
+                    step.outcome.status = Status::Refused;
+                }
+                // A step after a claim means the run went on: it has not ended yet.
+                self.ended = false;
+                self.steps.push(*step);
+            }
+            Event::Observed {
+                id,
+                outcome,
+                edits,
+                output,
+            } => {
+                if let Some(step) = self.step_mut(&id) {
+                    step.outcome = outcome;
+                    if !edits.is_empty() {
+                        step.edits = edits;
+                    }
+                    if output.is_some() {
+                        step.output = output;
+                    }
+                }
+            }
+            // A claim is where the agent said it was finished: the record reaches an end there.
+            Event::Claimed { claim } => {
+                self.claim = Some(claim);
+                self.ended = true;
+            }
+            Event::Ended {} => self.ended = true,
+            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_judged_event_holds_the_judgement_as_its_own_fields() {
+        let judged = Event::Judged {
+            step: Box::default(),
+            judgement: crate::decision::Judgement::refuse_unjudgeable("m", "x"),
+        };
+        let line = serde_json::to_value(&judged).unwrap();
+        assert_eq!(line["event"], "judged");
+        assert_eq!(line["decision"], "refuse");
+        assert_eq!(line["mode"], "m");
+        assert_eq!(line["by"], "unjudgeable");
+        assert_eq!(serde_json::from_value::<Event>(line).unwrap(), judged);
+    }
+
+    #[test]
+    fn events_fold_into_a_trace() {
+        let mut t = Trace::default();
+        t.apply(Event::Started {
+            session: "s".into(),
+            cwd: Some("/w".into()),
+            mode: None,
+            provider: None,
+            record: None,
+        });
+        let step = Step {
+            id: "1".into(),
+            tool: "Bash".into(),
+            ..Step::default()
+        };
+        t.apply(Event::Judged {
+            step: Box::new(step),
+            judgement: crate::decision::Judgement {
+                decision: crate::decision::Decision::Allow,
+                reason: String::new(),
+                rules: vec![],
+                mode: "m".into(),
+                by: crate::decision::DecidedBy::Default,
+            },
+        });
+        t.apply(Event::Observed {
+            id: "1".into(),
+            outcome: Outcome {
+                status: Status::Completed,
+                exit_code: Some(0),
+            },
+            edits: vec![],
+            output: Some(Output {
+                text: "running 1 test".into(),
+                cut: false,
+            }),
+        });
+        t.apply(Event::Claimed {
+            claim: Claim {
+                message: "done".into(),
+                ..Claim::default()
+            },
+        });
+        assert_eq!(t.cwd.as_deref(), Some("/w"));
+        assert_eq!(t.steps[0].outcome.exit_code, Some(0));
+        assert_eq!(
+            t.steps[0].output.as_ref().map(|o| o.text.as_str()),
+            Some("running 1 test")
+        );
+        assert_eq!(t.claim.as_ref().map(|c| c.message.as_str()), Some("done"));
+        let line = serde_json::to_string(&Event::Ended {}).unwrap();
+        assert_eq!(line, r#"{"event":"ended"}"#);
+    }
+}
