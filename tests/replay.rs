@@ -243,7 +243,7 @@ fn the_event_log_is_a_format_too() {
     let log = dir.path().join("session.jsonl");
     let lines = [
         r#"{"event":"started","session":"s1","cwd":"/w","mode":"workspace-write"}"#,
-        r#"{"event":"judged","step":{"id":"t1","tool":"Edit","act":{"kind":"path","text":"/w/src/a.rs"},"effects":{"writes":["/w/src/a.rs"]},"outcome":{"status":"unknown"},"edits":[]},"decision":"allow","reason":"r","rules":[],"mode":"workspace-write"}"#,
+        r#"{"event":"judged","step":{"id":"t1","tool":"Edit","act":{"kind":"path","text":"/w/src/a.rs"},"effects":{"writes":["/w/src/a.rs"]},"outcome":{"status":"unknown"},"edits":[]},"decision":"allow","reason":"r","rules":[],"mode":"workspace-write","by":"default"}"#,
         r#"{"event":"observed","id":"t1","outcome":{"status":"completed"}}"#,
         r#"{"event":"something_new"}"#,
         r#"{"event":"claimed","claim":{"message":"Done, all tests pass."}}"#,
@@ -253,6 +253,14 @@ fn the_event_log_is_a_format_too() {
     let report = json(&sixfold(&["replay", "--json", log.to_str().unwrap()]));
     assert_eq!(report["files"][0]["format"], "sixfold-events");
     assert_eq!(report["files"][0]["skipped"]["something_new"], 1);
+    // Every known line was read: the gap comes from the edit with no suite after it.
+    assert_eq!(
+        report["files"][0]["malformed"],
+        serde_json::json!([]),
+        "{}",
+        report["files"][0]
+    );
+    assert_eq!(report["files"][0]["steps"], 1);
     let found = row(&report, "suite-before-success-claim");
     assert_eq!(found["verdict"], "gap");
 }

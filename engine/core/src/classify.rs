@@ -570,12 +570,10 @@ mod tests {
             id: id.into(),
             prefix: vec![vec![program.into()]],
             flags: None,
-            reads: Vec::new(),
-            writes: writes.iter().map(|w| w.to_string()).collect(),
-            reaches: false,
-            reversible: true,
-            contained: false,
-            costs: false,
+            effects: EffectProfile {
+                writes: writes.iter().map(|w| w.to_string()).collect(),
+                ..EffectProfile::default()
+            },
             unknown: false,
             shell: false,
         }
