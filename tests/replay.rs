@@ -394,11 +394,11 @@ fn the_example_runs_show_judged_steps_and_verdicts() {
     for needle in [
         "mode workspace-write: 4 allow, 0 ask, 0 refuse",
         "  1  allow   Read src/lib.rs",
-        "ask     exec_command /bin/bash -lc 'cargo test'",
+        "ask     exec_command /bin/bash -lc 'cargo test || true'",
         "(rule `boundaries/reads-outside`)",
         "gap  gating    suite-before-success-claim",
         "gap  gating    no-assertion-weakening",
-        "5 files: 6 ok, 3 gap, 1 unk; exit 0 (on)",
+        "5 files: 5 ok, 4 gap, 1 unk; exit 0 (on)",
     ] {
         assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
     }
@@ -424,10 +424,7 @@ fn the_example_runs_show_judged_steps_and_verdicts() {
         ("claude-fix-then-suite-pass.jsonl", "claude/fix-then-suite-pass.jsonl"),
         ("claude-claim-without-suite.jsonl", "claude/claim-without-suite.jsonl"),
         ("claude-assertion-removed.jsonl", "claude/assertion-removed.jsonl"),
-        (
-            "codex-exec-fix-then-suite-pass.jsonl",
-            "codex/fix-then-suite-pass.jsonl",
-        ),
+        ("codex-exec-masked-status.jsonl", "codex/masked-status.jsonl"),
         (
             "codex-rollout-suite-failed-then-claim.jsonl",
             "codex/rollout-suite-failed-then-claim.jsonl",
