@@ -7,6 +7,7 @@
 //!
 //! What the layers use is re-exported here; the modules say where each thing lives.
 
+pub mod bounded;
 pub mod bundle;
 mod classify;
 pub mod decision;
