@@ -58,7 +58,12 @@ pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace
 
 /// Reads a file, detecting its format from its content unless one is given.
 pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> std::io::Result<Trace> {
-    let file = std::fs::File::open(path)?;
+    // A transcript is untrusted: only a regular file is read (a FIFO or a device would hang it).
+    let file = sixfold_core::bounded::open(path).map_err(|e| match e {
+        sixfold_core::bounded::ReadError::Io(e) => e,
+        sixfold_core::bounded::ReadError::Missing => std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()),
+        other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other.to_string()),
+    })?;
     let mut input = std::io::BufReader::with_capacity(256 * 1024, file);
     let format = match format {
         Some(f) => f,
