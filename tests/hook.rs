@@ -74,6 +74,11 @@ impl Run {
 
     /// Runs Claude Code headless against a script; returns its stream-json lines.
     fn claude(&self, script: Value) -> Vec<Value> {
+        self.claude_with(script, &[])
+    }
+
+    /// Runs Claude Code headless against a script with more environment (which its hooks inherit).
+    fn claude_with(&self, script: Value, env: &[(&str, &str)]) -> Vec<Value> {
         let server = ModelServer::start(&script, &self.project, &self.project, &self.scratch);
         let path = format!(
             "{}:{}",
@@ -91,6 +96,7 @@ impl Run {
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -531,4 +537,178 @@ fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
         (unknown[0]["decision"].as_str(), unknown[0]["by"].as_str()),
         (Some("refuse"), Some("unjudgeable"))
     );
+}
+
+/// Runs the hook on an event with more environment; returns its output whatever its exit code.
+fn hook_with(project: &Path, event: &Value, env: &[(&str, &str)]) -> std::process::Output {
+    let mut child = Command::new(SIXFOLD)
+        .args(["hook", "claude-code"])
+        .current_dir(project)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A scratch project (a git repository with `.sixfold/`) in mode `workspace-write`.
+fn governed_project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join(".sixfold")).unwrap();
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+    (dir, project)
+}
+
+/// A call the mode allows: writing a file inside the workspace.
+fn allowed_write(project: &Path) -> Value {
+    json!({ "hook_event_name": "PreToolUse", "session_id": "g", "cwd": project, "tool_name": "Write",
+        "tool_input": { "file_path": project.join("a.txt"), "content": "x" }, "tool_use_id": "w1" })
+}
+
+/// Asserts the hook blocked the call in the form Claude Code reads whatever else happened:
+/// exit 2 with the reason on stderr (stdout is not read on exit 2).
+fn assert_blocked(out: &std::process::Output, says: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("refused") && stderr.contains(says), "{stderr}");
+}
+
+#[test]
+fn a_hook_that_panics_or_hangs_denies_the_call() {
+    let (_dir, project) = governed_project();
+    let event = allowed_write(&project);
+    let out = hook_with(&project, &event, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
+
+    assert_blocked(
+        &hook_with(&project, &event, &[("SIXFOLD_HOOK_FAULT", "panic")]),
+        "panic",
+    );
+
+    let started = std::time::Instant::now();
+    let out = hook_with(
+        &project,
+        &event,
+        &[("SIXFOLD_HOOK_FAULT", "hang"), ("SIXFOLD_HOOK_DEADLINE_MS", "300")],
+    );
+    assert_blocked(&out, "did not answer within 300 ms");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Every event, not only PreToolUse: a failure there blocks too.
+    let post = json!({ "hook_event_name": "PostToolUse", "session_id": "g", "cwd": project,
+        "tool_name": "Write", "tool_input": {}, "tool_response": {}, "tool_use_id": "w1" });
+    assert_blocked(&hook_with(&project, &post, &[("SIXFOLD_HOOK_FAULT", "panic")]), "panic");
+}
+
+#[test]
+fn a_failing_stop_hook_blocks_once_then_lets_the_stop_through() {
+    let (_dir, project) = governed_project();
+    let stop = |active: bool| json!({ "hook_event_name": "Stop", "session_id": "g", "cwd": project, "stop_hook_active": active });
+    let fault = [("SIXFOLD_HOOK_FAULT", "panic")];
+    assert_blocked(&hook_with(&project, &stop(false), &fault), "panic");
+    let again = hook_with(&project, &stop(true), &fault);
+    assert_eq!(again.status.code(), Some(0), "blocking again could loop forever");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("let through"));
+}
+
+#[test]
+fn claude_code_does_not_run_a_tool_whose_hook_panics_or_hangs() {
+    for (fault, file) in [("panic", "panicked.txt"), ("hang", "hung.txt")] {
+        // A fresh run each: the model server's port file is per scratch directory.
+        let Some(run) = Run::new() else { return };
+        run.mode("workspace-write");
+        let stream = run.claude_with(
+            json!({ "turns": [
+                tool("Write", json!({ "file_path": format!("{{{{workspace}}}}/{file}"), "content": "x" })),
+                [{ "text": "The hook refused it." }],
+            ]}),
+            &[
+                ("SIXFOLD_HOOK_FAULT", &format!("{fault}@PreToolUse")),
+                ("SIXFOLD_HOOK_DEADLINE_MS", "500"),
+            ],
+        );
+        assert!(!run.project.join(file).exists(), "{fault}: the tool ran");
+        let results = tool_results(&stream);
+        assert_eq!(results.len(), 1, "{results:?}");
+        assert!(results[0].1 && results[0].2.contains("sixfold"), "{fault}: {results:?}");
+    }
+}
+
+/// Whatever is on disk where the hook reads (state, a mode file, a script, kept rules, the
+/// session log), the call is answered in bounded time and memory: refused with the reason when
+/// the file is not a small regular file, never a hang and never the default mode.
+#[cfg(unix)]
+#[test]
+fn files_that_are_not_small_regular_files_refuse_the_call_at_once() {
+    type Plant = fn(&Path);
+    let fifo: fn(&Path) = |p| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+    };
+    let zero: fn(&Path) = |p| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+    };
+    let huge: fn(&Path) = |p| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let file = std::fs::File::create(p).unwrap();
+        // Sparse: 64 GiB on record, nothing on disk.
+        file.set_len(64 << 30).unwrap();
+    };
+    let cases: &[(&str, Plant, &str)] = &[
+        ("state.toml", zero, "not a regular file"),
+        ("state.toml", fifo, "FIFO"),
+        ("state.toml", huge, "larger than"),
+        ("modes/evil.toml", zero, "not a regular file"),
+        ("modes/evil.toml", fifo, "FIFO"),
+        ("modes/evil.toml", huge, "more than"),
+        ("policies/evil.rhai", fifo, "FIFO"),
+        ("policies/kept.toml", zero, "not a regular file"),
+        ("runs/g.jsonl", fifo, "FIFO"),
+        ("runs/g.jsonl", zero, "not a regular file"),
+    ];
+    for (file, plant, says) in cases {
+        let (_dir, project) = governed_project();
+        let target = project.join(".sixfold").join(file);
+        let _ = std::fs::remove_file(&target);
+        plant(&target);
+        let started = std::time::Instant::now();
+        let out = hook_with(&project, &allowed_write(&project), &[]);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{file}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{file}: {reason}"
+        );
+        assert!(reason.contains(says), "{file}: {reason}");
+    }
 }

@@ -8,9 +8,9 @@ use sixfold_core::decision::Decision;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use sixfold_core::trace::{Edit, Trace};
-use sixfold_hook::{install, rules, state::State, Records};
+use sixfold_hook::{guard, install, rules, state::State, Records};
 use sixfold_replay::{Format, ReadContext};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Claude Code's records, read by the replay layer.
@@ -41,23 +41,47 @@ pub(crate) struct HookArgs {
     agent: Agent,
 }
 
-/// `sixfold hook`: answers one hook event; always exits 0 (a failure is answered as a refusal).
+/// `sixfold hook`: answers one hook event. A judgement is answered on stdout with exit 0 (a
+/// failure it could handle is answered as a refusal); a panic, a hang past the deadline or an
+/// answer that cannot be written is a refusal on stderr with exit 2, which the agent reads as a
+/// block (see `sixfold_hook::guard`).
 pub(crate) fn hook(args: HookArgs) -> u8 {
     let Agent::ClaudeCode = args.agent;
-    let mut input = Vec::new();
-    let read = std::io::stdin()
-        .take(sixfold_hook::MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut input);
-    let (answer, notes) = match read {
-        Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => sixfold_hook::claude::handle(b"oversized", &ClaudeRecords),
-        Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
-        Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+    guard::arm();
+    let judged = std::panic::catch_unwind(|| {
+        let mut input = Vec::new();
+        let read = std::io::stdin()
+            .take(sixfold_hook::MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut input);
+        match read {
+            Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => {
+                sixfold_hook::claude::handle(b"oversized", &ClaudeRecords)
+            }
+            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
+            Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+        }
+    });
+    let (answer, notes) = match judged {
+        Ok(found) => found,
+        // The panic hook has answered already; this is only reached if it was replaced.
+        Err(_) => guard::fail("the hook failed"),
     };
+    if !guard::claim() {
+        // INVARIANT (fail closed): the watchdog answered deny first; that answer stands.
+        return 2;
+    }
     for note in notes {
         errln!("{note}");
     }
-    if !answer.is_empty() {
-        outln!("{answer}");
+    if answer.is_empty() {
+        return 0;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{answer}").and_then(|()| stdout.flush()) {
+        // INVARIANT (fail closed): an answer that was lost is a block (exit 2), not exit 1,
+        // which the agent would read as "run the tool".
+        errln!("sixfold: could not judge this call, so it is refused: cannot write the answer: {e}");
+        return 2;
     }
     0
 }

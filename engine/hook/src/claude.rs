@@ -68,6 +68,10 @@ pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
         Ok(e) => e,
         Err(e) => return unreadable(&e.to_string()),
     };
+    if event.stop_hook_active && matches!(event.hook_event_name.as_str(), "Stop" | "SubagentStop") {
+        crate::guard::let_through_on_failure();
+    }
+    crate::guard::fault_on_purpose(&event.hook_event_name);
     // PreToolUse answers every failure itself (a refusal); the others only note it.
     match handle_event(&event, records) {
         Ok(answer) => answer,
