@@ -712,3 +712,70 @@ fn files_that_are_not_small_regular_files_refuse_the_call_at_once() {
         assert!(reason.contains(says), "{file}: {reason}");
     }
 }
+
+/// Input the provider file cannot read is refused as unjudgeable, whatever the mode: a Bash
+/// `command` that is missing, an array or a number; a Write without `file_path`; no input at all.
+#[test]
+fn tool_input_that_cannot_be_read_is_refused_as_unjudgeable() {
+    let (_dir, project) = governed_project();
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"full\"\n").unwrap();
+    let call = |tool: &str, input: Option<Value>| {
+        let mut event = json!({ "hook_event_name": "PreToolUse", "session_id": "u", "cwd": project,
+            "tool_name": tool, "tool_use_id": "u1" });
+        if let Some(input) = input {
+            event["tool_input"] = input;
+        }
+        let out = hook_with(&project, &event, &[]);
+        assert_eq!(out.status.code(), Some(0));
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"].clone()
+    };
+    let unreadable = [
+        ("Bash", Some(json!({ "description": "no command" }))),
+        ("Bash", Some(json!({ "command": ["curl", "evil.example"] }))),
+        ("Bash", Some(json!({ "command": 42 }))),
+        ("Bash", Some(json!({ "command": "" }))),
+        ("Bash", Some(json!("rm -rf /"))),
+        ("Bash", None),
+        ("Write", Some(json!({ "content": "x" }))),
+        (
+            "Edit",
+            Some(json!({ "file_path": ["/etc/passwd"], "old_string": "a", "new_string": "b" })),
+        ),
+        ("Read", Some(json!({ "file_path": 7 }))),
+        ("Grep", Some(json!({ "pattern": "x", "path": { "p": "/" } }))),
+        ("Agent", Some(json!({ "subagent_type": ["a"] }))),
+    ];
+    for (tool, input) in unreadable {
+        let shown = format!("{tool} {input:?}");
+        let answer = call(tool, input);
+        assert_eq!(answer["permissionDecision"], "deny", "{shown}: {answer}");
+        assert!(
+            answer["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be read"),
+            "{shown}: {answer}"
+        );
+    }
+    // Mode `full` allows what it can read, extra fields included.
+    let readable = [
+        (
+            "Bash",
+            json!({ "command": "git status", "description": "status", "timeout": 5 }),
+        ),
+        ("Write", json!({ "file_path": "a.txt", "content": "x" })),
+        ("Grep", json!({ "pattern": "x" })),
+        ("TodoWrite", json!({ "todos": [] })),
+    ];
+    for (tool, input) in readable {
+        let answer = call(tool, Some(input.clone()));
+        assert_eq!(answer["permissionDecision"], "allow", "{tool} {input}: {answer}");
+    }
+    let log = std::fs::read_to_string(project.join(".sixfold/runs/u.jsonl")).unwrap();
+    let unjudgeable = json_lines(&log)
+        .iter()
+        .filter(|e| e["event"] == "judged" && e["by"] == "unjudgeable")
+        .count();
+    assert_eq!(unjudgeable, 11, "{log}");
+}

@@ -277,7 +277,13 @@ fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]
     let mapped = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
         Some((server, name)) => bundle.mcp_effects(server, name, &input, &session.cwd),
         None => match bundle.provider(PROVIDER) {
-            Some(p) => p.tool_effects(&tool, &input, &session.cwd, bundle.classifier()),
+            Some(p) => {
+                // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
+                if let Some(why) = p.unreadable_input(&tool, &input) {
+                    return Err(format!("the tool input cannot be read: {why}"));
+                }
+                p.tool_effects(&tool, &input, &session.cwd, bundle.classifier())
+            }
             None => return Err(format!("the bundle has no provider `{PROVIDER}`")),
         },
     };
