@@ -779,3 +779,69 @@ fn tool_input_that_cannot_be_read_is_refused_as_unjudgeable() {
         .count();
     assert_eq!(unjudgeable, 11, "{log}");
 }
+
+/// The workspace is the agent's project, bounded by its repository: a `.sixfold/` above it (in
+/// the home, in an enclosing repository) never widens it, and an event without `cwd` is refused
+/// and creates nothing.
+#[test]
+fn the_project_is_the_events_repository_never_a_directory_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let home = base.join("home");
+    let repo = home.join("code/fresh");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    // Bundles above the repository that would allow everything.
+    for above in [home.clone(), home.join("code")] {
+        std::fs::create_dir_all(above.join(".sixfold")).unwrap();
+        std::fs::write(above.join(".sixfold/state.toml"), "mode = \"full\"\n").unwrap();
+    }
+    std::fs::create_dir_all(home.join("code/.git")).unwrap();
+    let env = [("HOME", home.to_str().unwrap())];
+    let write = |cwd: &Path, path: &Path| {
+        json!({ "hook_event_name": "PreToolUse", "session_id": "p", "cwd": cwd, "tool_name": "Write",
+            "tool_input": { "file_path": path, "content": "x" }, "tool_use_id": "p1" })
+    };
+    let decide = |event: &Value, from: &Path| {
+        let out = hook_with(from, event, &env);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            answer["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            answer["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    for cwd in [repo.clone(), repo.join("src/deep")] {
+        std::fs::create_dir_all(&cwd).unwrap();
+        // Not in `full`: the default mode of the repository's own project (ask) holds.
+        let (decision, reason) = decide(&write(&cwd, Path::new("/etc/sixfold-x")), &cwd);
+        assert_eq!(decision, "deny", "{reason}");
+        assert!(reason.contains("outside the workspace"), "{reason}");
+        let (decision, _) = decide(&write(&cwd, &repo.join("in.txt")), &cwd);
+        assert_eq!(decision, "ask");
+    }
+    assert!(
+        repo.join(".sixfold/runs/p.jsonl").exists(),
+        "the record is the repository's own"
+    );
+    // No `cwd`, or a relative one: refused, with the reason, and nothing created anywhere.
+    let loose = base.join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    for cwd in [None, Some("relative/dir")] {
+        let mut event = write(&loose, &loose.join("a.txt"));
+        match cwd {
+            Some(c) => event["cwd"] = json!(c),
+            None => {
+                event.as_object_mut().unwrap().remove("cwd");
+            }
+        }
+        let (decision, reason) = decide(&event, &loose);
+        assert_eq!(decision, "deny");
+        assert!(reason.contains("`cwd`"), "{reason}");
+        assert_eq!(std::fs::read_dir(&loose).unwrap().count(), 0, "nothing created");
+    }
+}

@@ -12,14 +12,16 @@ pub(crate) struct BundleArgs {
     /// (repeatable; later ones win).
     #[arg(long = "bundle", value_name = "DIR")]
     pub bundles: Vec<PathBuf>,
-    /// Do not layer the nearest `.sixfold/` found from the current directory upwards.
+    /// Do not layer the project's `.sixfold/` (the nearest one from the current directory up to
+    /// its repository's root).
     #[arg(long)]
     pub no_project: bool,
 }
 
-/// The nearest ancestor of `start` (itself included) that holds a `.sixfold/` directory.
+/// The `.sixfold/` of the project `start` belongs to, found as the hook finds it: bounded by its
+/// repository, never in `/` or the user's home (see `sixfold_hook::project`).
 pub(crate) fn project_bundle(start: &Path) -> Option<PathBuf> {
-    start.ancestors().map(|a| a.join(".sixfold")).find(|p| p.is_dir())
+    Some(sixfold_hook::project::dir(&sixfold_hook::project::root(start))).filter(|p| p.is_dir())
 }
 
 /// The sources in load order, with any diagnostics from reading them.

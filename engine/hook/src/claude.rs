@@ -145,9 +145,12 @@ struct Session {
 }
 
 fn session(event: &HookInput) -> Result<Session, String> {
+    // INVARIANT (fail closed): an event that cannot be placed is refused, and nothing is created
+    // for it: the hook's own working directory is not the agent's project.
     let cwd = match &event.cwd {
         Some(c) if c.is_absolute() => c.clone(),
-        _ => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+        Some(c) => return Err(format!("the hook event's `cwd` `{}` is not absolute", c.display())),
+        None => return Err("the hook event has no `cwd`, so its project is unknown".into()),
     };
     let project = crate::project::root(&cwd);
     let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
