@@ -845,3 +845,47 @@ fn the_project_is_the_events_repository_never_a_directory_above_it() {
         assert_eq!(std::fs::read_dir(&loose).unwrap().count(), 0, "nothing created");
     }
 }
+
+/// Every `sixfold` command that changes state, run by the agent, is a write to a protected path
+/// (refused in `workspace-write`), whatever the subcommand, including ones sixfold does not have;
+/// only the commands that read are allowed.
+#[test]
+fn sixfolds_own_commands_that_change_state_are_refused() {
+    let (_dir, project) = governed_project();
+    let bash = |command: &str| {
+        let event = json!({ "hook_event_name": "PreToolUse", "session_id": "c", "cwd": project,
+            "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": "c1" });
+        let out = hook_with(&project, &event, &[]);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"]["permissionDecision"].as_str().unwrap().to_string()
+    };
+    for command in [
+        "sixfold mode set full",
+        "sixfold mode set full --session other",
+        "sixfold pattern set orchestrator-workers",
+        "sixfold rules add --allow 'curl'",
+        "sixfold rules remove rule-1",
+        "sixfold trust",
+        "sixfold trust .",
+        "sixfold install claude-code --project",
+        "sixfold uninstall claude-code",
+        "sixfold hook claude-code",
+        "sixfold launch claude-code",
+        "sixfold a-command-added-later",
+        "env sixfold pattern set keeps-helpers",
+        "timeout 5 sixfold pattern set keeps-helpers",
+        "true && sixfold pattern set keeps-helpers",
+    ] {
+        assert_eq!(bash(command), "deny", "{command}");
+    }
+    for command in [
+        "sixfold check",
+        "sixfold modes",
+        "sixfold mode show",
+        "sixfold pattern show",
+        "sixfold rules list",
+        "sixfold --version",
+    ] {
+        assert_eq!(bash(command), "allow", "{command}");
+    }
+}
