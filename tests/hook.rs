@@ -539,11 +539,33 @@ fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
     );
 }
 
+/// The trust store the scratch projects of these tests use: beside the project, never the user's.
+fn xdg_of(project: &Path) -> PathBuf {
+    project.parent().unwrap().join("xdg")
+}
+
+/// Runs `sixfold` in a scratch project, with its own trust store.
+fn sixfold_in(project: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(SIXFOLD)
+        .args(args)
+        .current_dir(project)
+        .env("XDG_STATE_HOME", xdg_of(project))
+        .output()
+        .unwrap()
+}
+
+/// Trusts a scratch project's `.sixfold/` as it is now (the user set its state).
+fn trust(project: &Path) {
+    let out = sixfold_in(project, &["trust"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Runs the hook on an event with more environment; returns its output whatever its exit code.
 fn hook_with(project: &Path, event: &Value, env: &[(&str, &str)]) -> std::process::Output {
     let mut child = Command::new(SIXFOLD)
         .args(["hook", "claude-code"])
         .current_dir(project)
+        .env("XDG_STATE_HOME", xdg_of(project))
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -560,13 +582,14 @@ fn hook_with(project: &Path, event: &Value, env: &[(&str, &str)]) -> std::proces
     child.wait_with_output().unwrap()
 }
 
-/// A scratch project (a git repository with `.sixfold/`) in mode `workspace-write`.
+/// A scratch project (a git repository with `.sixfold/`) in mode `workspace-write`, trusted.
 fn governed_project() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().canonicalize().unwrap();
+    let project = dir.path().canonicalize().unwrap().join("repo");
     std::fs::create_dir_all(project.join(".git")).unwrap();
     std::fs::create_dir_all(project.join(".sixfold")).unwrap();
     std::fs::write(project.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+    trust(&project);
     (dir, project)
 }
 
@@ -719,6 +742,7 @@ fn files_that_are_not_small_regular_files_refuse_the_call_at_once() {
 fn tool_input_that_cannot_be_read_is_refused_as_unjudgeable() {
     let (_dir, project) = governed_project();
     std::fs::write(project.join(".sixfold/state.toml"), "mode = \"full\"\n").unwrap();
+    trust(&project);
     let call = |tool: &str, input: Option<Value>| {
         let mut event = json!({ "hook_event_name": "PreToolUse", "session_id": "u", "cwd": project,
             "tool_name": tool, "tool_use_id": "u1" });
@@ -857,7 +881,10 @@ fn sixfolds_own_commands_that_change_state_are_refused() {
             "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": "c1" });
         let out = hook_with(&project, &event, &[]);
         let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
-        answer["hookSpecificOutput"]["permissionDecision"].as_str().unwrap().to_string()
+        answer["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
     };
     for command in [
         "sixfold mode set full",
@@ -888,4 +915,98 @@ fn sixfolds_own_commands_that_change_state_are_refused() {
     ] {
         assert_eq!(bash(command), "allow", "{command}");
     }
+}
+
+/// A repository's own `.sixfold/` narrows at once, and widens only once the user trusts its
+/// exact content: a state that selects `full`, a shipped mode replaced by a wider one, an
+/// emptied secrets list, a kept `allow`, a provider that maps Bash to nothing. Until trusted the
+/// call is judged as without the project layer, and the reason says what was ignored.
+#[test]
+fn an_untrusted_project_bundle_only_narrows() {
+    let provider = "id = \"claude-code\"\nname = \"Claude Code\"\n[binary]\nnames = [\"claude\"]\n[tools.Bash]\n[tools.Read]\n[tools.Write]\n";
+    let widening: &[(&str, &[(&str, &str)])] = &[
+        ("state selects full", &[("state.toml", "mode = \"full\"\n")]),
+        (
+            "ask replaced",
+            &[("modes/ask.toml", "id = \"ask\"\ndefault = \"allow\"\n")],
+        ),
+        (
+            "secrets emptied",
+            &[(
+                "policies/secrets.toml",
+                "id = \"secrets\"\n[paths.secrets]\nglobs = []\n",
+            )],
+        ),
+        ("provider maps nothing", &[("providers/claude-code.toml", provider)]),
+    ];
+    let calls = [
+        ("Bash", json!({ "command": "curl https://example.com" })),
+        ("Write", json!({ "file_path": "/etc/sixfold-x", "content": "x" })),
+        ("Read", json!({ "file_path": ".env" })),
+    ];
+    let decide = |project: &Path, tool: &str, input: &Value| {
+        let event = json!({ "hook_event_name": "PreToolUse", "session_id": "t", "cwd": project,
+            "tool_name": tool, "tool_input": input, "tool_use_id": "t1" });
+        let out = hook_with(project, &event, &[]);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let answer = &answer["hookSpecificOutput"];
+        (
+            answer["permissionDecision"].as_str().unwrap().to_string(),
+            answer["permissionDecisionReason"].as_str().unwrap().to_string(),
+        )
+    };
+    for (what, files) in widening {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        for (file, text) in *files {
+            let path = project.join(".sixfold").join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut widened = false;
+        for (tool, input) in &calls {
+            let (decision, reason) = decide(&project, tool, input);
+            assert_ne!(decision, "allow", "{what}: {tool} {input}: {reason}");
+            widened |= reason.contains("not trusted");
+        }
+        assert!(widened, "{what}: the reason says what was ignored");
+        // Trusted, the same bundle widens: at least one of the calls is allowed now.
+        trust(&project);
+        let allowed = calls
+            .iter()
+            .filter(|(tool, input)| decide(&project, tool, input).0 == "allow")
+            .count();
+        assert!(allowed > 0, "{what}: trusted, it widens");
+        // Any change makes it untrusted again.
+        std::fs::create_dir_all(project.join(".sixfold/policies")).unwrap();
+        std::fs::write(project.join(".sixfold/policies/extra.toml"), "id = \"extra\"\n").unwrap();
+        for (tool, input) in &calls {
+            assert_ne!(decide(&project, tool, input).0, "allow", "{what}: changed: {tool}");
+        }
+    }
+
+    // Narrowing counts untrusted: a kept refusal and a narrower active mode.
+    let (_dir, project) = governed_project();
+    assert_eq!(decide(&project, "Bash", &json!({ "command": "git status" })).0, "allow");
+    let out = sixfold_in(&project, &["rules", "add", "--refuse", "git status"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The user's own kept rule keeps the bundle trusted.
+    let shown = String::from_utf8_lossy(&sixfold_in(&project, &["mode", "show"]).stdout).into_owned();
+    assert!(shown.contains(".sixfold/ trusted"), "{shown}");
+    assert!(sixfold_in(&project, &["trust", "--revoke"]).status.success());
+    assert_eq!(decide(&project, "Bash", &json!({ "command": "git status" })).0, "deny");
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"read-only\"\n").unwrap();
+    assert_eq!(
+        decide(&project, "Write", &json!({ "file_path": "a.txt", "content": "x" })).0,
+        "deny"
+    );
+    // A kept `allow` written into an untrusted bundle does not widen.
+    let out = sixfold_in(&project, &["rules", "add", "--allow", "curl"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not trusted"));
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+    assert_ne!(
+        decide(&project, "Bash", &json!({ "command": "curl https://example.com" })).0,
+        "allow"
+    );
 }

@@ -143,18 +143,20 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
             if json {
                 outln!(
                     "{}",
-                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()})
+                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern(),
+                        "bundle": crate::trust::standing_words(&project)})
                 );
             } else {
                 outln!(
-                    "mode {mode}, pattern {} (project {})",
+                    "mode {mode}, pattern {} (project {}, its .sixfold/ {})",
                     state.pattern(),
-                    project.display()
+                    project.display(),
+                    crate::trust::standing_words(&project)
                 );
             }
             0
         }
-        ModeCommand::Set { id, session } => {
+        ModeCommand::Set { id, session } => crate::trust::keeping_trust(&project, || {
             let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
             if !diagnostics.is_empty() {
                 crate::bundles::report(&diagnostics);
@@ -183,7 +185,7 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
             let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
             outln!("mode {id}{scope} (the next tool call is judged by it)");
             0
-        }
+        }),
     }
 }
 
@@ -254,13 +256,16 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
                     return fail(&format!("there is no mode `{m}`"), "see `sixfold modes`");
                 }
             }
-            match rules::add(&project, decision, &act, mode.as_deref()) {
-                Ok(id) => {
-                    outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
-                    0
+            // Kept rules are the user's own approvals: written by this command, they stay trusted.
+            crate::trust::keeping_trust(&project, || {
+                match rules::add(&project, decision, &act, mode.as_deref()) {
+                    Ok(id) => {
+                        outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                        0
+                    }
+                    Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
                 }
-                Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
-            }
+            })
         }
         RulesCommand::List { json } => match rules::list(&project) {
             Ok(list) if json => {
@@ -280,13 +285,13 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
             }
             Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
         },
-        RulesCommand::Remove { id } => match rules::remove(&project, &id) {
+        RulesCommand::Remove { id } => crate::trust::keeping_trust(&project, || match rules::remove(&project, &id) {
             Ok(()) => {
                 outln!("removed {id}");
                 0
             }
             Err(e) => fail(&e, "see `sixfold rules list`"),
-        },
+        }),
     }
 }
 
@@ -440,7 +445,7 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
             outln!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
             0
         }
-        PatternCommand::Set { id } => {
+        PatternCommand::Set { id } => crate::trust::keeping_trust(&project, || {
             if !diagnostics.is_empty() {
                 crate::bundles::report(&diagnostics);
                 return fail(
@@ -463,6 +468,6 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
             }
             outln!("pattern {id}");
             0
-        }
+        }),
     }
 }

@@ -17,6 +17,7 @@ pub mod format;
 pub mod hook_settings;
 pub mod judge;
 pub mod launch_facts;
+pub mod narrow;
 mod provider;
 pub mod scope;
 pub mod script;

@@ -7,7 +7,8 @@
 
 use crate::log::Log;
 use crate::state::State;
-use crate::{load_bundle_for, Records};
+use crate::trust::{Standing, TrustStore};
+use crate::{load_layers, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sixfold_core::bundle::{ActView, Bundle, Needs};
@@ -62,8 +63,14 @@ pub struct HookInput {
     pub error: Option<Value>,
 }
 
-/// Handles one hook event: the text to print on stdout, and notes for stderr.
+/// Handles one hook event: the text to print on stdout, and notes for stderr. Project bundles
+/// are trusted as the user's trust store (`TrustStore::from_env`) says.
 pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
+    handle_trusting(input, records, TrustStore::from_env().as_ref())
+}
+
+/// Handles one hook event with project bundles trusted as `store` says (`None`: none is).
+pub fn handle_trusting(input: &[u8], records: &dyn Records, store: Option<&TrustStore>) -> (String, Vec<String>) {
     let event: HookInput = match serde_json::from_slice(input) {
         Ok(e) => e,
         Err(e) => return unreadable(&e.to_string()),
@@ -73,7 +80,7 @@ pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
     }
     crate::guard::fault_on_purpose(&event.hook_event_name);
     // PreToolUse answers every failure itself (a refusal); the others only note it.
-    match handle_event(&event, records) {
+    match handle_event(&event, records, store) {
         Ok(answer) => answer,
         Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
@@ -165,8 +172,9 @@ fn session(event: &HookInput) -> Result<Session, String> {
     })
 }
 
-fn loaded(session: &Session, needs: Option<&Needs>) -> Result<Bundle, String> {
-    let (bundle, diagnostics) = load_bundle_for(&session.project, needs);
+/// The shipped bundle with the project's layer over it (`project`), or without it (`None`).
+fn loaded(project: Option<&Path>, needs: Option<&Needs>) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_layers(project, needs);
     match diagnostics.first() {
         None => Ok(bundle),
         Some(d) => Err(format!(
@@ -178,9 +186,13 @@ fn loaded(session: &Session, needs: Option<&Needs>) -> Result<Bundle, String> {
     }
 }
 
-fn handle_event(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+fn handle_event(
+    event: &HookInput,
+    records: &dyn Records,
+    store: Option<&TrustStore>,
+) -> Result<(String, Vec<String>), String> {
     match event.hook_event_name.as_str() {
-        "PreToolUse" => Ok(pre_tool_use(event)),
+        "PreToolUse" => Ok(pre_tool_use(event, store)),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
         "Stop" | "SubagentStop" => stop(event, records),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
@@ -227,7 +239,7 @@ fn workspace(session: &Session) -> Workspace {
 
 /// Judges a tool call and puts the judgement on the session's record. A call that cannot be
 /// judged is refused, and on the record as `unjudgeable` once the session is known.
-fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
+fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<String>) {
     let session = match session(event) {
         Ok(s) => s,
         Err(why) => {
@@ -237,8 +249,8 @@ fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
     };
     let mode = session.state.mode_for(Some(&session.id));
     let events = session.log.judging_events();
-    let (judgement, step, mut notes) = match judge_call(event, &session, &mode, &events) {
-        Ok((judgement, step)) => (judgement, step, Vec::new()),
+    let (judgement, step, mut notes) = match judge_narrowed(event, &session, &mode, &events, store) {
+        Ok((judgement, step, notes)) => (judgement, step, notes),
         Err(why) => {
             let step = Step {
                 id: event.tool_use_id.clone().unwrap_or_default(),
@@ -264,14 +276,53 @@ fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
     (answer(&judgement), notes)
 }
 
-/// The judgement of a call under the active mode (and pattern, for sub-agents), and the step as
-/// the record keeps it.
-fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]) -> Result<(Judgement, Step), String> {
+/// The judgement of a call with the project's layer, narrowed to what the layers without it
+/// allow while the project's `.sixfold/` is not trusted (see `sixfold_core::narrow`); with notes
+/// saying what was ignored.
+fn judge_narrowed(
+    event: &HookInput,
+    session: &Session,
+    mode: &str,
+    events: &[Event],
+    store: Option<&TrustStore>,
+) -> Result<(Judgement, Step, Vec<String>), String> {
+    // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
+    // hashed, trusts nothing: the project layer only narrows.
+    let standing = match store {
+        Some(store) => store.standing(&session.project).unwrap_or(Standing::Untrusted),
+        None => match crate::trust::content_hash(&session.project) {
+            Ok(None) => Standing::Empty,
+            _ => Standing::Untrusted,
+        },
+    };
+    let (layered, step) = judge_call(event, session, mode, &session.state, events, true)?;
+    if standing != Standing::Untrusted {
+        return Ok((layered, step, Vec::new()));
+    }
+    // Without the project layer, its state is not read either: the default mode and pattern.
+    let (without, _) = judge_call(event, session, crate::DEFAULT_MODE, &State::default(), events, false)?;
+    let narrowed = sixfold_core::narrow::narrowed(without, layered);
+    let notes = narrowed
+        .ignored
+        .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
+        .into_iter()
+        .collect();
+    Ok((narrowed.judgement, step, notes))
+}
+
+/// The judgement of a call under a mode (and the state's pattern, for sub-agents), with or
+/// without the project's layer, and the step as the record keeps it.
+fn judge_call(
+    event: &HookInput,
+    session: &Session,
+    mode: &str,
+    state: &State,
+    events: &[Event],
+    with_project: bool,
+) -> Result<(Judgement, Step), String> {
     // Only what judging this step needs is loaded: the hook runs before every tool call.
-    let needs = Needs::mode(mode)
-        .with_provider(PROVIDER)
-        .with_pattern(&session.state.pattern());
-    let bundle = loaded(session, Some(&needs))?;
+    let needs = Needs::mode(mode).with_provider(PROVIDER).with_pattern(&state.pattern());
+    let bundle = loaded(with_project.then_some(session.project.as_path()), Some(&needs))?;
     if bundle.mode(mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
@@ -310,7 +361,7 @@ fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
     if let Some(helper) = &mapped.spawn {
-        judgement = judge_spawn(&bundle, &session.state, helper, events, judgement)?;
+        judgement = judge_spawn(&bundle, state, helper, events, judgement)?;
     }
     let step = Step {
         id: event.tool_use_id.clone().unwrap_or_default(),
@@ -408,7 +459,7 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
 fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let bundle = loaded(&session, None)?;
+    let bundle = loaded(Some(&session.project), None)?;
     let events = session.log.events();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
@@ -506,12 +557,16 @@ mod tests {
         }
     }
 
+    /// A call in a project whose `.sixfold/` the user trusts as it is now (as `sixfold mode set`
+    /// leaves it).
     fn pre(project: &Path, tool: &str, input: Value) -> Value {
         let event = json!({
             "hook_event_name": "PreToolUse", "session_id": "s", "cwd": project,
             "tool_name": tool, "tool_input": input, "tool_use_id": "t1",
         });
-        let (out, _) = handle(event.to_string().as_bytes(), &NoRecords);
+        let store = TrustStore::at(project.join("trust.json"));
+        let _ = store.record(project);
+        let (out, _) = handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store));
         serde_json::from_str(&out).unwrap()
     }
 
