@@ -3,6 +3,7 @@
 use crate::output::errln;
 use sixfold_core::bundle::{Bundle, BundleSource};
 use sixfold_core::diag::Diagnostic;
+use sixfold_hook::trust::Standing;
 use std::path::{Path, PathBuf};
 
 /// `--bundle DIR`, shared by the commands that load a bundle.
@@ -49,6 +50,32 @@ pub(crate) fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnos
     let (bundle, mut found) = Bundle::load(&sources);
     diagnostics.append(&mut found);
     (bundle, sources, diagnostics)
+}
+
+/// When the project's `.sixfold/` is layered but not trusted on this machine: the bundle without
+/// it (the shipped bundle and the `--bundle`s, the user's own), so a judgement can be narrowed to
+/// what that allows (`sixfold_core::narrow`). `None` when the project layer is trusted, empty or
+/// not layered.
+pub(crate) fn without_untrusted_project(args: &BundleArgs) -> Option<Bundle> {
+    if args.no_project {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    project_bundle(&cwd)?;
+    let project = sixfold_hook::project::root(&cwd);
+    let standing = match crate::trust::store() {
+        Ok(store) => store.standing(&project).unwrap_or(Standing::Untrusted),
+        Err(_) => Standing::Untrusted,
+    };
+    if standing != Standing::Untrusted {
+        return None;
+    }
+    let without = BundleArgs {
+        bundles: args.bundles.clone(),
+        no_project: true,
+    };
+    let (sources, _) = sources(&without);
+    Some(Bundle::load(&sources).0)
 }
 
 /// Prints diagnostics to stderr.
