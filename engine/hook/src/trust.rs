@@ -4,6 +4,10 @@
 //! A bundle whose content changed is untrusted again. Until trusted, a project layer only narrows
 //! (see `sixfold_core::narrow`).
 //!
+//! Trust is in content, not in a place: the store keeps the hashes the user trusted (with where
+//! each was trusted, for people and for `--revoke`), so a copy of a trusted `.sixfold/` (the
+//! hermetic launcher's `--copy`) is trusted too, and any other content is not.
+//!
 //! The user's own changes keep a trusted bundle trusted: `sixfold mode set`, `pattern set` and
 //! `rules add|remove` record the new hash after writing, when the bundle was trusted (or empty)
 //! before. Those commands are the user's: run by an agent, every one is a protected write.
@@ -39,9 +43,9 @@ pub enum Standing {
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StoreFile {
-    /// `.sixfold/` directory (absolute) → `sha256:…` of its content.
+    /// `sha256:…` of a trusted content → the `.sixfold/` directory (absolute) it was trusted in.
     #[serde(default)]
-    projects: BTreeMap<String, String>,
+    trusted: BTreeMap<String, String>,
 }
 
 /// The content hash of a project's `.sixfold/`: every bundle file (path and text) and the
@@ -84,7 +88,7 @@ pub fn content_hash(project: &Path) -> Result<Option<String>, String> {
     Ok(Some(format!("sha256:{hex}")))
 }
 
-/// The key of a project in the store: its `.sixfold/`, absolute and with symlinks resolved.
+/// Where a project is trusted, as the store names it: its `.sixfold/`, absolute, symlinks resolved.
 fn key(project: &Path) -> String {
     let dir = crate::project::dir(project);
     dir.canonicalize().unwrap_or(dir).to_string_lossy().into_owned()
@@ -128,9 +132,10 @@ impl TrustStore {
         };
         // INVARIANT (fail closed): a store that cannot be read trusts nothing.
         let store = self.load()?;
-        Ok(match store.projects.get(&key(project)) {
-            Some(recorded) if *recorded == hash => Standing::Trusted,
-            _ => Standing::Untrusted,
+        Ok(if store.trusted.contains_key(&hash) {
+            Standing::Trusted
+        } else {
+            Standing::Untrusted
         })
     }
 
@@ -138,21 +143,30 @@ impl TrustStore {
     /// was nothing to trust).
     pub fn record(&self, project: &Path) -> Result<Option<String>, String> {
         let hash = content_hash(project)?;
-        self.change(|store| match &hash {
-            Some(h) => {
-                store.projects.insert(key(project), h.clone());
-            }
-            None => {
-                store.projects.remove(&key(project));
+        let place = key(project);
+        self.change(|store| {
+            // What was trusted here before is replaced: a changed bundle is trusted as it is now.
+            store.trusted.retain(|_, at| *at != place);
+            if let Some(h) = &hash {
+                store.trusted.insert(h.clone(), place.clone());
             }
         })?;
         Ok(hash)
     }
 
-    /// Stops trusting the project's `.sixfold/`; true when it was trusted.
+    /// Stops trusting the project's `.sixfold/` (what was trusted in it, and its content as it is
+    /// now wherever that was trusted); true when something was trusted.
     pub fn revoke(&self, project: &Path) -> Result<bool, String> {
+        let place = key(project);
+        let now = content_hash(project).ok().flatten();
         let mut was = false;
-        self.change(|store| was = store.projects.remove(&key(project)).is_some())?;
+        self.change(|store| {
+            let before = store.trusted.len();
+            store
+                .trusted
+                .retain(|hash, at| *at != place && Some(hash) != now.as_ref());
+            was = store.trusted.len() < before;
+        })?;
         Ok(was)
     }
 
@@ -208,6 +222,15 @@ mod tests {
         std::fs::write(project.join(".sixfold/state.toml"), "mode = \"ask\"\n").unwrap();
         assert_eq!(store.standing(&project).unwrap(), Standing::Untrusted);
         store.record(&project).unwrap();
+        // A copy of the same content is trusted; the copy changed is not.
+        let copy = t.path().join("copy");
+        std::fs::create_dir_all(copy.join(".sixfold/policies")).unwrap();
+        for file in ["state.toml", "policies/kept.toml"] {
+            std::fs::copy(project.join(".sixfold").join(file), copy.join(".sixfold").join(file)).unwrap();
+        }
+        assert_eq!(store.standing(&copy).unwrap(), Standing::Trusted);
+        std::fs::write(copy.join(".sixfold/state.toml"), "mode = \"full\"\n").unwrap();
+        assert_eq!(store.standing(&copy).unwrap(), Standing::Untrusted);
         assert!(store.revoke(&project).unwrap());
         assert_eq!(store.standing(&project).unwrap(), Standing::Untrusted);
         // A store that cannot be read trusts nothing.
