@@ -17,7 +17,7 @@ use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
-use sixfold_core::verdict::{Severity, Verdict};
+use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use std::path::{Path, PathBuf};
 
 /// The provider file this adapter maps tools through.
@@ -194,7 +194,7 @@ fn handle_event(
     match event.hook_event_name.as_str() {
         "PreToolUse" => Ok(pre_tool_use(event, store)),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
-        "Stop" | "SubagentStop" => stop(event, records),
+        "Stop" | "SubagentStop" => stop(event, records, store),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
         other => Ok((
             String::new(),
@@ -276,6 +276,42 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
     (answer(&judgement), notes)
 }
 
+/// Whether the project's `.sixfold/` is trusted now.
+fn standing(store: Option<&TrustStore>, project: &Path) -> Standing {
+    // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
+    // hashed, trusts nothing: the project layer only narrows.
+    match store {
+        Some(store) => store.standing(project).unwrap_or(Standing::Untrusted),
+        None => match crate::trust::content_hash(project) {
+            Ok(None) => Standing::Empty,
+            _ => Standing::Untrusted,
+        },
+    }
+}
+
+/// The rows of the layered bundle, each replaced by the shipped bundle's row of the same id where
+/// that one holds less (a gap, an unk, gating), and the shipped rows the project layer dropped.
+fn stricter_rows(layered: Vec<RowResult>, shipped: Vec<RowResult>) -> Vec<RowResult> {
+    let mut out = layered;
+    for row in shipped {
+        match out.iter_mut().find(|r| r.id == row.id) {
+            Some(mine) => {
+                let rank = |v: Verdict| match v {
+                    Verdict::Ok => 0,
+                    Verdict::Unk => 1,
+                    Verdict::Gap => 2,
+                };
+                let gating = |r: &RowResult| r.severity == Severity::Gating;
+                if rank(row.verdict) > rank(mine.verdict) || (gating(&row) && !gating(mine)) {
+                    *mine = row;
+                }
+            }
+            None => out.push(row),
+        }
+    }
+    out
+}
+
 /// The judgement of a call with the project's layer, narrowed to what the layers without it
 /// allow while the project's `.sixfold/` is not trusted (see `sixfold_core::narrow`); with notes
 /// saying what was ignored.
@@ -286,15 +322,7 @@ fn judge_narrowed(
     events: &[Event],
     store: Option<&TrustStore>,
 ) -> Result<(Judgement, Step, Vec<String>), String> {
-    // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
-    // hashed, trusts nothing: the project layer only narrows.
-    let standing = match store {
-        Some(store) => store.standing(&session.project).unwrap_or(Standing::Untrusted),
-        None => match crate::trust::content_hash(&session.project) {
-            Ok(None) => Standing::Empty,
-            _ => Standing::Untrusted,
-        },
-    };
+    let standing = standing(store, &session.project);
     let (layered, step) = judge_call(event, session, mode, &session.state, events, true)?;
     if standing != Standing::Untrusted {
         return Ok((layered, step, Vec::new()));
@@ -457,7 +485,7 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 
 /// Brings the log up to date from the vendor's transcript (outcomes a PostToolUse did not
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
-fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
     let bundle = loaded(Some(&session.project), None)?;
     let events = session.log.events();
@@ -509,7 +537,14 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
     all.extend(out.iter().cloned());
     let trace = Log::trace(&all);
     let rows = bundle.rows_about(FactsKind::Trace);
-    let results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
+    let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
+    if standing(store, &session.project) == Standing::Untrusted {
+        // An untrusted project may add rows (they only block more) but not weaken the others.
+        let without = loaded(None, None)?;
+        let rows = without.rows_about(FactsKind::Trace);
+        let shipped = without.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
+        results = stricter_rows(results, shipped);
+    }
     out.push(Event::Verdict { rows: results.clone() });
     session.log.append(&out)?;
     let gaps: Vec<String> = results
@@ -704,5 +739,49 @@ mod tests {
             "{first}"
         );
         assert_eq!(stop(true), "", "a stop that was already blocked goes through");
+    }
+
+    /// An untrusted project that drops a shipped row (its policy redefined without it) still
+    /// has the claim blocked; trusted, its redefinition stands.
+    #[test]
+    fn an_untrusted_project_cannot_drop_the_stop_hooks_rows() {
+        let t = project();
+        std::fs::create_dir_all(t.path().join(".sixfold/policies/invariants")).unwrap();
+        std::fs::write(
+            t.path()
+                .join(".sixfold/policies/invariants/suite-before-success-claim.toml"),
+            "id = \"suite-before-success-claim\"\n",
+        )
+        .unwrap();
+        let log = Log::new(t.path(), "s");
+        log.append(&[Event::Judged {
+            step: Box::new(Step {
+                id: "e".into(),
+                tool: "Write".into(),
+                effects: sixfold_core::effects::EffectProfile {
+                    writes: vec![t.path().join("a.rs").to_string_lossy().into_owned()],
+                    ..Default::default()
+                },
+                ..Step::default()
+            }),
+            judgement: Judgement {
+                decision: Decision::Allow,
+                reason: String::new(),
+                rules: vec![],
+                mode: "workspace-write".into(),
+                by: DecidedBy::Rules,
+            },
+        }])
+        .unwrap();
+        let store = TrustStore::at(t.path().join("trust.json"));
+        let stop = || {
+            let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
+                "stop_hook_active": false, "last_assistant_message": "Done, all tests pass."});
+            handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store)).0
+        };
+        let untrusted: Value = serde_json::from_str(&stop()).unwrap();
+        assert_eq!(untrusted["decision"], "block", "{untrusted}");
+        store.record(t.path()).unwrap();
+        assert_eq!(stop(), "", "trusted, the project's redefinition stands");
     }
 }
