@@ -363,11 +363,18 @@ fn hook_event(project: &Path, event: Value) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A trust store of a scratch project's own (inside the scratch directory, not the user's, and
+/// outside `.sixfold/`, so not part of what is trusted).
+fn own_state(project: &Path) -> PathBuf {
+    project.join(".git/sixfold-state")
+}
+
 /// Runs the hook on raw input, in a project; it always answers, exit 0.
 fn hook_input(project: &Path, input: &[u8]) -> std::process::Output {
     let mut child = Command::new(SIXFOLD)
         .args(["hook", "claude-code"])
         .current_dir(project)
+        .env("XDG_STATE_HOME", own_state(project))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -389,7 +396,14 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
         .current_dir(&project)
         .status()
         .unwrap();
-    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(&project).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(&project)
+            .env("XDG_STATE_HOME", own_state(&project))
+            .output()
+            .unwrap()
+    };
     assert!(tg(&["mode", "set", "ask"]).status.success());
     let cargo_test = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
         "tool_name": "Bash", "tool_input": { "command": "cargo test" }, "tool_use_id": "1" });
@@ -425,7 +439,14 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
 fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
-    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(project).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(project)
+            .env("XDG_STATE_HOME", own_state(project))
+            .output()
+            .unwrap()
+    };
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let bad = tg(&["mode", "set", "yolo"]);
     assert_eq!(bad.status.code(), Some(1));
@@ -480,7 +501,14 @@ fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
         .current_dir(&project)
         .status()
         .unwrap();
-    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(&project).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(&project)
+            .env("XDG_STATE_HOME", own_state(&project))
+            .output()
+            .unwrap()
+    };
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let pre = |id: &str, tool: &str, input: Value| {
         json!({ "hook_event_name": "PreToolUse", "session_id": "b", "cwd": project,
@@ -852,6 +880,15 @@ fn the_project_is_the_events_repository_never_a_directory_above_it() {
         repo.join(".sixfold/runs/p.jsonl").exists(),
         "the record is the repository's own"
     );
+    // `/` and the directories above the home are no project: refused, nothing created there.
+    let slash_had_bundle = Path::new("/.sixfold").exists();
+    for cwd in [Path::new("/"), base.as_path()] {
+        let (decision, reason) = decide(&write(cwd, &cwd.join("x.txt")), &repo);
+        assert_eq!(decision, "deny", "{cwd:?}");
+        assert!(reason.contains("no project"), "{reason}");
+    }
+    assert_eq!(Path::new("/.sixfold").exists(), slash_had_bundle);
+    assert!(!base.join(".sixfold").exists());
     // No `cwd`, or a relative one: refused, with the reason, and nothing created anywhere.
     let loose = base.join("loose");
     std::fs::create_dir_all(&loose).unwrap();

@@ -20,9 +20,10 @@ pub(crate) struct BundleArgs {
 }
 
 /// The `.sixfold/` of the project `start` belongs to, found as the hook finds it: bounded by its
-/// repository, never in `/` or the user's home (see `sixfold_hook::project`).
+/// repository, never in `/` or above the user's home (see `sixfold_hook::project`).
 pub(crate) fn project_bundle(start: &Path) -> Option<PathBuf> {
-    Some(sixfold_hook::project::dir(&sixfold_hook::project::root(start))).filter(|p| p.is_dir())
+    let project = sixfold_hook::project::place(start).ok()?;
+    Some(sixfold_hook::project::dir(&project)).filter(|p| p.is_dir())
 }
 
 /// The sources in load order, with any diagnostics from reading them.
@@ -62,7 +63,7 @@ pub(crate) fn without_untrusted_project(args: &BundleArgs) -> Option<Bundle> {
     }
     let cwd = std::env::current_dir().ok()?;
     project_bundle(&cwd)?;
-    let project = sixfold_hook::project::root(&cwd);
+    let project = sixfold_hook::project::place(&cwd).ok()?;
     let standing = match crate::trust::store() {
         Ok(store) => store.standing(&project).unwrap_or(Standing::Untrusted),
         Err(_) => Standing::Untrusted,

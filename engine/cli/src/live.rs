@@ -88,7 +88,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
 
 fn project() -> Result<PathBuf, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    Ok(sixfold_hook::claude::project_of(&cwd))
+    sixfold_hook::claude::project_of(&cwd)
 }
 
 fn fail(message: &str, hint: &str) -> u8 {

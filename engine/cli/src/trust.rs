@@ -44,7 +44,10 @@ pub(crate) fn run(args: Args) -> u8 {
             }
         },
     };
-    let project = sixfold_hook::project::root(&start);
+    let project = match sixfold_hook::project::place(&start) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, "run it inside the project, or pass its directory"),
+    };
     let store = match store() {
         Ok(s) => s,
         Err(e) => return fail(&e, "set HOME or XDG_STATE_HOME"),

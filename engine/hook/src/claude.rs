@@ -159,7 +159,7 @@ fn session(event: &HookInput) -> Result<Session, String> {
         Some(c) => return Err(format!("the hook event's `cwd` `{}` is not absolute", c.display())),
         None => return Err("the hook event has no `cwd`, so its project is unknown".into()),
     };
-    let project = crate::project::root(&cwd);
+    let project = crate::project::place(&cwd)?;
     let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
     let log = Log::new(&project, &id);
     let state = State::load(&project)?;
@@ -572,9 +572,9 @@ fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) ->
     Ok((json!({ "decision": "block", "reason": reason }).to_string(), Vec::new()))
 }
 
-/// The project a working directory belongs to (for the CLI's commands).
-pub fn project_of(cwd: &Path) -> PathBuf {
-    crate::project::root(cwd)
+/// The project a working directory belongs to (for the CLI's commands), or why there is none.
+pub fn project_of(cwd: &Path) -> Result<PathBuf, String> {
+    crate::project::place(cwd)
 }
 
 #[cfg(test)]

@@ -40,6 +40,28 @@ pub fn root_within(cwd: &Path, home: Option<&Path>) -> PathBuf {
     }
 }
 
+/// The project an agent working in `cwd` works in, or why there is none: `/` and the directories
+/// above the user's home are nobody's project (a bundle or a log there would govern every
+/// repository below), so an event from there is refused and nothing is created for it.
+pub fn place(cwd: &Path) -> Result<PathBuf, String> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    place_within(cwd, home.as_deref())
+}
+
+/// [`place`] with the user's home given.
+pub fn place_within(cwd: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
+    let above_home = home.is_some_and(|h| h.starts_with(cwd) && h != cwd);
+    // INVARIANT (fail closed): no project at `/` or above the home, so nothing is judged as
+    // inside a workspace that holds every repository.
+    if cwd.parent().is_none() || above_home {
+        return Err(format!(
+            "the working directory `{}` is `/` or above the user's home, which is no project",
+            cwd.display()
+        ));
+    }
+    Ok(root_within(cwd, home))
+}
+
 /// The project's `.sixfold/` directory.
 pub fn dir(root: &Path) -> PathBuf {
     root.join(".sixfold")
@@ -97,6 +119,11 @@ mod tests {
         assert_eq!(root_within(&home, Some(&home)), home);
         // `/` is never searched from below.
         assert_eq!(root_within(Path::new("/"), None), Path::new("/"));
+        // `/` and the directories above the home are no project.
+        assert!(place_within(Path::new("/"), Some(&home)).is_err());
+        assert!(place_within(&base.join("home"), Some(&home)).is_err());
+        assert_eq!(place_within(&home, Some(&home)).unwrap(), home);
+        assert_eq!(place_within(&deep, Some(&home)).unwrap(), repo);
         // Inside the repository, a nearer bundle still wins.
         std::fs::create_dir_all(repo.join("src/.sixfold")).unwrap();
         assert_eq!(root_within(&deep, Some(&home)), repo.join("src"));

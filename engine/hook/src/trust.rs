@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sixfold_core::bounded;
 use sixfold_core::bundle::BundleSource;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
@@ -43,9 +43,9 @@ pub enum Standing {
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StoreFile {
-    /// `sha256:…` of a trusted content → the `.sixfold/` directory (absolute) it was trusted in.
+    /// `sha256:…` of a trusted content → the `.sixfold/` directories (absolute) it was trusted in.
     #[serde(default)]
-    trusted: BTreeMap<String, String>,
+    trusted: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// The content hash of a project's `.sixfold/`: every bundle file (path and text) and the
@@ -92,6 +92,14 @@ pub fn content_hash(project: &Path) -> Result<Option<String>, String> {
 fn key(project: &Path) -> String {
     let dir = crate::project::dir(project);
     dir.canonicalize().unwrap_or(dir).to_string_lossy().into_owned()
+}
+
+/// Removes a place from every trusted content, and the contents trusted nowhere else.
+fn forget_place(store: &mut StoreFile, place: &str) {
+    for places in store.trusted.values_mut() {
+        places.remove(place);
+    }
+    store.trusted.retain(|_, places| !places.is_empty());
 }
 
 impl TrustStore {
@@ -146,9 +154,10 @@ impl TrustStore {
         let place = key(project);
         self.change(|store| {
             // What was trusted here before is replaced: a changed bundle is trusted as it is now.
-            store.trusted.retain(|_, at| *at != place);
+            // The same content trusted elsewhere stays trusted there.
+            forget_place(store, &place);
             if let Some(h) = &hash {
-                store.trusted.insert(h.clone(), place.clone());
+                store.trusted.entry(h.clone()).or_default().insert(place.clone());
             }
         })?;
         Ok(hash)
@@ -161,11 +170,12 @@ impl TrustStore {
         let now = content_hash(project).ok().flatten();
         let mut was = false;
         self.change(|store| {
-            let before = store.trusted.len();
-            store
-                .trusted
-                .retain(|hash, at| *at != place && Some(hash) != now.as_ref());
-            was = store.trusted.len() < before;
+            let before: usize = store.trusted.values().map(BTreeSet::len).sum();
+            forget_place(store, &place);
+            if let Some(now) = &now {
+                store.trusted.remove(now);
+            }
+            was = store.trusted.values().map(BTreeSet::len).sum::<usize>() < before;
         })?;
         Ok(was)
     }
