@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 /// Bundle files larger than this are refused: a policy file is small, and untrusted input is bounded.
 pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+/// A bundle directory whose files add up to more than this is not read whole: with the bound on
+/// each file and on the entries, it keeps reading a bundle within a fixed memory.
+pub(crate) const MAX_BUNDLE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// The four folders a bundle is made of.
 pub(crate) const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
 
@@ -88,6 +92,7 @@ impl BundleSource {
             );
             return (source, diagnostics);
         }
+        let mut total: u64 = 0;
         for folder in FOLDERS {
             let recursive = folder == "policies";
             let mut found = Vec::new();
@@ -99,8 +104,18 @@ impl BundleSource {
                     continue;
                 }
                 let shown = format!("{}/{relative}", label.trim_end_matches('/'));
+                if total > MAX_BUNDLE_BYTES {
+                    diagnostics.push(Diagnostic::file(
+                        shown,
+                        format!(
+                            "not read: the bundle's files are more than the {MAX_BUNDLE_BYTES} bytes a bundle may have"
+                        ),
+                    ));
+                    continue;
+                }
                 match read_bounded(&path) {
                     Ok(text) => {
+                        total += text.len() as u64;
                         source.files.insert(relative, text);
                     }
                     Err(message) => diagnostics.push(Diagnostic::file(shown, message)),
@@ -214,6 +229,22 @@ mod tests {
                 "{file}: {messages:?}"
             );
         }
+    }
+
+    /// Many files each within the bound still add up to a bounded read.
+    #[test]
+    fn a_bundle_is_read_to_a_total_bound() {
+        let t = bundle_dir();
+        let files = MAX_BUNDLE_BYTES / MAX_FILE_BYTES + 4;
+        for i in 0..files {
+            let file = std::fs::File::create(t.path().join(format!("policies/p{i:03}.toml"))).unwrap();
+            // Sparse: read as zeros, nothing on disk.
+            file.set_len(MAX_FILE_BYTES).unwrap();
+        }
+        let (source, diagnostics) = BundleSource::read_dir(t.path());
+        let read: u64 = source.files.values().map(|t| t.len() as u64).sum();
+        assert!(read <= MAX_BUNDLE_BYTES + MAX_FILE_BYTES, "{read}");
+        assert!(diagnostics.iter().any(|d| d.to_string().contains("a bundle may have")));
     }
 
     /// Two symlinks to `.` would make a walk that follows them endless (2^40 paths).
