@@ -1237,3 +1237,66 @@ fn a_closed_pipe_ends_every_command_quietly() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+/// `sixfold judge` with a project `.sixfold/` the user has not trusted: what the project widens
+/// (a shipped mode replaced by one that allows everything) is ignored and said on stderr; what
+/// it narrows counts. Trusted, it widens; changed, it is untrusted again.
+#[test]
+fn judge_narrows_to_an_untrusted_project_bundle() {
+    let s = Sandbox::new();
+    let state = s.home().join(".local/state");
+    let bundle = s.cwd.path().join(".sixfold");
+    std::fs::create_dir_all(bundle.join("modes")).unwrap();
+    std::fs::write(
+        bundle.join("modes/workspace-write.toml"),
+        "id = \"workspace-write\"\ndefault = \"allow\"\n",
+    )
+    .unwrap();
+    let judge = |effects: &str| {
+        let root = s.root();
+        let mut cmd = s.command();
+        cmd.env("XDG_STATE_HOME", &state).args([
+            "judge",
+            "--mode",
+            "workspace-write",
+            "--root",
+            root.to_str().unwrap(),
+            "--effects",
+            effects,
+        ]);
+        let run = Run::from(cmd.output().unwrap());
+        run.expect_code(0);
+        let decision = run.json()["decision"].as_str().unwrap().to_string();
+        (decision, run.stderr)
+    };
+    let network = r#"{"reaches":true}"#;
+    let (decision, stderr) = judge(network);
+    assert_eq!(decision, "refuse", "{stderr}");
+    assert!(stderr.contains("untrusted project bundle ignored"), "{stderr}");
+    let trust = |args: &[&str]| {
+        let mut cmd = s.command();
+        cmd.env("XDG_STATE_HOME", &state).arg("trust").args(args);
+        Run::from(cmd.output().unwrap())
+    };
+    trust(&[]).expect_code(0);
+    assert_eq!(judge(network).0, "allow", "trusted, the project's mode stands");
+    std::fs::write(
+        bundle.join("modes/workspace-write.toml"),
+        "id = \"workspace-write\"\ndefault = \"allow\"\n# changed\n",
+    )
+    .unwrap();
+    assert_eq!(judge(network).0, "refuse", "changed, untrusted again");
+    trust(&[]).expect_code(0);
+    let revoked = trust(&["--revoke"]);
+    revoked.expect_code(0);
+    assert!(revoked.stdout.contains("no longer trusted"), "{}", revoked.stdout);
+    assert_eq!(judge(network).0, "refuse");
+    // Narrowing counts untrusted: a project mode that refuses what the shipped one allows.
+    std::fs::write(
+        bundle.join("modes/workspace-write.toml"),
+        "id = \"workspace-write\"\ndefault = \"refuse\"\n",
+    )
+    .unwrap();
+    let (decision, stderr) = judge(r#"{"reads":["workspace"]}"#);
+    assert_eq!(decision, "refuse", "{stderr}");
+}

@@ -74,6 +74,11 @@ impl Run {
 
     /// Runs Claude Code headless against a script; returns its stream-json lines.
     fn claude(&self, script: Value) -> Vec<Value> {
+        self.claude_with(script, &[])
+    }
+
+    /// Runs Claude Code headless against a script with more environment (which its hooks inherit).
+    fn claude_with(&self, script: Value, env: &[(&str, &str)]) -> Vec<Value> {
         let server = ModelServer::start(&script, &self.project, &self.project, &self.scratch);
         let path = format!(
             "{}:{}",
@@ -91,6 +96,7 @@ impl Run {
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -357,11 +363,18 @@ fn hook_event(project: &Path, event: Value) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A trust store of a scratch project's own (inside the scratch directory, not the user's, and
+/// outside `.sixfold/`, so not part of what is trusted).
+fn own_state(project: &Path) -> PathBuf {
+    project.join(".git/sixfold-state")
+}
+
 /// Runs the hook on raw input, in a project; it always answers, exit 0.
 fn hook_input(project: &Path, input: &[u8]) -> std::process::Output {
     let mut child = Command::new(SIXFOLD)
         .args(["hook", "claude-code"])
         .current_dir(project)
+        .env("XDG_STATE_HOME", own_state(project))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -383,7 +396,14 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
         .current_dir(&project)
         .status()
         .unwrap();
-    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(&project).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(&project)
+            .env("XDG_STATE_HOME", own_state(&project))
+            .output()
+            .unwrap()
+    };
     assert!(tg(&["mode", "set", "ask"]).status.success());
     let cargo_test = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
         "tool_name": "Bash", "tool_input": { "command": "cargo test" }, "tool_use_id": "1" });
@@ -419,7 +439,14 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
 fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
-    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(project).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(project)
+            .env("XDG_STATE_HOME", own_state(project))
+            .output()
+            .unwrap()
+    };
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let bad = tg(&["mode", "set", "yolo"]);
     assert_eq!(bad.status.code(), Some(1));
@@ -474,7 +501,14 @@ fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
         .current_dir(&project)
         .status()
         .unwrap();
-    let tg = |args: &[&str]| Command::new(SIXFOLD).args(args).current_dir(&project).output().unwrap();
+    let tg = |args: &[&str]| {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(&project)
+            .env("XDG_STATE_HOME", own_state(&project))
+            .output()
+            .unwrap()
+    };
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let pre = |id: &str, tool: &str, input: Value| {
         json!({ "hook_event_name": "PreToolUse", "session_id": "b", "cwd": project,
@@ -530,5 +564,486 @@ fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
     assert_eq!(
         (unknown[0]["decision"].as_str(), unknown[0]["by"].as_str()),
         (Some("refuse"), Some("unjudgeable"))
+    );
+}
+
+/// The trust store the scratch projects of these tests use: beside the project, never the user's.
+fn xdg_of(project: &Path) -> PathBuf {
+    project.parent().unwrap().join("xdg")
+}
+
+/// Runs `sixfold` in a scratch project, with its own trust store.
+fn sixfold_in(project: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(SIXFOLD)
+        .args(args)
+        .current_dir(project)
+        .env("XDG_STATE_HOME", xdg_of(project))
+        .output()
+        .unwrap()
+}
+
+/// Trusts a scratch project's `.sixfold/` as it is now (the user set its state).
+fn trust(project: &Path) {
+    let out = sixfold_in(project, &["trust"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Runs the hook on an event with more environment; returns its output whatever its exit code.
+fn hook_with(project: &Path, event: &Value, env: &[(&str, &str)]) -> std::process::Output {
+    let mut child = Command::new(SIXFOLD)
+        .args(["hook", "claude-code"])
+        .current_dir(project)
+        .env("XDG_STATE_HOME", xdg_of(project))
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A scratch project (a git repository with `.sixfold/`) in mode `workspace-write`, trusted.
+fn governed_project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join(".sixfold")).unwrap();
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+    trust(&project);
+    (dir, project)
+}
+
+/// A call the mode allows: writing a file inside the workspace.
+fn allowed_write(project: &Path) -> Value {
+    json!({ "hook_event_name": "PreToolUse", "session_id": "g", "cwd": project, "tool_name": "Write",
+        "tool_input": { "file_path": project.join("a.txt"), "content": "x" }, "tool_use_id": "w1" })
+}
+
+/// Asserts the hook blocked the call in the form Claude Code reads whatever else happened:
+/// exit 2 with the reason on stderr (stdout is not read on exit 2).
+fn assert_blocked(out: &std::process::Output, says: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("refused") && stderr.contains(says), "{stderr}");
+}
+
+#[test]
+fn a_hook_that_panics_or_hangs_denies_the_call() {
+    let (_dir, project) = governed_project();
+    let event = allowed_write(&project);
+    let out = hook_with(&project, &event, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
+
+    assert_blocked(
+        &hook_with(&project, &event, &[("SIXFOLD_HOOK_FAULT", "panic")]),
+        "panic",
+    );
+
+    let started = std::time::Instant::now();
+    let out = hook_with(
+        &project,
+        &event,
+        &[("SIXFOLD_HOOK_FAULT", "hang"), ("SIXFOLD_HOOK_DEADLINE_MS", "300")],
+    );
+    assert_blocked(&out, "did not answer within 300 ms");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Every event, not only PreToolUse: a failure there blocks too.
+    let post = json!({ "hook_event_name": "PostToolUse", "session_id": "g", "cwd": project,
+        "tool_name": "Write", "tool_input": {}, "tool_response": {}, "tool_use_id": "w1" });
+    assert_blocked(&hook_with(&project, &post, &[("SIXFOLD_HOOK_FAULT", "panic")]), "panic");
+}
+
+#[test]
+fn a_failing_stop_hook_blocks_once_then_lets_the_stop_through() {
+    let (_dir, project) = governed_project();
+    let stop = |active: bool| json!({ "hook_event_name": "Stop", "session_id": "g", "cwd": project, "stop_hook_active": active });
+    let fault = [("SIXFOLD_HOOK_FAULT", "panic")];
+    assert_blocked(&hook_with(&project, &stop(false), &fault), "panic");
+    let again = hook_with(&project, &stop(true), &fault);
+    assert_eq!(again.status.code(), Some(0), "blocking again could loop forever");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("let through"));
+}
+
+#[test]
+fn claude_code_does_not_run_a_tool_whose_hook_panics_or_hangs() {
+    for (fault, file) in [("panic", "panicked.txt"), ("hang", "hung.txt")] {
+        // A fresh run each: the model server's port file is per scratch directory.
+        let Some(run) = Run::new() else { return };
+        run.mode("workspace-write");
+        let stream = run.claude_with(
+            json!({ "turns": [
+                tool("Write", json!({ "file_path": format!("{{{{workspace}}}}/{file}"), "content": "x" })),
+                [{ "text": "The hook refused it." }],
+            ]}),
+            &[
+                ("SIXFOLD_HOOK_FAULT", &format!("{fault}@PreToolUse")),
+                ("SIXFOLD_HOOK_DEADLINE_MS", "500"),
+            ],
+        );
+        assert!(!run.project.join(file).exists(), "{fault}: the tool ran");
+        let results = tool_results(&stream);
+        assert_eq!(results.len(), 1, "{results:?}");
+        assert!(results[0].1 && results[0].2.contains("sixfold"), "{fault}: {results:?}");
+    }
+}
+
+/// Whatever is on disk where the hook reads (state, a mode file, a script, kept rules, the
+/// session log), the call is answered in bounded time and memory: refused with the reason when
+/// the file is not a small regular file, never a hang and never the default mode.
+#[cfg(unix)]
+#[test]
+fn files_that_are_not_small_regular_files_refuse_the_call_at_once() {
+    type Plant = fn(&Path);
+    let fifo: fn(&Path) = |p| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+    };
+    let zero: fn(&Path) = |p| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+    };
+    let huge: fn(&Path) = |p| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let file = std::fs::File::create(p).unwrap();
+        // Sparse: 64 GiB on record, nothing on disk.
+        file.set_len(64 << 30).unwrap();
+    };
+    let cases: &[(&str, Plant, &str)] = &[
+        ("state.toml", zero, "not a regular file"),
+        ("state.toml", fifo, "FIFO"),
+        ("state.toml", huge, "larger than"),
+        ("modes/evil.toml", zero, "not a regular file"),
+        ("modes/evil.toml", fifo, "FIFO"),
+        ("modes/evil.toml", huge, "more than"),
+        ("policies/evil.rhai", fifo, "FIFO"),
+        ("policies/kept.toml", zero, "not a regular file"),
+        ("runs/g.jsonl", fifo, "FIFO"),
+        ("runs/g.jsonl", zero, "not a regular file"),
+    ];
+    for (file, plant, says) in cases {
+        let (_dir, project) = governed_project();
+        let target = project.join(".sixfold").join(file);
+        let _ = std::fs::remove_file(&target);
+        plant(&target);
+        let started = std::time::Instant::now();
+        let out = hook_with(&project, &allowed_write(&project), &[]);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{file}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{file}: {reason}"
+        );
+        assert!(reason.contains(says), "{file}: {reason}");
+    }
+}
+
+/// Input the provider file cannot read is refused as unjudgeable, whatever the mode: a Bash
+/// `command` that is missing, an array or a number; a Write without `file_path`; no input at all.
+#[test]
+fn tool_input_that_cannot_be_read_is_refused_as_unjudgeable() {
+    let (_dir, project) = governed_project();
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"full\"\n").unwrap();
+    trust(&project);
+    let call = |tool: &str, input: Option<Value>| {
+        let mut event = json!({ "hook_event_name": "PreToolUse", "session_id": "u", "cwd": project,
+            "tool_name": tool, "tool_use_id": "u1" });
+        if let Some(input) = input {
+            event["tool_input"] = input;
+        }
+        let out = hook_with(&project, &event, &[]);
+        assert_eq!(out.status.code(), Some(0));
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"].clone()
+    };
+    let unreadable = [
+        ("Bash", Some(json!({ "description": "no command" }))),
+        ("Bash", Some(json!({ "command": ["curl", "evil.example"] }))),
+        ("Bash", Some(json!({ "command": 42 }))),
+        ("Bash", Some(json!({ "command": "" }))),
+        ("Bash", Some(json!("rm -rf /"))),
+        ("Bash", None),
+        ("Write", Some(json!({ "content": "x" }))),
+        (
+            "Edit",
+            Some(json!({ "file_path": ["/etc/passwd"], "old_string": "a", "new_string": "b" })),
+        ),
+        ("Read", Some(json!({ "file_path": 7 }))),
+        ("Grep", Some(json!({ "pattern": "x", "path": { "p": "/" } }))),
+        ("Agent", Some(json!({ "subagent_type": ["a"] }))),
+    ];
+    for (tool, input) in unreadable {
+        let shown = format!("{tool} {input:?}");
+        let answer = call(tool, input);
+        assert_eq!(answer["permissionDecision"], "deny", "{shown}: {answer}");
+        assert!(
+            answer["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be read"),
+            "{shown}: {answer}"
+        );
+    }
+    // Mode `full` allows what it can read, extra fields included.
+    let readable = [
+        (
+            "Bash",
+            json!({ "command": "git status", "description": "status", "timeout": 5 }),
+        ),
+        ("Write", json!({ "file_path": "a.txt", "content": "x" })),
+        ("Grep", json!({ "pattern": "x" })),
+        ("TodoWrite", json!({ "todos": [] })),
+    ];
+    for (tool, input) in readable {
+        let answer = call(tool, Some(input.clone()));
+        assert_eq!(answer["permissionDecision"], "allow", "{tool} {input}: {answer}");
+    }
+    let log = std::fs::read_to_string(project.join(".sixfold/runs/u.jsonl")).unwrap();
+    let unjudgeable = json_lines(&log)
+        .iter()
+        .filter(|e| e["event"] == "judged" && e["by"] == "unjudgeable")
+        .count();
+    assert_eq!(unjudgeable, 11, "{log}");
+}
+
+/// The workspace is the agent's project, bounded by its repository: a `.sixfold/` above it (in
+/// the home, in an enclosing repository) never widens it, and an event without `cwd` is refused
+/// and creates nothing.
+#[test]
+fn the_project_is_the_events_repository_never_a_directory_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let home = base.join("home");
+    let repo = home.join("code/fresh");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    // Bundles above the repository that would allow everything.
+    for above in [home.clone(), home.join("code")] {
+        std::fs::create_dir_all(above.join(".sixfold")).unwrap();
+        std::fs::write(above.join(".sixfold/state.toml"), "mode = \"full\"\n").unwrap();
+    }
+    std::fs::create_dir_all(home.join("code/.git")).unwrap();
+    let env = [("HOME", home.to_str().unwrap())];
+    let write = |cwd: &Path, path: &Path| {
+        json!({ "hook_event_name": "PreToolUse", "session_id": "p", "cwd": cwd, "tool_name": "Write",
+            "tool_input": { "file_path": path, "content": "x" }, "tool_use_id": "p1" })
+    };
+    let decide = |event: &Value, from: &Path| {
+        let out = hook_with(from, event, &env);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            answer["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            answer["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    for cwd in [repo.clone(), repo.join("src/deep")] {
+        std::fs::create_dir_all(&cwd).unwrap();
+        // Not in `full`: the default mode of the repository's own project (ask) holds.
+        let (decision, reason) = decide(&write(&cwd, Path::new("/etc/sixfold-x")), &cwd);
+        assert_eq!(decision, "deny", "{reason}");
+        assert!(reason.contains("outside the workspace"), "{reason}");
+        let (decision, _) = decide(&write(&cwd, &repo.join("in.txt")), &cwd);
+        assert_eq!(decision, "ask");
+    }
+    assert!(
+        repo.join(".sixfold/runs/p.jsonl").exists(),
+        "the record is the repository's own"
+    );
+    // `/` and the directories above the home are no project: refused, nothing created there.
+    let slash_had_bundle = Path::new("/.sixfold").exists();
+    for cwd in [Path::new("/"), base.as_path()] {
+        let (decision, reason) = decide(&write(cwd, &cwd.join("x.txt")), &repo);
+        assert_eq!(decision, "deny", "{cwd:?}");
+        assert!(reason.contains("no project"), "{reason}");
+    }
+    assert_eq!(Path::new("/.sixfold").exists(), slash_had_bundle);
+    assert!(!base.join(".sixfold").exists());
+    // No `cwd`, or a relative one: refused, with the reason, and nothing created anywhere.
+    let loose = base.join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    for cwd in [None, Some("relative/dir")] {
+        let mut event = write(&loose, &loose.join("a.txt"));
+        match cwd {
+            Some(c) => event["cwd"] = json!(c),
+            None => {
+                event.as_object_mut().unwrap().remove("cwd");
+            }
+        }
+        let (decision, reason) = decide(&event, &loose);
+        assert_eq!(decision, "deny");
+        assert!(reason.contains("`cwd`"), "{reason}");
+        assert_eq!(std::fs::read_dir(&loose).unwrap().count(), 0, "nothing created");
+    }
+}
+
+/// Every `sixfold` command that changes state, run by the agent, is a write to a protected path
+/// (refused in `workspace-write`), whatever the subcommand, including ones sixfold does not have;
+/// only the commands that read are allowed.
+#[test]
+fn sixfolds_own_commands_that_change_state_are_refused() {
+    let (_dir, project) = governed_project();
+    let bash = |command: &str| {
+        let event = json!({ "hook_event_name": "PreToolUse", "session_id": "c", "cwd": project,
+            "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": "c1" });
+        let out = hook_with(&project, &event, &[]);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for command in [
+        "sixfold mode set full",
+        "sixfold mode set full --session other",
+        "sixfold pattern set orchestrator-workers",
+        "sixfold rules add --allow 'curl'",
+        "sixfold rules remove rule-1",
+        "sixfold trust",
+        "sixfold trust .",
+        "sixfold install claude-code --project",
+        "sixfold uninstall claude-code",
+        "sixfold hook claude-code",
+        "sixfold launch claude-code",
+        "sixfold a-command-added-later",
+        "env sixfold pattern set keeps-helpers",
+        "timeout 5 sixfold pattern set keeps-helpers",
+        "true && sixfold pattern set keeps-helpers",
+    ] {
+        assert_eq!(bash(command), "deny", "{command}");
+    }
+    for command in [
+        "sixfold check",
+        "sixfold modes",
+        "sixfold mode show",
+        "sixfold pattern show",
+        "sixfold rules list",
+        "sixfold --version",
+    ] {
+        assert_eq!(bash(command), "allow", "{command}");
+    }
+}
+
+/// A repository's own `.sixfold/` narrows at once, and widens only once the user trusts its
+/// exact content: a state that selects `full`, a shipped mode replaced by a wider one, an
+/// emptied secrets list, a kept `allow`, a provider that maps Bash to nothing. Until trusted the
+/// call is judged as without the project layer, and the reason says what was ignored.
+#[test]
+fn an_untrusted_project_bundle_only_narrows() {
+    let provider = "id = \"claude-code\"\nname = \"Claude Code\"\n[binary]\nnames = [\"claude\"]\n[tools.Bash]\n[tools.Read]\n[tools.Write]\n";
+    let widening: &[(&str, &[(&str, &str)])] = &[
+        ("state selects full", &[("state.toml", "mode = \"full\"\n")]),
+        (
+            "ask replaced",
+            &[("modes/ask.toml", "id = \"ask\"\ndefault = \"allow\"\n")],
+        ),
+        (
+            "secrets emptied",
+            &[(
+                "policies/secrets.toml",
+                "id = \"secrets\"\n[paths.secrets]\nglobs = []\n",
+            )],
+        ),
+        ("provider maps nothing", &[("providers/claude-code.toml", provider)]),
+    ];
+    let calls = [
+        ("Bash", json!({ "command": "curl https://example.com" })),
+        ("Write", json!({ "file_path": "/etc/sixfold-x", "content": "x" })),
+        ("Read", json!({ "file_path": ".env" })),
+    ];
+    let decide = |project: &Path, tool: &str, input: &Value| {
+        let event = json!({ "hook_event_name": "PreToolUse", "session_id": "t", "cwd": project,
+            "tool_name": tool, "tool_input": input, "tool_use_id": "t1" });
+        let out = hook_with(project, &event, &[]);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let answer = &answer["hookSpecificOutput"];
+        (
+            answer["permissionDecision"].as_str().unwrap().to_string(),
+            answer["permissionDecisionReason"].as_str().unwrap().to_string(),
+        )
+    };
+    for (what, files) in widening {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        for (file, text) in *files {
+            let path = project.join(".sixfold").join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut widened = false;
+        for (tool, input) in &calls {
+            let (decision, reason) = decide(&project, tool, input);
+            assert_ne!(decision, "allow", "{what}: {tool} {input}: {reason}");
+            widened |= reason.contains("not trusted");
+        }
+        assert!(widened, "{what}: the reason says what was ignored");
+        // Trusted, the same bundle widens: at least one of the calls is allowed now.
+        trust(&project);
+        let allowed = calls
+            .iter()
+            .filter(|(tool, input)| decide(&project, tool, input).0 == "allow")
+            .count();
+        assert!(allowed > 0, "{what}: trusted, it widens");
+        // Any change makes it untrusted again.
+        std::fs::create_dir_all(project.join(".sixfold/policies")).unwrap();
+        std::fs::write(project.join(".sixfold/policies/extra.toml"), "id = \"extra\"\n").unwrap();
+        for (tool, input) in &calls {
+            assert_ne!(decide(&project, tool, input).0, "allow", "{what}: changed: {tool}");
+        }
+    }
+
+    // Narrowing counts untrusted: a kept refusal and a narrower active mode.
+    let (_dir, project) = governed_project();
+    assert_eq!(decide(&project, "Bash", &json!({ "command": "git status" })).0, "allow");
+    let out = sixfold_in(&project, &["rules", "add", "--refuse", "git status"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The user's own kept rule keeps the bundle trusted.
+    let shown = String::from_utf8_lossy(&sixfold_in(&project, &["mode", "show"]).stdout).into_owned();
+    assert!(shown.contains(".sixfold/ trusted"), "{shown}");
+    assert!(sixfold_in(&project, &["trust", "--revoke"]).status.success());
+    assert_eq!(decide(&project, "Bash", &json!({ "command": "git status" })).0, "deny");
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"read-only\"\n").unwrap();
+    assert_eq!(
+        decide(&project, "Write", &json!({ "file_path": "a.txt", "content": "x" })).0,
+        "deny"
+    );
+    // A kept `allow` written into an untrusted bundle does not widen.
+    let out = sixfold_in(&project, &["rules", "add", "--allow", "curl"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not trusted"));
+    std::fs::write(project.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n").unwrap();
+    assert_ne!(
+        decide(&project, "Bash", &json!({ "command": "curl https://example.com" })).0,
+        "allow"
     );
 }

@@ -518,6 +518,15 @@ fn claude_a_governing_document_changed_during_the_run_is_an_h10_gap() {
             (".sixfold/state.toml", "mode = \"workspace-write\"\n"),
         ],
     );
+    // The operator trusts the project's bundle (a repository's own state only narrows until
+    // then); the run's copy has the same content, so the hook in the run trusts it too.
+    let trusted = Command::new(SIXFOLD)
+        .args(["trust", src.to_str().unwrap()])
+        .env_clear()
+        .env("HOME", s.root.join("home"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
     let server = s.server(bash_then_answer("echo '# and one more rule' >> CLAUDE.md"));
     let run = claude(
         &s,

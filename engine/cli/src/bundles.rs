@@ -3,6 +3,7 @@
 use crate::output::errln;
 use sixfold_core::bundle::{Bundle, BundleSource};
 use sixfold_core::diag::Diagnostic;
+use sixfold_hook::trust::Standing;
 use std::path::{Path, PathBuf};
 
 /// `--bundle DIR`, shared by the commands that load a bundle.
@@ -12,14 +13,17 @@ pub(crate) struct BundleArgs {
     /// (repeatable; later ones win).
     #[arg(long = "bundle", value_name = "DIR")]
     pub bundles: Vec<PathBuf>,
-    /// Do not layer the nearest `.sixfold/` found from the current directory upwards.
+    /// Do not layer the project's `.sixfold/` (the nearest one from the current directory up to
+    /// its repository's root).
     #[arg(long)]
     pub no_project: bool,
 }
 
-/// The nearest ancestor of `start` (itself included) that holds a `.sixfold/` directory.
+/// The `.sixfold/` of the project `start` belongs to, found as the hook finds it: bounded by its
+/// repository, never in `/` or above the user's home (see `sixfold_hook::project`).
 pub(crate) fn project_bundle(start: &Path) -> Option<PathBuf> {
-    start.ancestors().map(|a| a.join(".sixfold")).find(|p| p.is_dir())
+    let project = sixfold_hook::project::place(start).ok()?;
+    Some(sixfold_hook::project::dir(&project)).filter(|p| p.is_dir())
 }
 
 /// The sources in load order, with any diagnostics from reading them.
@@ -47,6 +51,32 @@ pub(crate) fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnos
     let (bundle, mut found) = Bundle::load(&sources);
     diagnostics.append(&mut found);
     (bundle, sources, diagnostics)
+}
+
+/// When the project's `.sixfold/` is layered but not trusted on this machine: the bundle without
+/// it (the shipped bundle and the `--bundle`s, the user's own), so a judgement can be narrowed to
+/// what that allows (`sixfold_core::narrow`). `None` when the project layer is trusted, empty or
+/// not layered.
+pub(crate) fn without_untrusted_project(args: &BundleArgs) -> Option<Bundle> {
+    if args.no_project {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    project_bundle(&cwd)?;
+    let project = sixfold_hook::project::place(&cwd).ok()?;
+    let standing = match crate::trust::store() {
+        Ok(store) => store.standing(&project).unwrap_or(Standing::Untrusted),
+        Err(_) => Standing::Untrusted,
+    };
+    if standing != Standing::Untrusted {
+        return None;
+    }
+    let without = BundleArgs {
+        bundles: args.bundles.clone(),
+        no_project: true,
+    };
+    let (sources, _) = sources(&without);
+    Some(Bundle::load(&sources).0)
 }
 
 /// Prints diagnostics to stderr.

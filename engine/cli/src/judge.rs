@@ -156,7 +156,22 @@ pub(crate) fn run(args: Args) -> u8 {
             &format!("the modes are {}", known.join(", ")),
         );
     }
-    let judgement = bundle.judge(&args.mode, &effects, &context);
+    let mut judgement = bundle.judge(&args.mode, &effects, &context);
+    // A project `.sixfold/` that is not trusted only narrows: judged without it too, the
+    // stricter stands (under the default mode where the mode is the project's own).
+    if let Some(without) = bundles::without_untrusted_project(&args.bundle) {
+        let mode = if without.mode(&args.mode).is_some() {
+            args.mode.as_str()
+        } else {
+            sixfold_hook::DEFAULT_MODE
+        };
+        let narrowed = sixfold_core::narrow::narrowed(without.judge(mode, &effects, &context), judgement);
+        if let Some(ignored) = &narrowed.ignored {
+            errln!("note: untrusted project bundle ignored: {ignored}");
+        }
+        judgement = narrowed.judgement;
+        std::mem::forget(without);
+    }
     // The process ends right after printing: freeing the bundle would be wasted work on the
     // path whose latency is measured.
     std::mem::forget(bundle);

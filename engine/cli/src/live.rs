@@ -8,9 +8,9 @@ use sixfold_core::decision::Decision;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use sixfold_core::trace::{Edit, Trace};
-use sixfold_hook::{install, rules, state::State, Records};
+use sixfold_hook::{guard, install, rules, state::State, Records};
 use sixfold_replay::{Format, ReadContext};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Claude Code's records, read by the replay layer.
@@ -45,30 +45,54 @@ pub(crate) struct HookArgs {
     agent: Agent,
 }
 
-/// `sixfold hook`: answers one hook event; always exits 0 (a failure is answered as a refusal).
+/// `sixfold hook`: answers one hook event. A judgement is answered on stdout with exit 0 (a
+/// failure it could handle is answered as a refusal); a panic, a hang past the deadline or an
+/// answer that cannot be written is a refusal on stderr with exit 2, which the agent reads as a
+/// block (see `sixfold_hook::guard`).
 pub(crate) fn hook(args: HookArgs) -> u8 {
     let Agent::ClaudeCode = args.agent;
-    let mut input = Vec::new();
-    let read = std::io::stdin()
-        .take(sixfold_hook::MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut input);
-    let (answer, notes) = match read {
-        Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => sixfold_hook::claude::handle(b"oversized", &ClaudeRecords),
-        Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
-        Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+    guard::arm();
+    let judged = std::panic::catch_unwind(|| {
+        let mut input = Vec::new();
+        let read = std::io::stdin()
+            .take(sixfold_hook::MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut input);
+        match read {
+            Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => {
+                sixfold_hook::claude::handle(b"oversized", &ClaudeRecords)
+            }
+            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
+            Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+        }
+    });
+    let (answer, notes) = match judged {
+        Ok(found) => found,
+        // The panic hook has answered already; this is only reached if it was replaced.
+        Err(_) => guard::fail("the hook failed"),
     };
+    if !guard::claim() {
+        // INVARIANT (fail closed): the watchdog answered deny first; that answer stands.
+        return 2;
+    }
     for note in notes {
         errln!("{note}");
     }
-    if !answer.is_empty() {
-        outln!("{answer}");
+    if answer.is_empty() {
+        return 0;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{answer}").and_then(|()| stdout.flush()) {
+        // INVARIANT (fail closed): an answer that was lost is a block (exit 2), not exit 1,
+        // which the agent would read as "run the tool".
+        errln!("sixfold: could not judge this call, so it is refused: cannot write the answer: {e}");
+        return 2;
     }
     0
 }
 
 fn project() -> Result<PathBuf, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    Ok(sixfold_hook::claude::project_of(&cwd))
+    sixfold_hook::claude::project_of(&cwd)
 }
 
 fn fail(message: &str, hint: &str) -> u8 {
@@ -123,18 +147,20 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
             if json {
                 outln!(
                     "{}",
-                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern()})
+                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern(),
+                        "bundle": crate::trust::standing_words(&project)})
                 );
             } else {
                 outln!(
-                    "mode {mode}, pattern {} (project {})",
+                    "mode {mode}, pattern {} (project {}, its .sixfold/ {})",
                     state.pattern(),
-                    project.display()
+                    project.display(),
+                    crate::trust::standing_words(&project)
                 );
             }
             0
         }
-        ModeCommand::Set { id, session } => {
+        ModeCommand::Set { id, session } => crate::trust::keeping_trust(&project, || {
             let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
             if !diagnostics.is_empty() {
                 crate::bundles::report(&diagnostics);
@@ -163,7 +189,7 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
             let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
             outln!("mode {id}{scope} (the next tool call is judged by it)");
             0
-        }
+        }),
     }
 }
 
@@ -234,13 +260,16 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
                     return fail(&format!("there is no mode `{m}`"), "see `sixfold modes`");
                 }
             }
-            match rules::add(&project, decision, &act, mode.as_deref()) {
-                Ok(id) => {
-                    outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
-                    0
+            // Kept rules are the user's own approvals: written by this command, they stay trusted.
+            crate::trust::keeping_trust(&project, || {
+                match rules::add(&project, decision, &act, mode.as_deref()) {
+                    Ok(id) => {
+                        outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                        0
+                    }
+                    Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
                 }
-                Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
-            }
+            })
         }
         RulesCommand::List { json } => match rules::list(&project) {
             Ok(list) if json => {
@@ -260,13 +289,13 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
             }
             Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
         },
-        RulesCommand::Remove { id } => match rules::remove(&project, &id) {
+        RulesCommand::Remove { id } => crate::trust::keeping_trust(&project, || match rules::remove(&project, &id) {
             Ok(()) => {
                 outln!("removed {id}");
                 0
             }
             Err(e) => fail(&e, "see `sixfold rules list`"),
-        },
+        }),
     }
 }
 
@@ -420,7 +449,7 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
             outln!("pattern {} (the bundle has: {})", state.pattern(), known.join(", "));
             0
         }
-        PatternCommand::Set { id } => {
+        PatternCommand::Set { id } => crate::trust::keeping_trust(&project, || {
             if !diagnostics.is_empty() {
                 crate::bundles::report(&diagnostics);
                 return fail(
@@ -443,6 +472,6 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
             }
             outln!("pattern {id}");
             0
-        }
+        }),
     }
 }

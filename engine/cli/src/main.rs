@@ -10,6 +10,7 @@ mod output;
 mod providers;
 mod replay;
 mod schema;
+mod trust;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +37,7 @@ enum Command {
     Rules(live::RulesArgs),
     Install(live::InstallArgs),
     Uninstall(live::UninstallArgs),
+    Trust(trust::Args),
     Launch(launch::Args),
     Providers(providers::Args),
 }
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Rules(args) => live::rules(args),
         Command::Install(args) => live::install_hooks(args),
         Command::Uninstall(args) => live::uninstall_hooks(args),
+        Command::Trust(args) => trust::run(args),
         Command::Launch(args) => launch::run(args),
         Command::Providers(args) => providers::run(args),
     };

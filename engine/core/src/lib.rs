@@ -7,6 +7,7 @@
 //!
 //! What the layers use is re-exported here; the modules say where each thing lives.
 
+pub mod bounded;
 pub mod bundle;
 mod classify;
 pub mod decision;
@@ -16,6 +17,7 @@ pub mod format;
 pub mod hook_settings;
 pub mod judge;
 pub mod launch_facts;
+pub mod narrow;
 mod provider;
 pub mod scope;
 pub mod script;

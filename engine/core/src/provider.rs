@@ -57,6 +57,72 @@ impl Provider {
             None => unknown_tool(tool),
         }
     }
+
+    /// Why a call's input cannot be read as its tool's description needs it, if it cannot: the
+    /// input is not an object, or a field the description reads (the command field, a `{field}`
+    /// scope without a default) is missing, empty or not a string, or an optional one (`{field|.}`,
+    /// the spawn field) is there but not a string. `None` for a tool no file describes: it gets
+    /// the conservative profile instead.
+    ///
+    /// A call whose input cannot be read is not judged by what it seems to do: the adapter
+    /// refuses it with this reason.
+    ///
+    /// ```
+    /// use sixfold_core::bundle::Bundle;
+    /// use serde_json::json;
+    /// let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
+    /// let claude = bundle.provider("claude-code").unwrap();
+    /// assert_eq!(claude.unreadable_input("Bash", &json!({"command": "ls"})), None);
+    /// assert!(claude.unreadable_input("Bash", &json!({"command": ["rm", "-rf", "/"]})).is_some());
+    /// assert!(claude.unreadable_input("Write", &json!({"content": "x"})).is_some());
+    /// ```
+    pub fn unreadable_input(&self, tool: &str, input: &serde_json::Value) -> Option<String> {
+        let spec = self.spec.tools.get(tool)?;
+        let Some(fields) = input.as_object() else {
+            return Some(format!("the input of `{tool}` is not an object"));
+        };
+        let mut required: Vec<&str> = spec.command.iter().map(String::as_str).collect();
+        let mut optional: Vec<&str> = spec.spawn.iter().map(String::as_str).collect();
+        let scopes = spec.effects.reads.iter().chain(spec.effects.writes.iter()).flatten();
+        for scope in scopes {
+            let Some(inner) = scope.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                continue;
+            };
+            match inner.split_once('|') {
+                Some((field, _)) => optional.push(field),
+                None => required.push(inner),
+            }
+        }
+        // INVARIANT (fail closed): a field the judgement reads that is not a plain string makes
+        // the call unreadable, so it is refused rather than judged as if the field said nothing.
+        for field in required {
+            match fields.get(field) {
+                Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {}
+                Some(serde_json::Value::String(_)) => return Some(format!("`{tool}` has an empty `{field}`")),
+                None | Some(serde_json::Value::Null) => return Some(format!("`{tool}` has no `{field}`")),
+                Some(other) => return Some(format!("`{tool}`'s `{field}` is {}, not a string", kind(other))),
+            }
+        }
+        for field in optional {
+            match fields.get(field) {
+                None | Some(serde_json::Value::Null | serde_json::Value::String(_)) => {}
+                Some(other) => return Some(format!("`{tool}`'s `{field}` is {}, not a string", kind(other))),
+            }
+        }
+        None
+    }
+}
+
+/// A JSON value's kind, in words.
+fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }
 
 /// The conservative answer for a tool no file describes.
@@ -163,6 +229,59 @@ fn expand(scope: &str, input: &serde_json::Value, cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_the_description_cannot_read_is_told_apart() {
+        let spec: crate::format::ProviderFile = toml::from_str(
+            r#"
+            id = "p"
+            name = "P"
+            description = "d"
+            [binary]
+            names = ["p"]
+            [tools.Shell]
+            command = "command"
+            [tools.Write]
+            writes = ["{file_path}"]
+            [tools.Grep]
+            reads = ["{path|.}"]
+            [tools.Task]
+            spawn = "subagent_type"
+            "#,
+        )
+        .unwrap();
+        let p = Provider {
+            spec,
+            file: "p.toml".into(),
+        };
+        let unreadable = [
+            ("Shell", serde_json::json!({})),
+            ("Shell", serde_json::json!({"command": ["rm", "-rf", "/"]})),
+            ("Shell", serde_json::json!({"command": 3})),
+            ("Shell", serde_json::json!({"command": null})),
+            ("Shell", serde_json::json!({"command": "  "})),
+            ("Shell", serde_json::json!("ls")),
+            ("Shell", serde_json::Value::Null),
+            ("Write", serde_json::json!({"content": "x"})),
+            ("Write", serde_json::json!({"file_path": {"p": "/etc/x"}})),
+            ("Grep", serde_json::json!({"path": ["/root"]})),
+            ("Task", serde_json::json!({"subagent_type": 1})),
+        ];
+        for (tool, input) in unreadable {
+            assert!(p.unreadable_input(tool, &input).is_some(), "{tool} {input}");
+        }
+        let readable = [
+            ("Shell", serde_json::json!({"command": "git status", "description": 3})),
+            ("Write", serde_json::json!({"file_path": "a", "content": "x"})),
+            ("Grep", serde_json::json!({"pattern": "x"})),
+            ("Grep", serde_json::json!({"pattern": "x", "path": "src"})),
+            ("Task", serde_json::json!({"prompt": "p"})),
+            ("Unknown", serde_json::json!(3)),
+        ];
+        for (tool, input) in readable {
+            assert_eq!(p.unreadable_input(tool, &input), None, "{tool} {input}");
+        }
+    }
 
     #[test]
     fn placeholders_take_input_fields() {

@@ -7,7 +7,8 @@
 
 use crate::log::Log;
 use crate::state::State;
-use crate::{load_bundle_for, Records};
+use crate::trust::{Standing, TrustStore};
+use crate::{load_layers, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sixfold_core::bundle::{ActView, Bundle, Needs};
@@ -16,7 +17,7 @@ use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
-use sixfold_core::verdict::{Severity, Verdict};
+use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use std::path::{Path, PathBuf};
 
 /// The provider file this adapter maps tools through.
@@ -62,14 +63,24 @@ pub struct HookInput {
     pub error: Option<Value>,
 }
 
-/// Handles one hook event: the text to print on stdout, and notes for stderr.
+/// Handles one hook event: the text to print on stdout, and notes for stderr. Project bundles
+/// are trusted as the user's trust store (`TrustStore::from_env`) says.
 pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
+    handle_trusting(input, records, TrustStore::from_env().as_ref())
+}
+
+/// Handles one hook event with project bundles trusted as `store` says (`None`: none is).
+pub fn handle_trusting(input: &[u8], records: &dyn Records, store: Option<&TrustStore>) -> (String, Vec<String>) {
     let event: HookInput = match serde_json::from_slice(input) {
         Ok(e) => e,
         Err(e) => return unreadable(&e.to_string()),
     };
+    if event.stop_hook_active && matches!(event.hook_event_name.as_str(), "Stop" | "SubagentStop") {
+        crate::guard::let_through_on_failure();
+    }
+    crate::guard::fault_on_purpose(&event.hook_event_name);
     // PreToolUse answers every failure itself (a refusal); the others only note it.
-    match handle_event(&event, records) {
+    match handle_event(&event, records, store) {
         Ok(answer) => answer,
         Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
@@ -141,11 +152,14 @@ struct Session {
 }
 
 fn session(event: &HookInput) -> Result<Session, String> {
+    // INVARIANT (fail closed): an event that cannot be placed is refused, and nothing is created
+    // for it: the hook's own working directory is not the agent's project.
     let cwd = match &event.cwd {
         Some(c) if c.is_absolute() => c.clone(),
-        _ => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+        Some(c) => return Err(format!("the hook event's `cwd` `{}` is not absolute", c.display())),
+        None => return Err("the hook event has no `cwd`, so its project is unknown".into()),
     };
-    let project = crate::project::root(&cwd);
+    let project = crate::project::place(&cwd)?;
     let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
     let log = Log::new(&project, &id);
     let state = State::load(&project)?;
@@ -158,8 +172,9 @@ fn session(event: &HookInput) -> Result<Session, String> {
     })
 }
 
-fn loaded(session: &Session, needs: Option<&Needs>) -> Result<Bundle, String> {
-    let (bundle, diagnostics) = load_bundle_for(&session.project, needs);
+/// The shipped bundle with the project's layer over it (`project`), or without it (`None`).
+fn loaded(project: Option<&Path>, needs: Option<&Needs>) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_layers(project, needs);
     match diagnostics.first() {
         None => Ok(bundle),
         Some(d) => Err(format!(
@@ -171,11 +186,15 @@ fn loaded(session: &Session, needs: Option<&Needs>) -> Result<Bundle, String> {
     }
 }
 
-fn handle_event(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+fn handle_event(
+    event: &HookInput,
+    records: &dyn Records,
+    store: Option<&TrustStore>,
+) -> Result<(String, Vec<String>), String> {
     match event.hook_event_name.as_str() {
-        "PreToolUse" => Ok(pre_tool_use(event)),
+        "PreToolUse" => Ok(pre_tool_use(event, store)),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
-        "Stop" | "SubagentStop" => stop(event, records),
+        "Stop" | "SubagentStop" => stop(event, records, store),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
         other => Ok((
             String::new(),
@@ -220,7 +239,7 @@ fn workspace(session: &Session) -> Workspace {
 
 /// Judges a tool call and puts the judgement on the session's record. A call that cannot be
 /// judged is refused, and on the record as `unjudgeable` once the session is known.
-fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
+fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<String>) {
     let session = match session(event) {
         Ok(s) => s,
         Err(why) => {
@@ -230,8 +249,8 @@ fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
     };
     let mode = session.state.mode_for(Some(&session.id));
     let events = session.log.judging_events();
-    let (judgement, step, mut notes) = match judge_call(event, &session, &mode, &events) {
-        Ok((judgement, step)) => (judgement, step, Vec::new()),
+    let (judgement, step, mut notes) = match judge_narrowed(event, &session, &mode, &events, store) {
+        Ok((judgement, step, notes)) => (judgement, step, notes),
         Err(why) => {
             let step = Step {
                 id: event.tool_use_id.clone().unwrap_or_default(),
@@ -257,14 +276,81 @@ fn pre_tool_use(event: &HookInput) -> (String, Vec<String>) {
     (answer(&judgement), notes)
 }
 
-/// The judgement of a call under the active mode (and pattern, for sub-agents), and the step as
-/// the record keeps it.
-fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]) -> Result<(Judgement, Step), String> {
+/// Whether the project's `.sixfold/` is trusted now.
+fn standing(store: Option<&TrustStore>, project: &Path) -> Standing {
+    // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
+    // hashed, trusts nothing: the project layer only narrows.
+    match store {
+        Some(store) => store.standing(project).unwrap_or(Standing::Untrusted),
+        None => match crate::trust::content_hash(project) {
+            Ok(None) => Standing::Empty,
+            _ => Standing::Untrusted,
+        },
+    }
+}
+
+/// The rows of the layered bundle, each replaced by the shipped bundle's row of the same id where
+/// that one holds less (a gap, an unk, gating), and the shipped rows the project layer dropped.
+fn stricter_rows(layered: Vec<RowResult>, shipped: Vec<RowResult>) -> Vec<RowResult> {
+    let mut out = layered;
+    for row in shipped {
+        match out.iter_mut().find(|r| r.id == row.id) {
+            Some(mine) => {
+                let rank = |v: Verdict| match v {
+                    Verdict::Ok => 0,
+                    Verdict::Unk => 1,
+                    Verdict::Gap => 2,
+                };
+                let gating = |r: &RowResult| r.severity == Severity::Gating;
+                if rank(row.verdict) > rank(mine.verdict) || (gating(&row) && !gating(mine)) {
+                    *mine = row;
+                }
+            }
+            None => out.push(row),
+        }
+    }
+    out
+}
+
+/// The judgement of a call with the project's layer, narrowed to what the layers without it
+/// allow while the project's `.sixfold/` is not trusted (see `sixfold_core::narrow`); with notes
+/// saying what was ignored.
+fn judge_narrowed(
+    event: &HookInput,
+    session: &Session,
+    mode: &str,
+    events: &[Event],
+    store: Option<&TrustStore>,
+) -> Result<(Judgement, Step, Vec<String>), String> {
+    let standing = standing(store, &session.project);
+    let (layered, step) = judge_call(event, session, mode, &session.state, events, true)?;
+    if standing != Standing::Untrusted {
+        return Ok((layered, step, Vec::new()));
+    }
+    // Without the project layer, its state is not read either: the default mode and pattern.
+    let (without, _) = judge_call(event, session, crate::DEFAULT_MODE, &State::default(), events, false)?;
+    let narrowed = sixfold_core::narrow::narrowed(without, layered);
+    let notes = narrowed
+        .ignored
+        .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
+        .into_iter()
+        .collect();
+    Ok((narrowed.judgement, step, notes))
+}
+
+/// The judgement of a call under a mode (and the state's pattern, for sub-agents), with or
+/// without the project's layer, and the step as the record keeps it.
+fn judge_call(
+    event: &HookInput,
+    session: &Session,
+    mode: &str,
+    state: &State,
+    events: &[Event],
+    with_project: bool,
+) -> Result<(Judgement, Step), String> {
     // Only what judging this step needs is loaded: the hook runs before every tool call.
-    let needs = Needs::mode(mode)
-        .with_provider(PROVIDER)
-        .with_pattern(&session.state.pattern());
-    let bundle = loaded(session, Some(&needs))?;
+    let needs = Needs::mode(mode).with_provider(PROVIDER).with_pattern(&state.pattern());
+    let bundle = loaded(with_project.then_some(session.project.as_path()), Some(&needs))?;
     if bundle.mode(mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
@@ -273,7 +359,13 @@ fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]
     let mapped = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
         Some((server, name)) => bundle.mcp_effects(server, name, &input, &session.cwd),
         None => match bundle.provider(PROVIDER) {
-            Some(p) => p.tool_effects(&tool, &input, &session.cwd, bundle.classifier()),
+            Some(p) => {
+                // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
+                if let Some(why) = p.unreadable_input(&tool, &input) {
+                    return Err(format!("the tool input cannot be read: {why}"));
+                }
+                p.tool_effects(&tool, &input, &session.cwd, bundle.classifier())
+            }
             None => return Err(format!("the bundle has no provider `{PROVIDER}`")),
         },
     };
@@ -297,7 +389,7 @@ fn judge_call(event: &HookInput, session: &Session, mode: &str, events: &[Event]
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
     if let Some(helper) = &mapped.spawn {
-        judgement = judge_spawn(&bundle, &session.state, helper, events, judgement)?;
+        judgement = judge_spawn(&bundle, state, helper, events, judgement)?;
     }
     let step = Step {
         id: event.tool_use_id.clone().unwrap_or_default(),
@@ -400,9 +492,9 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 
 /// Brings the log up to date from the vendor's transcript (outcomes a PostToolUse did not
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
-fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let bundle = loaded(&session, None)?;
+    let bundle = loaded(Some(&session.project), None)?;
     let events = session.log.events();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
@@ -455,7 +547,14 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
     all.extend(out.iter().cloned());
     let trace = Log::trace(&all);
     let rows = bundle.rows_about(FactsKind::Trace);
-    let results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
+    let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
+    if standing(store, &session.project) == Standing::Untrusted {
+        // An untrusted project may add rows (they only block more) but not weaken the others.
+        let without = loaded(None, None)?;
+        let rows = without.rows_about(FactsKind::Trace);
+        let shipped = without.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
+        results = stricter_rows(results, shipped);
+    }
     out.push(Event::Verdict { rows: results.clone() });
     session.log.append(&out)?;
     let gaps: Vec<String> = results
@@ -483,9 +582,9 @@ fn stop(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>
     Ok((json!({ "decision": "block", "reason": reason }).to_string(), Vec::new()))
 }
 
-/// The project a working directory belongs to (for the CLI's commands).
-pub fn project_of(cwd: &Path) -> PathBuf {
-    crate::project::root(cwd)
+/// The project a working directory belongs to (for the CLI's commands), or why there is none.
+pub fn project_of(cwd: &Path) -> Result<PathBuf, String> {
+    crate::project::place(cwd)
 }
 
 #[cfg(test)]
@@ -503,12 +602,16 @@ mod tests {
         }
     }
 
+    /// A call in a project whose `.sixfold/` the user trusts as it is now (as `sixfold mode set`
+    /// leaves it).
     fn pre(project: &Path, tool: &str, input: Value) -> Value {
         let event = json!({
             "hook_event_name": "PreToolUse", "session_id": "s", "cwd": project,
             "tool_name": tool, "tool_input": input, "tool_use_id": "t1",
         });
-        let (out, _) = handle(event.to_string().as_bytes(), &NoRecords);
+        let store = TrustStore::at(project.join("trust.json"));
+        let _ = store.record(project);
+        let (out, _) = handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store));
         serde_json::from_str(&out).unwrap()
     }
 
@@ -646,5 +749,49 @@ mod tests {
             "{first}"
         );
         assert_eq!(stop(true), "", "a stop that was already blocked goes through");
+    }
+
+    /// An untrusted project that drops a shipped row (its policy redefined without it) still
+    /// has the claim blocked; trusted, its redefinition stands.
+    #[test]
+    fn an_untrusted_project_cannot_drop_the_stop_hooks_rows() {
+        let t = project();
+        std::fs::create_dir_all(t.path().join(".sixfold/policies/invariants")).unwrap();
+        std::fs::write(
+            t.path()
+                .join(".sixfold/policies/invariants/suite-before-success-claim.toml"),
+            "id = \"suite-before-success-claim\"\n",
+        )
+        .unwrap();
+        let log = Log::new(t.path(), "s");
+        log.append(&[Event::Judged {
+            step: Box::new(Step {
+                id: "e".into(),
+                tool: "Write".into(),
+                effects: sixfold_core::effects::EffectProfile {
+                    writes: vec![t.path().join("a.rs").to_string_lossy().into_owned()],
+                    ..Default::default()
+                },
+                ..Step::default()
+            }),
+            judgement: Judgement {
+                decision: Decision::Allow,
+                reason: String::new(),
+                rules: vec![],
+                mode: "workspace-write".into(),
+                by: DecidedBy::Rules,
+            },
+        }])
+        .unwrap();
+        let store = TrustStore::at(t.path().join("trust.json"));
+        let stop = || {
+            let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
+                "stop_hook_active": false, "last_assistant_message": "Done, all tests pass."});
+            handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store)).0
+        };
+        let untrusted: Value = serde_json::from_str(&stop()).unwrap();
+        assert_eq!(untrusted["decision"], "block", "{untrusted}");
+        store.record(t.path()).unwrap();
+        assert_eq!(stop(), "", "trusted, the project's redefinition stands");
     }
 }

@@ -6,7 +6,6 @@
 use serde_json::Value;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::format::HooksFile;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Settings files larger than this are not read: they are untrusted input.
@@ -42,21 +41,11 @@ pub fn settings_path(
 
 /// Reads a settings file (absent or blank: `null`), at most 4 MiB of it: it is untrusted.
 pub fn read(path: &Path) -> Result<Value, String> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Null),
+    let text = match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
+        Ok(text) => text,
+        Err(sixfold_core::bounded::ReadError::Missing) => return Ok(Value::Null),
         Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
     };
-    let mut text = String::new();
-    file.take(MAX_SETTINGS_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    if text.len() as u64 > MAX_SETTINGS_BYTES {
-        return Err(format!(
-            "`{}` is larger than {MAX_SETTINGS_BYTES} bytes",
-            path.display()
-        ));
-    }
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }

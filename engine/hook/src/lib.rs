@@ -6,11 +6,13 @@
 //! answers a refusal with the reason: the hook fails closed.
 
 pub mod claude;
+pub mod guard;
 pub mod install;
 pub mod log;
 pub mod project;
 pub mod rules;
 pub mod state;
+pub mod trust;
 
 use sixfold_core::bundle::{Bundle, BundleSource, Needs};
 use sixfold_core::diag::Diagnostic;
@@ -43,10 +45,14 @@ pub fn load_bundle(project: &Path) -> (Bundle, Vec<Diagnostic>) {
 /// Loads the shipped bundle and the project's `.sixfold/` over it; with `needs`, only what one
 /// judgement needs (a broken file it does not need is not read, so it cannot refuse the step).
 pub fn load_bundle_for(project: &Path, needs: Option<&Needs>) -> (Bundle, Vec<Diagnostic>) {
+    load_layers(Some(project), needs)
+}
+
+/// Loads the shipped bundle, and over it the project's `.sixfold/` when `project` is given.
+pub fn load_layers(project: Option<&Path>, needs: Option<&Needs>) -> (Bundle, Vec<Diagnostic>) {
     let mut sources = vec![sixfold_core::shipped::source()];
     let mut diagnostics = Vec::new();
-    let dir = project.join(".sixfold");
-    if dir.is_dir() {
+    if let Some(dir) = project.map(project::dir).filter(|d| d.is_dir()) {
         let (source, mut found) = BundleSource::read_dir(&dir);
         diagnostics.append(&mut found);
         sources.push(source);

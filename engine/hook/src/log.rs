@@ -2,8 +2,10 @@
 //! under an exclusive lock in a single write, so concurrent hook processes never interleave or
 //! lose lines. Replay reads it as one of its formats.
 
+use sixfold_core::bounded;
 use sixfold_core::trace::{Event, Trace};
-use std::io::Write;
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A log larger than this is not read back whole by a hook (its start is enough to fold).
@@ -64,10 +66,9 @@ impl Log {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
+        // INVARIANT (fail closed): a log that is not a regular file (a FIFO would block, a device
+        // would swallow the record) cannot be appended to, and the hook refuses the call.
+        let mut file = bounded::open_with(OpenOptions::new().create(true).append(true), &self.path)
             .map_err(|e| format!("cannot open `{}`: {e}", self.path.display()))?;
         file.lock()
             .map_err(|e| format!("cannot lock `{}`: {e}", self.path.display()))?;
@@ -76,15 +77,23 @@ impl Log {
         written.map_err(|e| format!("cannot append to `{}`: {e}", self.path.display()))
     }
 
-    /// The events so far (lines that do not parse are skipped: the log is still read).
-    pub fn events(&self) -> Vec<Event> {
-        let Ok(file) = std::fs::File::open(&self.path) else {
-            return Vec::new();
+    /// The first [`MAX_LOG_BYTES`] of the log, read under a shared lock. A log that is missing or
+    /// not a regular file reads as empty: appending to it then fails, so a call is never judged
+    /// without its record.
+    fn text(&self) -> String {
+        let Ok(file) = bounded::open(&self.path) else {
+            return String::new();
         };
         let _ = file.lock_shared();
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&file, MAX_LOG_BYTES), &mut text);
+        let mut bytes = Vec::new();
+        let _ = (&file).take(MAX_LOG_BYTES).read_to_end(&mut bytes);
         let _ = file.unlock();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// The events so far (lines that do not parse are skipped: the log is still read).
+    pub fn events(&self) -> Vec<Event> {
+        let text = self.text();
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
@@ -92,13 +101,7 @@ impl Log {
     /// judged spawns. Other lines are skipped before they are parsed, so the cost of a call does
     /// not grow with the length of the session.
     pub fn judging_events(&self) -> Vec<Event> {
-        let Ok(file) = std::fs::File::open(&self.path) else {
-            return Vec::new();
-        };
-        let _ = file.lock_shared();
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&file, MAX_LOG_BYTES), &mut text);
-        let _ = file.unlock();
+        let text = self.text();
         text.lines()
             .filter(|l| {
                 l.starts_with(r#"{"event":"started""#)
@@ -152,5 +155,25 @@ mod tests {
         assert_eq!(text.lines().count(), 400);
         assert!(text.lines().all(|l| serde_json::from_str::<Event>(l).is_ok()));
         assert_eq!(log.events().len(), 400);
+    }
+
+    /// A log that is a FIFO or a symlink to a device is neither read (no hang) nor appended to.
+    #[cfg(unix)]
+    #[test]
+    fn a_log_that_is_not_a_regular_file_is_refused_at_once() {
+        let t = tempfile::tempdir().unwrap();
+        let log = Log::new(t.path(), "s");
+        std::fs::create_dir_all(log.path().parent().unwrap()).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(log.path())
+            .status()
+            .unwrap()
+            .success());
+        assert!(log.events().is_empty());
+        assert!(log.append(&[Event::Ended {}]).unwrap_err().contains("FIFO"));
+        std::fs::remove_file(log.path()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", log.path()).unwrap();
+        assert!(log.judging_events().is_empty());
+        assert!(log.append(&[Event::Ended {}]).is_err());
     }
 }

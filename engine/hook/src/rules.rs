@@ -6,6 +6,9 @@ use sixfold_core::decision::Decision;
 use sixfold_core::format::ActRuleFile;
 use std::path::{Path, PathBuf};
 
+/// A kept-rules file larger than this is refused (the same bound as any bundle file).
+const MAX_KEPT_BYTES: u64 = 1024 * 1024;
+
 /// The policy id of the kept rules.
 pub const POLICY: &str = "kept";
 
@@ -49,9 +52,9 @@ pub fn classify_act(act: &str) -> &'static str {
 
 fn load(project: &Path) -> Result<KeptFile, String> {
     let file = path(project);
-    match std::fs::read_to_string(&file) {
+    match sixfold_core::bounded::read_text(&file, MAX_KEPT_BYTES) {
         Ok(text) => toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(KeptFile {
+        Err(sixfold_core::bounded::ReadError::Missing) => Ok(KeptFile {
             id: POLICY.into(),
             description: Some("Rules kept from approvals (`sixfold rules add`).".into()),
             acts: Vec::new(),

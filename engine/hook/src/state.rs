@@ -2,8 +2,12 @@
 //! and the active pattern. Read at every hook call, so a change takes effect at the next one.
 
 use serde::{Deserialize, Serialize};
+use sixfold_core::bounded::{self, ReadError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// A state file larger than this is refused: it holds a few lines.
+pub const MAX_STATE_BYTES: u64 = 256 * 1024;
 
 /// The state file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,14 +39,16 @@ pub fn path(project: &Path) -> PathBuf {
 }
 
 impl State {
-    /// Reads the state; a missing file is the default state, a broken one an error.
+    /// Reads the state; a missing file is the default state, a broken one (or one that is not a
+    /// regular file, or larger than [`MAX_STATE_BYTES`]) an error.
     pub fn load(project: &Path) -> Result<State, String> {
         let file = path(project);
-        match std::fs::read_to_string(&file) {
+        match bounded::read_text(&file, MAX_STATE_BYTES) {
             Ok(text) => {
                 toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message()))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
+            Err(ReadError::Missing) => Ok(State::default()),
+            // INVARIANT (fail closed): a state that cannot be read is an error, never the default mode.
             Err(e) => Err(format!("`{}` cannot be read: {e}", file.display())),
         }
     }
@@ -97,5 +103,31 @@ mod tests {
         assert_eq!(State::load(t.path()).unwrap(), s);
         std::fs::write(path(t.path()), "mode = [").unwrap();
         assert!(State::load(t.path()).is_err());
+    }
+
+    /// A state file that is a symlink to an endless device, a FIFO, or too large is an error
+    /// at once, never a hang, never the default state.
+    #[cfg(unix)]
+    #[test]
+    fn a_state_file_that_is_not_a_small_regular_file_is_an_error() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(crate::project::dir(t.path())).unwrap();
+        let file = path(t.path());
+        std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        assert!(State::load(t.path()).unwrap_err().contains("not a regular file"));
+        std::fs::remove_file(&file).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&file)
+            .status()
+            .unwrap()
+            .success());
+        assert!(State::load(t.path()).unwrap_err().contains("FIFO"));
+        std::fs::remove_file(&file).unwrap();
+        let big = format!(
+            "mode = \"ask\"\n{}",
+            "#\n".repeat(usize::try_from(MAX_STATE_BYTES).unwrap())
+        );
+        std::fs::write(&file, big).unwrap();
+        assert!(State::load(t.path()).unwrap_err().contains("larger"));
     }
 }

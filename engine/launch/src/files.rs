@@ -83,9 +83,9 @@ fn make_link(link: &Path, at: &Path) -> Result<(), String> {
 
 /// The SHA-256 of a file's content, in hex; `absent` when it does not exist.
 pub(crate) fn hash_file(path: &Path) -> Result<String, String> {
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match sixfold_core::bounded::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ABSENT.into()),
+        Err(sixfold_core::bounded::ReadError::Missing) => return Ok(ABSENT.into()),
         Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
     };
     let mut hasher = Sha256::new();

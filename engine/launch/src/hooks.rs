@@ -56,18 +56,11 @@ pub fn install(config_home: &Path, spec: &HooksFile, exe: &Path) -> Result<Insta
 }
 
 fn read_settings(path: &Path) -> Result<Option<Value>, String> {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let text = match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
+        Ok(text) => text,
+        Err(sixfold_core::bounded::ReadError::Missing) => return Ok(None),
         Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
-        Ok(meta) if meta.len() > MAX_SETTINGS_BYTES => {
-            return Err(format!(
-                "`{}` is larger than {MAX_SETTINGS_BYTES} bytes",
-                path.display()
-            ))
-        }
-        Ok(_) => {}
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    };
     serde_json::from_str(&text)
         .map(Some)
         .map_err(|e| format!("`{}` is not JSON: {e}", path.display()))

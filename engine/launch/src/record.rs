@@ -157,7 +157,7 @@ pub(crate) fn find_files(home: &Path, glob: &str) -> Result<Vec<PathBuf>, String
 
 /// Scans a file for the record line, reading no more than the scanner's line budget needs.
 pub(crate) fn scan_file(path: &Path, scanner: &mut LineScanner) -> Result<(), String> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut file = sixfold_core::bounded::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let mut buf = vec![0u8; 64 * 1024];
     while !scanner.done() {
         let n = file

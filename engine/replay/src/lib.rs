@@ -58,26 +58,24 @@ pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace
     trace
 }
 
-/// Opens a recording to read: a regular file only, read no further than the size it had when
-/// opened, so a FIFO, a device (`/dev/zero`) or a file that keeps growing cannot hold the reader.
+/// Opens a recording to read: a regular file only (opened without blocking, checked on the open
+/// handle, by the core's bounded reader), read no further than the size it had when opened, so a
+/// FIFO, a device (`/dev/zero`) or a file that keeps growing cannot hold the reader.
 ///
 /// ```
 /// let err = sixfold_replay::open_recording(std::path::Path::new("/dev/zero")).unwrap_err();
 /// assert!(err.to_string().contains("not a regular file"));
 /// ```
 pub fn open_recording(path: &Path) -> std::io::Result<std::io::Take<std::fs::File>> {
-    let not_regular = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
-    // INVARIANT (fail closed): checked before opening, since opening a FIFO waits for a writer;
-    // checked again on the open file, in case the path changed in between.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(not_regular());
-    }
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(not_regular());
-    }
-    Ok(std::io::Read::take(file, meta.len()))
+    use sixfold_core::bounded::{self, ReadError};
+    // INVARIANT (fail closed): a recording that is not a regular file is not read at all.
+    let file = bounded::open(path).map_err(|e| match e {
+        ReadError::Io(e) => e,
+        ReadError::Missing => std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()),
+        other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other.to_string()),
+    })?;
+    let len = file.metadata()?.len();
+    Ok(std::io::Read::take(file, len))
 }
 
 /// Reads a file, detecting its format from its content unless one is given. Only a regular

@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 /// Bundle files larger than this are refused: a policy file is small, and untrusted input is bounded.
 pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+/// A bundle directory whose files add up to more than this is not read whole: with the bound on
+/// each file and on the entries, it keeps reading a bundle within a fixed memory.
+pub(crate) const MAX_BUNDLE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// The four folders a bundle is made of.
 pub(crate) const FOLDERS: [&str; 4] = ["modes", "policies", "patterns", "providers"];
 
@@ -88,6 +92,7 @@ impl BundleSource {
             );
             return (source, diagnostics);
         }
+        let mut total: u64 = 0;
         for folder in FOLDERS {
             let recursive = folder == "policies";
             let mut found = Vec::new();
@@ -99,8 +104,18 @@ impl BundleSource {
                     continue;
                 }
                 let shown = format!("{}/{relative}", label.trim_end_matches('/'));
+                if total > MAX_BUNDLE_BYTES {
+                    diagnostics.push(Diagnostic::file(
+                        shown,
+                        format!(
+                            "not read: the bundle's files are more than the {MAX_BUNDLE_BYTES} bytes a bundle may have"
+                        ),
+                    ));
+                    continue;
+                }
                 match read_bounded(&path) {
                     Ok(text) => {
+                        total += text.len() as u64;
                         source.files.insert(relative, text);
                     }
                     Err(message) => diagnostics.push(Diagnostic::file(shown, message)),
@@ -126,14 +141,32 @@ pub fn is_bundle_file(relative: &str) -> bool {
     }
 }
 
+/// How deep `policies/` may nest, and how many entries a bundle directory may list: a bundle is
+/// small, and a directory the engine walks is untrusted.
+const MAX_DEPTH: usize = 16;
+const MAX_ENTRIES: usize = 10_000;
+
+/// The files under `dir`, sorted. A symlink to a directory is not followed (two links to `.`
+/// would make the walk endless); a symlink to a file is listed, and the bounded reader decides.
 fn collect(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) {
+    collect_within(dir, recursive, 0, out);
+}
+
+fn collect_within(dir: &Path, recursive: bool, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let mut entries: Vec<(PathBuf, bool)> = entries
+        .filter_map(|e| e.ok())
+        .take(MAX_ENTRIES)
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
     entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            if recursive {
-                collect(&path, recursive, out);
+    for (path, is_dir) in entries {
+        if out.len() >= MAX_ENTRIES {
+            return;
+        }
+        if is_dir {
+            if recursive && depth < MAX_DEPTH {
+                collect_within(&path, recursive, depth + 1, out);
             }
         } else {
             out.push(path);
@@ -142,13 +175,88 @@ fn collect(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) {
 }
 
 fn read_bounded(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "the file is {} bytes, more than the {MAX_FILE_BYTES} a bundle file may have",
-            meta.len()
-        ));
+    crate::bounded::read_text(path, MAX_FILE_BYTES).map_err(|e| match e {
+        crate::bounded::ReadError::TooLarge { limit } => {
+            format!("the file is more than the {limit} bytes a bundle file may have")
+        }
+        crate::bounded::ReadError::NotText { valid_up_to } => format!("the file is not UTF-8 (byte {valid_up_to})"),
+        other => format!("cannot read the file: {other}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle_dir() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for folder in FOLDERS {
+            std::fs::create_dir_all(t.path().join(folder)).unwrap();
+        }
+        std::fs::write(t.path().join("modes/fine.toml"), "id = \"fine\"\n").unwrap();
+        t
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| format!("the file is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+
+    /// Each file kind the engine must not read is a diagnostic naming the file; the others load.
+    #[cfg(unix)]
+    #[test]
+    fn files_that_are_not_regular_or_too_large_are_diagnostics_and_the_rest_load() {
+        let t = bundle_dir();
+        std::os::unix::fs::symlink("/dev/zero", t.path().join("modes/zero.toml")).unwrap();
+        let fifo = t.path().join("policies/hang.rhai");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        std::fs::write(
+            t.path().join("patterns/big.toml"),
+            vec![b'#'; usize::try_from(MAX_FILE_BYTES).unwrap() + 1],
+        )
+        .unwrap();
+        let (source, diagnostics) = BundleSource::read_dir(t.path());
+        assert!(source.files.contains_key("modes/fine.toml"));
+        assert_eq!(source.files.len(), 1, "{:?}", source.files.keys());
+        let messages: Vec<String> = diagnostics.iter().map(|d| d.to_string()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        for (file, says) in [
+            ("zero.toml", "a device"),
+            ("hang.rhai", "a FIFO"),
+            ("big.toml", "more than"),
+        ] {
+            assert!(
+                messages.iter().any(|m| m.contains(file) && m.contains(says)),
+                "{file}: {messages:?}"
+            );
+        }
+    }
+
+    /// Many files each within the bound still add up to a bounded read.
+    #[test]
+    fn a_bundle_is_read_to_a_total_bound() {
+        let t = bundle_dir();
+        let files = MAX_BUNDLE_BYTES / MAX_FILE_BYTES + 4;
+        for i in 0..files {
+            let file = std::fs::File::create(t.path().join(format!("policies/p{i:03}.toml"))).unwrap();
+            // Sparse: read as zeros, nothing on disk.
+            file.set_len(MAX_FILE_BYTES).unwrap();
+        }
+        let (source, diagnostics) = BundleSource::read_dir(t.path());
+        let read: u64 = source.files.values().map(|t| t.len() as u64).sum();
+        assert!(read <= MAX_BUNDLE_BYTES + MAX_FILE_BYTES, "{read}");
+        assert!(diagnostics.iter().any(|d| d.to_string().contains("a bundle may have")));
+    }
+
+    /// Two symlinks to `.` would make a walk that follows them endless (2^40 paths).
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_directories_are_not_walked() {
+        let t = bundle_dir();
+        std::os::unix::fs::symlink(".", t.path().join("policies/a")).unwrap();
+        std::os::unix::fs::symlink(".", t.path().join("policies/b")).unwrap();
+        std::fs::write(t.path().join("policies/p.toml"), "id = \"p\"\n").unwrap();
+        let (source, _) = BundleSource::read_dir(t.path());
+        assert!(source.files.contains_key("policies/p.toml"));
+        assert_eq!(source.files.len(), 2);
+    }
 }

@@ -62,7 +62,8 @@ fn read_config(path: &Path, key: &str) -> Result<(String, Vec<String>), LaunchEr
             path.display()
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("`--mcp-config {}`: {e}", path.display()))?;
+    let text = sixfold_core::bounded::read_text(path, MAX_MCP_CONFIG_BYTES)
+        .map_err(|e| format!("`--mcp-config {}`: {e}", path.display()))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| LaunchError::new(format!("`--mcp-config {}` is not JSON: {e}", path.display())))?;
     let servers = value.get(key).and_then(Value::as_object).ok_or_else(|| {

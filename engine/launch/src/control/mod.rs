@@ -55,6 +55,7 @@ impl<'a> Scratch<'a> {
         for dir in [&scratch.config_home, &scratch.home] {
             std::fs::create_dir(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
+        carry_trust(&scratch.home);
         Ok(scratch)
     }
 
@@ -64,6 +65,29 @@ impl<'a> Scratch<'a> {
             .replace("{home}", &self.home.display().to_string())
             .replace("{config_home}", &self.config_home.display().to_string())
             .replace("{workdir}", &self.workdir.display().to_string())
+    }
+}
+
+/// The operator's trust in project bundles goes with the run: sixfold's hook inside the run reads
+/// the trust store under the scratch `HOME`, and trust is in content (see `sixfold_hook::trust`),
+/// so a copy of a `.sixfold/` the operator trusts is trusted in the run, and nothing else is. The
+/// store is found where `sixfold trust` keeps it (`$XDG_STATE_HOME/sixfold/trust.json`, else
+/// `~/.local/state/sixfold/trust.json`). A store that cannot be carried leaves the run trusting
+/// nothing, so a project bundle only narrows there.
+fn carry_trust(home: &Path) {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let Some(base) = var("XDG_STATE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
+    else {
+        return;
+    };
+    let Ok(text) = sixfold_core::bounded::read_bytes(&base.join("sixfold/trust.json"), 4 * 1024 * 1024) else {
+        return;
+    };
+    let dir = home.join(".local/state/sixfold");
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let _ = std::fs::write(dir.join("trust.json"), text);
     }
 }
 

@@ -53,7 +53,8 @@ pub(crate) fn impose(scratch: &Scratch<'_>, given: &[String]) -> Result<Plugins,
 /// The `name` in the plugin's manifest, else the directory's name.
 fn name_of(dir: &Path, manifest: Option<&str>) -> String {
     let from_manifest = manifest.and_then(|m| {
-        let text = std::fs::read_to_string(dir.join(m)).ok()?;
+        // A manifest is a few lines: a larger one, or one that is not a regular file, is not read.
+        let text = sixfold_core::bounded::read_text(&dir.join(m), 1024 * 1024).ok()?;
         let v: Value = serde_json::from_str(&text).ok()?;
         v.get("name").and_then(Value::as_str).map(str::to_string)
     });

@@ -1,0 +1,150 @@
+//! The hook's last line of defence: whatever happens on the hook's path, the agent gets a refusal.
+//!
+//! Claude Code runs the tool on any hook exit other than 0 and 2: a panic's 101, a kill by the
+//! kernel, its own hook timeout. So a hook process that cannot finish its judgement answers
+//! deny itself, in the one form that needs nothing more from it: the reason on stderr and exit
+//! code 2. Two things can keep the judgement from finishing, and both are covered here:
+//!
+//! - a panic, anywhere and in any thread: the panic hook answers deny and exits 2 (it runs before
+//!   any unwinding, so it holds with `panic = "abort"` too);
+//! - a hang: a watchdog thread answers deny and exits 2 once [`DEADLINE`] has passed, well under
+//!   the agent's own hook timeout (60 s by default).
+//!
+//! Memory stays bounded because everything the hook reads is bounded (its input, and every file
+//! through `sixfold_core::bounded`); a memory limit is not set, since an allocation that fails
+//! aborts the process (exit 134) and Claude Code would run the tool.
+//!
+//! Exactly one answer is written: the first of the judgement, the panic hook and the watchdog to
+//! [`claim`] the answer writes it.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How long the hook may take before it answers deny on its own.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Environment variable that shortens the deadline, in milliseconds (tests). It can only shorten
+/// it: a longer value is ignored, so it can never push the hook past the agent's timeout.
+pub const DEADLINE_ENV: &str = "SIXFOLD_HOOK_DEADLINE_MS";
+
+/// Environment variable that makes the hook fail on purpose (tests): `panic` or `hang`, for every
+/// event or, as `panic@PreToolUse`, for one.
+///
+/// Safe to honour: it is read from the hook process's own environment, which the agent CLI sets
+/// from its own environment and settings (a protected path), never from a tool call's input; and
+/// whatever its value, the hook then refuses (a panic and a hang both answer deny), so setting it
+/// can only refuse more.
+pub const FAULT_ENV: &str = "SIXFOLD_HOOK_FAULT";
+
+/// The exit code Claude Code reads as "block this call", with the reason on stderr.
+pub const DENY_EXIT: i32 = 2;
+
+/// Set by whoever writes the answer first.
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// Set when a failure must let the event through instead of refusing it (a Stop that was
+/// already blocked once: blocking again could loop forever).
+static LET_THROUGH: AtomicBool = AtomicBool::new(false);
+
+/// Arms the guard for this process: installs the panic hook and starts the watchdog. Call it
+/// first thing in the hook process, before reading its input.
+pub fn arm() {
+    std::panic::set_hook(Box::new(|info| {
+        let why = match info.payload().downcast_ref::<&str>() {
+            Some(s) => (*s).to_string(),
+            None => info
+                .payload()
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| "no message".into()),
+        };
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        fail(&format!("the hook failed ({why}{place})"));
+    }));
+    let deadline = deadline(std::env::var(DEADLINE_ENV).ok().as_deref());
+    // INVARIANT (fail closed): a hook that has not answered by its deadline answers deny.
+    let spawned = std::thread::Builder::new()
+        .name("sixfold-watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(deadline);
+            fail(&format!("the hook did not answer within {} ms", deadline.as_millis()));
+        });
+    if spawned.is_err() {
+        fail("the hook could not start its watchdog");
+    }
+}
+
+/// The deadline: [`DEADLINE`], or a shorter one asked for in [`DEADLINE_ENV`].
+fn deadline(asked: Option<&str>) -> Duration {
+    asked
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .filter(|d| *d < DEADLINE)
+        .unwrap_or(DEADLINE)
+}
+
+/// Takes the right to write the answer; true for the first caller only.
+pub fn claim() -> bool {
+    !ANSWERED.swap(true, Ordering::SeqCst)
+}
+
+/// From now on a failure lets the event through (with a note) instead of refusing it. For a Stop
+/// that a hook already blocked once: blocking again could keep the agent from ever stopping.
+pub fn let_through_on_failure() {
+    LET_THROUGH.store(true, Ordering::SeqCst);
+}
+
+/// Answers deny (the reason on stderr, exit 2) and ends the process, unless an answer was
+/// already written; then it only ends the process.
+pub fn fail(why: &str) -> ! {
+    let let_through = LET_THROUGH.load(Ordering::SeqCst);
+    if claim() {
+        let mut stderr = std::io::stderr().lock();
+        if let_through {
+            let _ = writeln!(stderr, "sixfold: {why}; let through, as it was blocked once already");
+        } else {
+            let _ = writeln!(stderr, "sixfold: could not judge this call, so it is refused: {why}");
+        }
+        let _ = stderr.flush();
+    }
+    std::process::exit(if let_through { 0 } else { DENY_EXIT })
+}
+
+/// Fails on purpose when [`FAULT_ENV`] asks for it for this event: `panic` panics, `hang` never
+/// returns. Called on the hook's path, after its input is read, so tests can show that either
+/// one is refused.
+pub fn fault_on_purpose(event: &str) {
+    let Ok(asked) = std::env::var(FAULT_ENV) else { return };
+    let (fault, only) = match asked.split_once('@') {
+        Some((fault, only)) => (fault, Some(only)),
+        None => (asked.as_str(), None),
+    };
+    if only.is_some_and(|only| only != event) {
+        return;
+    }
+    match fault {
+        #[expect(clippy::panic, reason = "the test switch makes the hook panic on purpose")]
+        "panic" => panic!("{FAULT_ENV}={asked}"),
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deadline_can_only_be_shortened() {
+        assert_eq!(deadline(None), DEADLINE);
+        assert_eq!(deadline(Some("200")), Duration::from_millis(200));
+        assert_eq!(deadline(Some("3600000")), DEADLINE);
+        assert_eq!(deadline(Some("soon")), DEADLINE);
+    }
+}
