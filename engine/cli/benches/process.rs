@@ -29,6 +29,8 @@ struct Subject {
     /// What it reads on stdin, and where it runs.
     stdin: Option<String>,
     dir: Option<PathBuf>,
+    /// Variables set for it.
+    env: Vec<(&'static str, PathBuf)>,
     times: Vec<Duration>,
 }
 
@@ -41,6 +43,7 @@ impl Subject {
             expect,
             stdin: None,
             dir: None,
+            env: Vec::new(),
             times: Vec::new(),
         }
     }
@@ -57,6 +60,7 @@ impl Subject {
         if let Some(dir) = &self.dir {
             command.current_dir(dir);
         }
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
         let mut child = command
             .spawn()
             .map_err(|e| format!("cannot run `{}`: {e}", self.label))?;
@@ -224,9 +228,22 @@ fn bench() -> Result<(), String> {
 fn hook_subject() -> Result<Subject, String> {
     let dir = std::env::temp_dir().join(format!("sixfold-hook-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join(".sixfold")).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-    std::fs::write(dir.join(".sixfold/state.toml"), "mode = \"workspace-write\"\n")
-        .map_err(|e| format!("cannot write the state: {e}"))?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    // The mode is set the way a person sets it, so the project's state is trusted (a state file
+    // written by anyone else is not, and the hook would judge under the shipped default). The
+    // trust store lives in the scratch directory: the bench never touches the user's own.
+    let set = Command::new(SIXFOLD)
+        .args(["mode", "set", "workspace-write"])
+        .current_dir(&dir)
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .output()
+        .map_err(|e| format!("cannot run `sixfold mode set`: {e}"))?;
+    if !set.status.success() {
+        return Err(format!(
+            "`sixfold mode set` failed: {}",
+            String::from_utf8_lossy(&set.stderr)
+        ));
+    }
     let event = serde_json::json!({
         "hook_event_name": "PreToolUse", "session_id": "bench", "cwd": dir,
         "tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_use_id": "t",
@@ -238,6 +255,7 @@ fn hook_subject() -> Result<Subject, String> {
         r#""permissionDecision":"allow""#,
     );
     subject.stdin = Some(event.to_string());
+    subject.env = vec![("XDG_STATE_HOME", dir.join("state"))];
     subject.dir = Some(dir);
     Ok(subject)
 }

@@ -248,8 +248,14 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
         }
     };
     let mode = session.state.mode_for(Some(&session.id));
-    let events = session.log.judging_events();
-    let (judgement, step, mut notes) = match judge_narrowed(event, &session, &mode, &events, store) {
+    let (events, judged) = match session.log.judging_events() {
+        Ok(events) => {
+            let judged = judge_narrowed(event, &session, &mode, &events, store);
+            (events, judged)
+        }
+        Err(why) => (Vec::new(), Err(why)),
+    };
+    let (judgement, step, mut notes) = match judged {
         Ok((judgement, step, notes)) => (judgement, step, notes),
         Err(why) => {
             let step = Step {
@@ -475,7 +481,8 @@ fn post_tool_use(event: &HookInput, records: &dyn Records) -> Result<(String, Ve
 
 fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let events = session.log.judging_events();
+    // Recording judges nothing: a record too large to read whole still takes the event.
+    let events = session.log.judging_events().unwrap_or_default();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
     match event.hook_event_name.as_str() {

@@ -80,36 +80,51 @@ impl Log {
     /// The first [`MAX_LOG_BYTES`] of the log, read under a shared lock. A log that is missing or
     /// not a regular file reads as empty: appending to it then fails, so a call is never judged
     /// without its record.
-    fn text(&self) -> String {
+    ///
+    /// The second value says whether the log went on past the bound (and so was not read whole).
+    fn text(&self) -> (String, bool) {
         let Ok(file) = bounded::open(&self.path) else {
-            return String::new();
+            return (String::new(), false);
         };
         let _ = file.lock_shared();
         let mut bytes = Vec::new();
-        let _ = (&file).take(MAX_LOG_BYTES).read_to_end(&mut bytes);
+        let _ = (&file).take(MAX_LOG_BYTES + 1).read_to_end(&mut bytes);
         let _ = file.unlock();
-        String::from_utf8_lossy(&bytes).into_owned()
+        let cut = bytes.len() as u64 > MAX_LOG_BYTES;
+        bytes.truncate(MAX_LOG_BYTES as usize);
+        (String::from_utf8_lossy(&bytes).into_owned(), cut)
     }
 
     /// The events so far (lines that do not parse are skipped: the log is still read).
     pub fn events(&self) -> Vec<Event> {
-        let text = self.text();
+        let (text, _) = self.text();
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
     /// Only the events a tool call needs to be judged: the session's start, mode changes, and
-    /// judged spawns. Other lines are skipped before they are parsed, so the cost of a call does
-    /// not grow with the length of the session.
-    pub fn judging_events(&self) -> Vec<Event> {
-        let text = self.text();
-        text.lines()
+    /// judged spawns. Other lines are skipped before they are parsed.
+    ///
+    /// A log larger than [`MAX_LOG_BYTES`] is an error: the events past the bound (a spawn that
+    /// counts against a pattern's limit, say) would go unseen.
+    pub fn judging_events(&self) -> Result<Vec<Event>, String> {
+        let (text, cut) = self.text();
+        // INVARIANT (fail closed): a record read only in part cannot be judged from.
+        if cut {
+            return Err(format!(
+                "the session's record `{}` is larger than {} MiB, so what it holds cannot all be read; start a new session",
+                self.path.display(),
+                MAX_LOG_BYTES / (1024 * 1024)
+            ));
+        }
+        Ok(text
+            .lines()
             .filter(|l| {
                 l.starts_with(r#"{"event":"started""#)
                     || l.starts_with(r#"{"event":"mode_changed""#)
                     || (l.starts_with(r#"{"event":"judged""#) && l.contains(r#""kind":"agent""#))
             })
             .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+            .collect())
     }
 
     /// The events folded into a trace.
@@ -157,6 +172,19 @@ mod tests {
         assert_eq!(log.events().len(), 400);
     }
 
+    /// A log past the bound is not judged from: a spawn recorded past it would go uncounted.
+    #[test]
+    fn a_log_too_large_to_read_whole_is_not_judged_from() {
+        let t = tempfile::tempdir().unwrap();
+        let log = Log::new(t.path(), "s");
+        log.append(&[Event::Ended {}]).unwrap();
+        assert_eq!(log.judging_events().unwrap().len(), 0);
+        let file = std::fs::OpenOptions::new().write(true).open(log.path()).unwrap();
+        file.set_len(MAX_LOG_BYTES + 1).unwrap();
+        let why = log.judging_events().unwrap_err();
+        assert!(why.contains("larger than 64 MiB"), "{why}");
+    }
+
     /// A log that is a FIFO or a symlink to a device is neither read (no hang) nor appended to.
     #[cfg(unix)]
     #[test]
@@ -173,7 +201,7 @@ mod tests {
         assert!(log.append(&[Event::Ended {}]).unwrap_err().contains("FIFO"));
         std::fs::remove_file(log.path()).unwrap();
         std::os::unix::fs::symlink("/dev/zero", log.path()).unwrap();
-        assert!(log.judging_events().is_empty());
+        assert!(log.judging_events().unwrap().is_empty());
         assert!(log.append(&[Event::Ended {}]).is_err());
     }
 }
