@@ -42,6 +42,7 @@ use std::path::Path;
 ///
 /// let environment = Environment {
 ///     roots: vec!["/work/repo".into()],
+///     read_only_roots: Vec::new(),
 ///     tmp: Some("/tmp".into()),
 ///     protected: vec![".git/config".into(), ".mcp.json".into()],
 ///     secrets: vec!["~/.ssh".into()],
