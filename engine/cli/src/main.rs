@@ -9,6 +9,7 @@ mod modes;
 mod output;
 mod providers;
 mod replay;
+mod sandbox;
 mod schema;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,7 @@ enum Command {
     Uninstall(live::UninstallArgs),
     Launch(launch::Args),
     Providers(providers::Args),
+    Sandbox(sandbox::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Command::Uninstall(args) => live::uninstall_hooks(args),
         Command::Launch(args) => launch::run(args),
         Command::Providers(args) => providers::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
     };
     ExitCode::from(output::finish(code))
 }
