@@ -1,5 +1,5 @@
-//! A policy file: `policies/**/*.toml`: path sets, environments, rules, rows, command rules, act rules, MCP
-//! tool maps and their examples.
+//! A policy file: `policies/**/*.toml`: path sets, environments, rules, rows, command rules,
+//! act rules, MCP tool maps and their examples.
 
 use super::closed::NoOtherKeys;
 use super::environment::EnvironmentFile;
