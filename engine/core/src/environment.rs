@@ -58,17 +58,7 @@ impl EnvironmentSpec {
 /// A path set's globs as paths as written, each meaning the path and everything under it:
 /// `p/**` is `p`, and a glob already covered by another (`p/**` beside `p`, `**/p/**` beside
 /// `**/p`) is left out. Other globs are kept as they are.
-///
-/// ```
-/// use sixfold_core::environment::written_paths;
-///
-/// let globs = [".git/hooks", ".git/hooks/**", "~/.config/gcloud/**", "**/.sixfold/**", "**/.env*"];
-/// assert_eq!(
-///     written_paths(&globs.map(String::from)),
-///     vec![".git/hooks", "~/.config/gcloud", "**/.sixfold", "**/.env*"]
-/// );
-/// ```
-pub fn written_paths(globs: &[String]) -> Vec<String> {
+pub(crate) fn written_paths(globs: &[String]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
     for glob in globs {
         let path = glob.strip_suffix("/**").unwrap_or(glob);
@@ -77,4 +67,24 @@ pub fn written_paths(globs: &[String]) -> Vec<String> {
         }
     }
     paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_under_a_path_is_the_path() {
+        let globs = [
+            ".git/hooks",
+            ".git/hooks/**",
+            "~/.config/gcloud/**",
+            "**/.sixfold/**",
+            "**/.env*",
+        ];
+        assert_eq!(
+            written_paths(&globs.map(String::from)),
+            vec![".git/hooks", "~/.config/gcloud", "**/.sixfold", "**/.env*"]
+        );
+    }
 }
