@@ -18,6 +18,7 @@ pub(crate) struct Args {
 struct Counts {
     modes: usize,
     policies: usize,
+    environments: usize,
     patterns: usize,
     providers: usize,
     rows: usize,
@@ -32,6 +33,7 @@ pub(crate) fn run(args: Args) -> u8 {
     let counts = Counts {
         modes: bundle.modes().count(),
         policies: bundle.policies().count(),
+        environments: bundle.environments().count(),
         patterns: bundle.patterns().count(),
         providers: bundle.providers().count(),
         rows: bundle.rows().count(),
@@ -49,8 +51,14 @@ pub(crate) fn run(args: Args) -> u8 {
     } else {
         bundles::report(&diagnostics);
         let summary = format!(
-            "{} modes, {} policies, {} patterns, {} providers, {} rows; {} examples",
-            counts.modes, counts.policies, counts.patterns, counts.providers, counts.rows, counts.examples
+            "{} modes, {} policies, {} environments, {} patterns, {} providers, {} rows; {} examples",
+            counts.modes,
+            counts.policies,
+            counts.environments,
+            counts.patterns,
+            counts.providers,
+            counts.rows,
+            counts.examples
         );
         if diagnostics.is_empty() {
             outln!("ok: {summary} (from {})", labels.join(", "));

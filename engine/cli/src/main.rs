@@ -9,6 +9,7 @@ mod modes;
 mod output;
 mod providers;
 mod replay;
+mod sandbox;
 mod schema;
 mod trust;
 
@@ -40,6 +41,7 @@ enum Command {
     Trust(trust::Args),
     Launch(launch::Args),
     Providers(providers::Args),
+    Sandbox(sandbox::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         Command::Trust(args) => trust::run(args),
         Command::Launch(args) => launch::run(args),
         Command::Providers(args) => providers::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
     };
     ExitCode::from(output::finish(code))
 }

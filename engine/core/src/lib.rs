@@ -1,7 +1,7 @@
 //! The pure core of sixfold.
 //!
 //! It owns effect profiles and scopes, bundles (modes, policies, patterns, providers) with their
-//! file formats and validation, the hardened Rhai host, judgement and verdicts. It knows nothing of
+//! file formats and validation, environments (what a sandbox must confine), the hardened Rhai host, judgement and verdicts. It knows nothing of
 //! any agent vendor, transport or operating-system mechanism: the layers around it gather facts
 //! and apply its outputs.
 //!
@@ -13,6 +13,7 @@ mod classify;
 pub mod decision;
 pub mod diag;
 pub mod effects;
+pub mod environment;
 pub mod format;
 pub mod hook_settings;
 pub mod judge;

@@ -34,6 +34,7 @@ fn workspace_write(root: &std::path::Path, tmp: &std::path::Path) -> Environment
     std::fs::write(root.join(".env"), "K=v").unwrap();
     Environment {
         roots: vec![root.to_path_buf()],
+        read_only_roots: Vec::new(),
         tmp: Some(tmp.to_path_buf()),
         protected: [
             ".git/hooks",

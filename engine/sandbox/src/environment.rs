@@ -2,8 +2,10 @@
 //! temp dir, the protected paths and secrets as written, the home directory `~` means, and
 //! whether the network is cut.
 //!
-//! This is plain data. Next it will be compiled from the bundle; today a caller builds it.
+//! This is plain data: [`Environment::from_spec`] builds it from what the bundle says (the
+//! core's [`EnvironmentSpec`]) and the facts of one run (the roots, the temp dir, the home).
 
+use sixfold_core::environment::EnvironmentSpec;
 use std::path::PathBuf;
 
 /// A mode's environment: what the kernel is asked to enforce around one command.
@@ -16,18 +18,21 @@ use std::path::PathBuf;
 ///
 /// - `~/p`: `p` under [`home`](Environment::home);
 /// - `/p`: an absolute path;
-/// - `p`: `p` under each writable root (e.g. `.git/config`, `.mcp.json`);
-/// - `**/p`: `p` at any depth under each writable root (secrets only, e.g. `**/.env*`).
+/// - `p`: `p` under each workspace root (e.g. `.git/config`, `.mcp.json`);
+/// - `**/p`: `p` at any depth under each workspace root (e.g. `**/.env*`, `**/.sixfold`).
 ///
 /// The last component of a secret may hold `*`, `?` or `[…]` (e.g. `.env*`); other components
 /// are literal. A protected path is always literal: a wildcard could name paths that do not
-/// exist yet, and their creation cannot be denied.
+/// exist yet, and their creation cannot be denied. A protected `**/p` keeps the existing
+/// matches read-only; one that does not exist yet is kept from being created only where `p` is
+/// also written without `**/`.
 ///
 /// ```
 /// use sixfold_sandbox::{Environment, Network};
 ///
 /// let environment = Environment {
 ///     roots: vec!["/work/repo".into()],
+///     read_only_roots: Vec::new(),
 ///     tmp: Some("/tmp".into()),
 ///     protected: vec![".git/hooks".into(), ".git/config".into(), ".mcp.json".into()],
 ///     secrets: vec!["~/.ssh".into(), "~/.aws".into(), "**/.env*".into()],
@@ -40,6 +45,10 @@ use std::path::PathBuf;
 pub struct Environment {
     /// The writable roots: absolute directories the command may change (the workspace roots).
     pub roots: Vec<PathBuf>,
+    /// Workspace roots that stay read-only (an environment whose roots are not writable): like
+    /// everything outside `roots` they cannot be changed, and the secrets written relative to a
+    /// root (`p`, `**/p`) are looked for and hidden in them too.
+    pub read_only_roots: Vec<PathBuf>,
     /// The system temp dir when it is writable (`$TMPDIR`, else `/tmp`); `None` leaves it
     /// read-only like the rest of the filesystem.
     pub tmp: Option<PathBuf>,
@@ -69,5 +78,52 @@ impl Network {
     /// Whether the network is cut.
     pub fn is_cut(self) -> bool {
         self == Network::Cut
+    }
+}
+
+impl Environment {
+    /// What `spec` confines around a run in `roots` (the workspace roots), with `tmp` the
+    /// system temp dir and `home` the `$HOME` sixfold runs with; `None` when `spec` confines
+    /// nothing (the command then runs as it is).
+    ///
+    /// ```
+    /// use sixfold_core::environment::EnvironmentSpec;
+    /// use sixfold_sandbox::{Environment, Network};
+    ///
+    /// let spec = EnvironmentSpec {
+    ///     confined: true,
+    ///     roots_writable: false,
+    ///     tmp_writable: false,
+    ///     hidden: vec!["~/.ssh".into()],
+    ///     network_cut: true,
+    ///     ..EnvironmentSpec::unconfined("read-only")
+    /// };
+    /// let environment =
+    ///     Environment::from_spec(&spec, &["/w".into()], "/tmp".into(), "/home/me".into()).unwrap();
+    /// assert!(environment.roots.is_empty());
+    /// assert_eq!(environment.read_only_roots, vec![std::path::PathBuf::from("/w")]);
+    /// assert_eq!(environment.tmp, None);
+    /// assert_eq!(environment.network, Network::Cut);
+    ///
+    /// assert!(Environment::from_spec(&EnvironmentSpec::unconfined("full"), &[], "/tmp".into(), "/".into()).is_none());
+    /// ```
+    pub fn from_spec(spec: &EnvironmentSpec, roots: &[PathBuf], tmp: PathBuf, home: PathBuf) -> Option<Environment> {
+        if !spec.confined {
+            return None;
+        }
+        let (roots, read_only_roots) = if spec.roots_writable {
+            (roots.to_vec(), Vec::new())
+        } else {
+            (Vec::new(), roots.to_vec())
+        };
+        Some(Environment {
+            roots,
+            read_only_roots,
+            tmp: spec.tmp_writable.then_some(tmp),
+            protected: spec.read_only.clone(),
+            secrets: spec.hidden.clone(),
+            network: if spec.network_cut { Network::Cut } else { Network::Open },
+            home,
+        })
     }
 }

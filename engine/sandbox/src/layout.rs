@@ -18,8 +18,8 @@ pub(crate) struct Layout {
     /// Directories bound read-write (the roots and the writable temp dir), parents first, none
     /// inside another.
     pub(crate) writable: Vec<PathBuf>,
-    /// The workspace roots alone (not the temp dir), resolved: where protected paths and
-    /// secrets written relative to a root are looked for.
+    /// The workspace roots alone (not the temp dir), writable or not, resolved: where protected
+    /// paths and secrets written relative to a root are looked for.
     pub(crate) roots: Vec<PathBuf>,
     /// Existing protected paths inside a writable root, bound read-only; also a file standing
     /// where a protected path's directory would be (a worktree's `.git` file), so it cannot be
@@ -107,7 +107,7 @@ fn has_wildcard(component: &str) -> bool {
 impl Layout {
     /// Resolves an environment against the filesystem now.
     pub(crate) fn resolve(environment: &Environment) -> Result<Layout, SandboxError> {
-        let roots = resolve_dirs(environment.roots.iter())?;
+        let roots = resolve_dirs(environment.roots.iter().chain(environment.read_only_roots.iter()))?;
         let writable = outermost(resolve_dirs(environment.roots.iter().chain(environment.tmp.iter()))?);
         let mut layout = Layout {
             writable,
@@ -151,9 +151,18 @@ impl Layout {
         self.writable.iter().find(|w| path.starts_with(w)).map(PathBuf::as_path)
     }
 
+    /// The workspace roots that are writable: only there does a protected path need keeping.
+    fn writable_roots(&self) -> Vec<PathBuf> {
+        self.roots
+            .iter()
+            .filter(|r| self.writable_root_of(r).is_some())
+            .cloned()
+            .collect()
+    }
+
     fn protect(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
         let parsed = parse(written)?;
-        if parsed.base == Base::AnyDepth || parsed.components.iter().any(|c| has_wildcard(c)) {
+        if parsed.components.iter().any(|c| has_wildcard(c)) {
             return Err(invalid(format!(
                 "protected path `{written}` has a wildcard: a match that does not exist yet could be created"
             )));
@@ -162,8 +171,8 @@ impl Layout {
         let mut candidates = Vec::new();
         match parsed.base {
             Base::EachRoot => {
-                for root in &self.roots {
-                    candidates.push((root.clone(), relative.clone()));
+                for root in self.writable_roots() {
+                    candidates.push((root, relative.clone()));
                 }
             }
             Base::Home | Base::Absolute => {
@@ -181,7 +190,18 @@ impl Layout {
                     candidates.push((root, inside));
                 }
             }
-            Base::AnyDepth => {}
+            Base::AnyDepth => {
+                // Existing matches at any depth are kept read-only; one that does not exist yet
+                // is only kept from being created where it is also written without `**/` (the
+                // directories it could appear in are not known in advance).
+                let matcher = matcher(&relative.to_string_lossy(), written)?;
+                for root in self.writable_roots() {
+                    for found in find_below(&root, &matcher, written)? {
+                        let inside = found.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
+                        candidates.push((root.clone(), inside));
+                    }
+                }
+            }
         }
         for (root, inside) in candidates {
             self.protect_under(&root, &inside, written)?;
@@ -244,12 +264,7 @@ impl Layout {
                 "secret `{written}`: only the last component may have a wildcard"
             )));
         }
-        let matcher = globset::GlobBuilder::new(last)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| invalid(format!("secret `{written}`: {e}")))?
-            .compile_matcher();
+        let matcher = matcher(last, written)?;
         let parent: PathBuf = parents.iter().collect();
         match parsed.base {
             Base::Home => self.hide_in(&home(environment, written)?.join(parent), last, &matcher),
@@ -261,7 +276,9 @@ impl Layout {
             }
             Base::AnyDepth => {
                 for root in self.roots.clone() {
-                    self.hide_below(&root, &matcher, written)?;
+                    for found in find_below(&root, &matcher, written)? {
+                        self.push_hidden(&found);
+                    }
                 }
             }
         }
@@ -284,38 +301,6 @@ impl Layout {
         }
     }
 
-    /// Hides every entry under `root`, at any depth, whose name matches.
-    fn hide_below(&mut self, root: &Path, matcher: &globset::GlobMatcher, written: &str) -> Result<(), SandboxError> {
-        let mut pending = vec![root.to_path_buf()];
-        let mut seen = 0usize;
-        while let Some(dir) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                seen += 1;
-                if seen > MAX_WALK_ENTRIES {
-                    // INVARIANT (fail closed): a tree too large to search is refused, not partly
-                    // masked.
-                    return Err(invalid(format!(
-                        "more than {MAX_WALK_ENTRIES} entries under `{}` to search for secrets `{written}`",
-                        root.display()
-                    )));
-                }
-                if matcher.is_match(entry.file_name()) {
-                    self.push_hidden(&entry.path());
-                    continue;
-                }
-                // Symbolic links are not followed: what they point to inside a root is walked
-                // where it is.
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    pending.push(entry.path());
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Records an existing secret, resolved (a mount follows symbolic links, so the mask lands
     /// on what the link points to).
     fn push_hidden(&mut self, path: &Path) {
@@ -334,6 +319,49 @@ impl Layout {
             is_dir: meta.is_dir(),
         });
     }
+}
+
+/// A matcher for one name as written (a literal, or a glob in a secret's last component).
+fn matcher(name: &str, written: &str) -> Result<globset::GlobMatcher, SandboxError> {
+    Ok(globset::GlobBuilder::new(name)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| invalid(format!("`{written}`: {e}")))?
+        .compile_matcher())
+}
+
+/// Every entry under `root`, at any depth, whose name matches (not looked into further).
+fn find_below(root: &Path, matcher: &globset::GlobMatcher, written: &str) -> Result<Vec<PathBuf>, SandboxError> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_WALK_ENTRIES {
+                // INVARIANT (fail closed): a tree too large to search is refused, not partly
+                // searched.
+                return Err(invalid(format!(
+                    "more than {MAX_WALK_ENTRIES} entries under `{}` to search for `{written}`",
+                    root.display()
+                )));
+            }
+            if matcher.is_match(entry.file_name()) {
+                found.push(entry.path());
+                continue;
+            }
+            // Symbolic links are not followed: what they point to inside a root is walked
+            // where it is.
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            }
+        }
+    }
+    Ok(found)
 }
 
 fn home(environment: &Environment, written: &str) -> Result<PathBuf, SandboxError> {
@@ -385,6 +413,7 @@ mod tests {
     fn environment(root: &Path) -> Environment {
         Environment {
             roots: vec![root.to_path_buf()],
+            read_only_roots: Vec::new(),
             tmp: None,
             protected: vec![
                 ".git/hooks".into(),
@@ -455,6 +484,18 @@ mod tests {
     }
 
     #[test]
+    fn a_protected_name_at_any_depth_keeps_the_existing_ones_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b/.sixfold")).unwrap();
+        let mut env = environment(&root);
+        env.protected = vec![".sixfold".into(), "**/.sixfold".into()];
+        let layout = Layout::resolve(&env).unwrap();
+        assert_eq!(layout.read_only, vec![root.join("a/b/.sixfold")]);
+        assert_eq!(layout.missing, vec![root.join(".sixfold")]);
+    }
+
+    #[test]
     fn a_symlinked_protected_path_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -474,6 +515,25 @@ mod tests {
         let layout = Layout::resolve(&env).unwrap();
         assert_eq!(layout.writable, vec![root.join("tmp"), root.join("w")]);
         assert_eq!(layout.sealed, vec![root.join("w")]);
+    }
+
+    #[test]
+    fn a_read_only_root_hides_its_secrets_and_protects_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join(".env"), "K=v").unwrap();
+        let mut env = environment(&root);
+        env.read_only_roots = std::mem::take(&mut env.roots);
+        let layout = Layout::resolve(&env).unwrap();
+        assert!(layout.writable.is_empty());
+        assert!(layout.read_only.is_empty() && layout.sealed.is_empty() && layout.missing.is_empty());
+        assert_eq!(
+            layout.hidden,
+            vec![Hidden {
+                path: root.join(".env"),
+                is_dir: false
+            }]
+        );
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! not, and returns what it observed as a [`Proof`]. Only what runs inside a proven sandbox is
 //! `contained`.
 //!
-//! This crate holds mechanism only: what an environment confines is the caller's data (next, the
-//! bundle's), and it decides nothing about a step. It is not a container runtime: it gives no
+//! This crate holds mechanism only: what an environment confines is the bundle's data (the core's
+//! `EnvironmentSpec`, turned into an [`Environment`] by [`Environment::from_spec`]), and it
+//! decides nothing about a step. It is not a container runtime: it gives no
 //! private copy of anything, and a denied write fails; it never lands somewhere else.
 //!
 //! Linux only; elsewhere [`run`] and [`prove`] say so.
@@ -42,6 +43,7 @@ use std::path::Path;
 ///
 /// let environment = Environment {
 ///     roots: vec!["/work/repo".into()],
+///     read_only_roots: Vec::new(),
 ///     tmp: Some("/tmp".into()),
 ///     protected: vec![".git/config".into(), ".mcp.json".into()],
 ///     secrets: vec!["~/.ssh".into()],

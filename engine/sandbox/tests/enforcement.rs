@@ -64,6 +64,7 @@ impl World {
     fn environment(&self) -> Environment {
         Environment {
             roots: vec![self.root.clone()],
+            read_only_roots: Vec::new(),
             tmp: None,
             protected: vec![
                 ".git/hooks".into(),

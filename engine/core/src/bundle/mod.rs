@@ -27,6 +27,7 @@ use crate::classify::{Classified, Classifier};
 use crate::decision::Judgement;
 use crate::diag::Diagnostic;
 use crate::effects::{EffectProfile, Effects};
+use crate::environment::EnvironmentSpec;
 use crate::format::ToolFile;
 use crate::judge::Context;
 use crate::provider::{Provider, ToolEffects};
@@ -43,6 +44,7 @@ pub struct Bundle {
     patterns: BTreeMap<String, Pattern>,
     providers: BTreeMap<String, Provider>,
     rows: BTreeMap<String, Row>,
+    environments: BTreeMap<String, EnvironmentSpec>,
     host: ScriptHost,
     /// Row scripts read a whole run's facts, so they run under limits scaled for that.
     row_host: ScriptHost,
@@ -90,6 +92,7 @@ impl Bundle {
             patterns: BTreeMap::new(),
             providers: BTreeMap::new(),
             rows: BTreeMap::new(),
+            environments: BTreeMap::new(),
             host: ScriptHost::new(limits),
             row_host: ScriptHost::new(ScriptLimits::for_facts()),
             examples: Vec::new(),
@@ -104,6 +107,7 @@ impl Bundle {
         compiler.compile_commands(&mut bundle, &docs.policies);
         compiler.compile_acts_and_mcp(&mut bundle, &docs.policies);
         compiler.compile_policies(&mut bundle, &docs.policies);
+        compiler.compile_environments(&mut bundle, &docs.policies);
         compiler.compile_modes(&mut bundle, &docs.modes);
         compiler.compile_patterns(&mut bundle, &docs.patterns);
         compiler.compile_providers(&mut bundle, docs.providers);
@@ -125,6 +129,16 @@ impl Bundle {
     /// One mode.
     pub fn mode(&self, id: &str) -> Option<&Mode> {
         self.modes.get(id)
+    }
+
+    /// The environments, by name.
+    pub fn environments(&self) -> impl Iterator<Item = &EnvironmentSpec> {
+        self.environments.values()
+    }
+
+    /// One environment, by the name a mode gives in `environment`.
+    pub fn environment(&self, id: &str) -> Option<&EnvironmentSpec> {
+        self.environments.get(id)
     }
 
     /// The policies, by id.

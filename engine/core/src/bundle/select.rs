@@ -184,7 +184,8 @@ fn string_value(value: &str) -> Option<&str> {
 }
 
 /// True when a policy file may add to what every judgement uses whichever mode includes it:
-/// command rules, wrappers, MCP tool maps, act rules or path sets. True whenever unsure.
+/// command rules, wrappers, MCP tool maps, act rules, path sets or environments. True whenever
+/// unsure.
 // INVARIANT (fail closed): true whenever unsure, so a stricter kept rule is never left unread.
 fn adds_to_the_whole_bundle(text: &str) -> bool {
     // An escape in a quoted key could spell any of them.
@@ -196,13 +197,15 @@ fn adds_to_the_whole_bundle(text: &str) -> bool {
         let t = t.strip_prefix("[[").or_else(|| t.strip_prefix('[')).unwrap_or(t);
         let t = t.trim_start_matches([' ', '\t']);
         let t = t.strip_prefix(['"', '\'']).unwrap_or(t);
-        ["commands", "wrappers", "mcp", "acts", "paths"].iter().any(|key| {
-            t.strip_prefix(key).is_some_and(|rest| {
-                let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
-                let rest = rest.trim_start_matches([' ', '\t']);
-                rest.is_empty() || rest.starts_with(['=', '.', ']'])
+        ["commands", "wrappers", "mcp", "acts", "paths", "environments"]
+            .iter()
+            .any(|key| {
+                t.strip_prefix(key).is_some_and(|rest| {
+                    let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
+                    let rest = rest.trim_start_matches([' ', '\t']);
+                    rest.is_empty() || rest.starts_with(['=', '.', ']'])
+                })
             })
-        })
     })
 }
 

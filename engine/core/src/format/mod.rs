@@ -5,6 +5,7 @@
 //! wherever a file names effects (a ceiling, a rule's conditions, a tool, a command rule).
 
 mod closed;
+mod environment;
 mod mode;
 mod pattern;
 mod policy;
@@ -12,6 +13,7 @@ mod provider;
 mod rule;
 
 pub use closed::NoOtherKeys;
+pub use environment::{Access, EnvironmentFile, NetworkAccess};
 pub use mode::{BehaviourFile, ModeFile};
 pub use pattern::{MetaTool, PatternFile, PatternLimits, SpawnExample};
 pub use policy::{

@@ -29,9 +29,11 @@ pub struct ModeFile {
     /// The decision when no rule matches (inherited when extending; `refuse` otherwise).
     #[serde(default)]
     pub default: Option<Decision>,
-    /// The environment mode this mode needs (what a sandbox must enforce), e.g. `workspace-write`.
+    /// The environment this mode needs (what a sandbox must enforce around a command), by the
+    /// name of an `[environments.NAME]` table in a policy file, e.g. `workspace-write`.
     #[serde(default)]
-    pub environment: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub environment: Option<Spanned<String>>,
     /// Ids of policies whose rules this mode applies, e.g. `["secrets", "protected"]`.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]

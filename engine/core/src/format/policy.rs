@@ -1,7 +1,8 @@
-//! A policy file: `policies/**/*.toml`: path sets, rules, rows, command rules, act rules, MCP
-//! tool maps and their examples.
+//! A policy file: `policies/**/*.toml`: path sets, environments, rules, rows, command rules,
+//! act rules, MCP tool maps and their examples.
 
 use super::closed::NoOtherKeys;
+use super::environment::EnvironmentFile;
 use super::provider::ToolFile;
 use super::rule::{JudgementExample, RuleFile};
 use crate::decision::Decision;
@@ -26,6 +27,11 @@ pub struct PolicyFile {
     /// absolute, any other is relative to a workspace root (and `**/…` matches anywhere).
     #[serde(default)]
     pub paths: BTreeMap<String, PathSetFile>,
+    /// Environments, by name: what a sandbox enforces around a command run under a mode that
+    /// names it (`environment = "NAME"`). Names are shared across the bundle; a later layer's
+    /// replaces an earlier one's.
+    #[serde(default)]
+    pub environments: BTreeMap<String, EnvironmentFile>,
     /// Rules a mode applies when it includes this policy.
     #[serde(default)]
     #[schemars(with = "Vec<RuleFile>")]

@@ -312,6 +312,8 @@ fn outside_dirs(environment: &Environment, layout: &Layout) -> Vec<PathBuf> {
         .iter()
         .filter_map(|r| r.parent().map(Path::to_path_buf))
         .collect();
+    // A workspace root that is not writable is outside every writable root too.
+    dirs.extend(layout.roots.iter().cloned());
     if environment.home.is_absolute() {
         dirs.push(environment.home.clone());
     }

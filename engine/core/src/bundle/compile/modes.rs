@@ -3,10 +3,11 @@
 use super::Compiler;
 use crate::bundle::examples::{Example, ExampleKind};
 use crate::bundle::model::Mode;
-use crate::bundle::read::{is_id, Layered, ModeDoc};
+use crate::bundle::read::{is_id, Doc, Layered, ModeDoc};
 use crate::bundle::Bundle;
 use crate::decision::Decision;
 use crate::diag::Diagnostic;
+use crate::format::ModeFile;
 use crate::judge::{Judge, Rule};
 use crate::scope::Workspace;
 use std::sync::Arc;
@@ -150,6 +151,7 @@ impl Compiler<'_> {
                 });
             }
         }
+        let environment = self.mode_environment(bundle, doc, id, m);
         let mut behaviour = m.behaviour.clone().unwrap_or_default();
         if role.is_some() {
             behaviour.role = role.clone();
@@ -160,7 +162,7 @@ impl Compiler<'_> {
                 id: id.to_string(),
                 name: m.name.clone(),
                 description: m.description.clone(),
-                environment: m.environment.clone(),
+                environment,
                 behaviour,
                 extends: m.extends.as_ref().map(|e| e.get_ref().clone()),
                 file: doc.display.clone(),
@@ -173,5 +175,32 @@ impl Compiler<'_> {
             },
         );
         true
+    }
+
+    /// The environment a mode needs: its own, else the one of the mode it extends. One that
+    /// does not exist is reported where the mode names it; the mode still loads (its judgements
+    /// need no sandbox), and a sandbox asked to enforce it refuses.
+    fn mode_environment(&mut self, bundle: &Bundle, doc: &Doc, id: &str, m: &ModeFile) -> Option<String> {
+        let Some(named) = &m.environment else {
+            let parent = m.extends.as_ref().and_then(|e| bundle.modes.get(e.get_ref().as_str()));
+            return parent.and_then(|p| p.environment.clone());
+        };
+        if !bundle.environments.contains_key(named.get_ref().as_str()) {
+            let known: Vec<String> = bundle.environments.keys().map(|k| format!("`{k}`")).collect();
+            self.diagnostics.push(
+                doc.diag(
+                    named.span(),
+                    format!(
+                        "mode `{id}` needs the environment `{}`, which does not exist",
+                        named.get_ref()
+                    ),
+                )
+                .with_hint(format!(
+                    "environments are declared in policy files under [environments.NAME]; known: {}",
+                    known.join(", ")
+                )),
+            );
+        }
+        Some(named.get_ref().clone())
     }
 }

@@ -1,0 +1,353 @@
+//! `sixfold sandbox run|check`: one command confined by a mode's environment, and the proof
+//! that this machine enforces it. The bundle says what an environment confines; the sandbox
+//! layer enforces and proves it; this file only wires the two and keeps proofs in a cache.
+
+use crate::bundles::{self, BundleArgs};
+use crate::output::{errln, outln};
+use sixfold_core::bundle::{Bundle, Needs};
+use sixfold_core::environment::EnvironmentSpec;
+use sixfold_hook::trust::Standing;
+use sixfold_sandbox::{Check, Environment, Proof, SandboxError};
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+/// Exit status when the environment cannot be proven or built (as a shell's "cannot execute").
+const CANNOT_CONFINE: u8 = 126;
+/// Exit status when the command's program is not found (as a shell's).
+const NOT_FOUND: u8 = 127;
+/// A cached proof larger than this is not one sixfold wrote: it is ignored.
+const MAX_CACHED_PROOF_BYTES: u64 = 256 * 1024;
+
+/// Run a command confined by a mode's environment, or prove that this machine enforces it.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: SandboxCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum SandboxCommand {
+    /// Run one command confined by a mode's environment. Exits with the command's status; 126
+    /// when the environment cannot be proven on this machine (the command does not run).
+    #[command(after_help = "Example:\n  sixfold sandbox run --mode workspace-write -- cargo test")]
+    Run {
+        #[command(flatten)]
+        on: On,
+        /// The command and its arguments (the program is looked up on `$PATH`).
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<OsString>,
+    },
+    /// Prove a mode's environment on this machine and print what held. Exits 0 when proven,
+    /// 1 when not.
+    Check {
+        #[command(flatten)]
+        on: On,
+        /// Print `{"proven": …, "checks": [{"name", "held", "detail"}, …]}`.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which mode, which roots, which bundle.
+#[derive(Debug, clap::Args)]
+struct On {
+    /// The mode whose environment confines the command (see `sixfold modes`); defaults to the
+    /// project's active mode (`sixfold mode show`).
+    #[arg(long, value_name = "ID")]
+    mode: Option<String>,
+    /// A workspace root: `DIR`, or `NAME=DIR` for a named one (repeatable). Defaults to the
+    /// current directory.
+    #[arg(long = "root", value_name = "[NAME=]DIR")]
+    roots: Vec<String>,
+    #[command(flatten)]
+    bundle: BundleArgs,
+}
+
+/// A mode's environment, resolved for this run.
+struct Resolved {
+    mode: String,
+    spec: EnvironmentSpec,
+    /// `None` when the environment confines nothing.
+    environment: Option<Environment>,
+}
+
+fn usage_error(message: &str, hint: &str) -> u8 {
+    errln!("error: {message}\n  = help: {hint}");
+    2
+}
+
+/// `sixfold sandbox`.
+pub(crate) fn run(args: Args) -> u8 {
+    match args.command {
+        SandboxCommand::Run { on, command } => match resolve(&on) {
+            Ok(resolved) => run_confined(&resolved, &command),
+            Err(code) => code,
+        },
+        SandboxCommand::Check { on, json } => match resolve(&on) {
+            Ok(resolved) => check(&resolved, json),
+            Err(code) => code,
+        },
+    }
+}
+
+/// The mode's environment for the roots given; a usage error (exit 2) when the mode or its
+/// environment does not exist or the bundle has errors.
+fn resolve(on: &On) -> Result<Resolved, u8> {
+    let mode = match &on.mode {
+        Some(mode) => mode.clone(),
+        None => active_mode()
+            .map_err(|message| usage_error(&message, "name the mode with --mode ID (see `sixfold modes`)"))?,
+    };
+    let workspace = crate::judge::workspace(&on.roots)
+        .map_err(|message| usage_error(&message, "--root DIR for the primary root, --root NAME=DIR for others"))?;
+    let (sources, mut diagnostics) = bundles::sources(&on.bundle);
+    let (bundle, mut found) = Bundle::load_for(&sources, &Needs::mode(&mode));
+    diagnostics.append(&mut found);
+    if !diagnostics.is_empty() {
+        bundles::report(&diagnostics);
+        // INVARIANT (fail closed): a broken bundle may have held a stricter environment; nothing
+        // runs under what is left of it.
+        return Err(usage_error(
+            "the bundle has errors, so nothing was run",
+            "run `sixfold check` for the full report",
+        ));
+    }
+    if bundle.mode(&mode).is_none() {
+        // Only the named mode was read; the hint lists them all.
+        let (all, _) = Bundle::load(&sources);
+        let known: Vec<String> = all.modes().map(|m| format!("`{}`", m.id)).collect();
+        return Err(usage_error(
+            &format!("there is no mode `{mode}`"),
+            &format!("the modes are {}", known.join(", ")),
+        ));
+    }
+    let spec = environment_of(&bundle, &mode)?.clone();
+    let roots: Vec<PathBuf> = workspace.roots().iter().map(|r| r.path.clone()).collect();
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let environment = Environment::from_spec(&spec, &roots, std::env::temp_dir(), home);
+    Ok(Resolved {
+        mode,
+        spec,
+        environment,
+    })
+}
+
+/// The environment the mode names.
+fn environment_of<'b>(bundle: &'b Bundle, mode: &str) -> Result<&'b EnvironmentSpec, u8> {
+    let Some(found) = bundle.mode(mode) else {
+        return Err(usage_error(
+            &format!("there is no mode `{mode}`"),
+            "see `sixfold modes`",
+        ));
+    };
+    let Some(name) = &found.environment else {
+        return Err(usage_error(
+            &format!("mode `{mode}` names no environment, so there is nothing to enforce"),
+            &format!("add `environment = \"NAME\"` to {}", found.file),
+        ));
+    };
+    bundle.environment(name).ok_or_else(|| {
+        usage_error(
+            &format!("mode `{mode}` needs the environment `{name}`, which does not exist"),
+            "environments are declared in policy files under [environments.NAME]",
+        )
+    })
+}
+
+/// The project's active mode, as the hooks read it: the mode its `.sixfold/` names only once that
+/// content is trusted (a cloned repository cannot pick `full` for itself), else the default.
+fn active_mode() -> Result<String, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let project = sixfold_hook::claude::project_of(&cwd)?;
+    let state = sixfold_hook::state::State::load(&project)?;
+    let standing = crate::trust::store()
+        .ok()
+        .and_then(|store| store.standing(&project).ok())
+        .unwrap_or(Standing::Untrusted);
+    // INVARIANT (fail closed): an untrusted project's state never chooses the environment.
+    if standing == Standing::Untrusted {
+        let named = state.mode_for(None);
+        if named != sixfold_hook::DEFAULT_MODE {
+            errln!(
+                "note: the project's `.sixfold/` names mode `{named}` but is not trusted on this machine; using `{}` (`sixfold trust` after reviewing it, or pass --mode)",
+                sixfold_hook::DEFAULT_MODE
+            );
+        }
+        return Ok(sixfold_hook::DEFAULT_MODE.to_string());
+    }
+    Ok(state.mode_for(None))
+}
+
+fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            errln!("error: cannot read the current directory: {e}");
+            return CANNOT_CONFINE;
+        }
+    };
+    let Some(environment) = &resolved.environment else {
+        return run_plainly(command, &cwd);
+    };
+    let proof = cached_proof(&resolved.mode, environment).unwrap_or_else(|| {
+        let proof = sixfold_sandbox::prove(environment);
+        store_proof(&resolved.mode, environment, &proof);
+        proof
+    });
+    if !proof.proven {
+        // INVARIANT (fail closed): an environment this machine does not enforce runs nothing,
+        // never the command with less confinement.
+        errln!(
+            "error: the environment `{}` of mode `{}` cannot be proven on this machine, so the command did not run",
+            resolved.spec.id,
+            resolved.mode
+        );
+        for failed in proof.failed() {
+            errln!("  {}: {}", failed.name, failed.detail);
+        }
+        errln!(
+            "  = help: `sixfold sandbox check --mode {}` shows every check",
+            resolved.mode
+        );
+        return CANNOT_CONFINE;
+    }
+    match sixfold_sandbox::run(environment, command, &cwd) {
+        Ok(status) => exit_code(status),
+        Err(error) => {
+            errln!("error: {error}");
+            match error {
+                SandboxError::NotFound { .. } => NOT_FOUND,
+                _ => CANNOT_CONFINE,
+            }
+        }
+    }
+}
+
+/// Runs a command under an environment that confines nothing.
+fn run_plainly(command: &[OsString], cwd: &Path) -> u8 {
+    let Some((program, args)) = command.split_first() else {
+        return usage_error("no command to run", "put it after `--`");
+    };
+    match std::process::Command::new(program).args(args).current_dir(cwd).status() {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            exit_code(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            errln!("error: program `{}` not found on `$PATH`", program.to_string_lossy());
+            NOT_FOUND
+        }
+        Err(e) => {
+            errln!("error: cannot start `{}`: {e}", program.to_string_lossy());
+            CANNOT_CONFINE
+        }
+    }
+}
+
+/// A status as a process exit code (statuses beyond 255 wrap, as a shell's do).
+fn exit_code(status: i32) -> u8 {
+    u8::try_from(status.rem_euclid(256)).unwrap_or(1)
+}
+
+fn check(resolved: &Resolved, json: bool) -> u8 {
+    let proof = match &resolved.environment {
+        Some(environment) => {
+            // A check always proves afresh; what it observed replaces the cached proof.
+            let proof = sixfold_sandbox::prove(environment);
+            store_proof(&resolved.mode, environment, &proof);
+            proof
+        }
+        None => Proof::from_checks(vec![Check::new(
+            "sandbox",
+            true,
+            format!(
+                "the environment `{}` confines nothing: a command runs as it is",
+                resolved.spec.id
+            ),
+        )]),
+    };
+    if json {
+        match serde_json::to_string(&proof) {
+            Ok(line) => outln!("{line}"),
+            Err(e) => errln!("error: cannot print the proof: {e}"),
+        }
+    } else {
+        for c in &proof.checks {
+            outln!(
+                "{:4}  {:24}  {}",
+                if c.held { "held" } else { "FAIL" },
+                c.name,
+                c.detail
+            );
+        }
+        let verdict = if proof.proven { "proven" } else { "not proven" };
+        outln!(
+            "{verdict}: the environment `{}` of mode `{}`",
+            resolved.spec.id,
+            resolved.mode
+        );
+    }
+    u8::from(!proof.proven)
+}
+
+/// What a cached proof must match exactly: sixfold's version, the kernel, the mode and the
+/// environment as enforced (its roots, temp dir, home, path lists and network).
+fn cache_key(mode: &str, environment: &Environment) -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "sixfold {}\nkernel {}\nmode {mode}\n{environment:?}",
+        env!("CARGO_PKG_VERSION"),
+        kernel.trim()
+    )
+}
+
+/// Where proofs are cached: `$XDG_CACHE_HOME/sixfold/proofs`, else `~/.cache/sixfold/proofs`.
+fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("sixfold").join("proofs"))
+}
+
+fn cache_file(key: &str) -> Option<PathBuf> {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    Some(cache_dir()?.join(format!("{:016x}.json", hasher.finish())))
+}
+
+/// A proof cached for exactly this key, when it was proven.
+fn cached_proof(mode: &str, environment: &Environment) -> Option<Proof> {
+    let key = cache_key(mode, environment);
+    // A FIFO or a device planted as the cache file cannot hang the command: regular files only.
+    let text = sixfold_core::bounded::read_text(&cache_file(&key)?, MAX_CACHED_PROOF_BYTES).ok()?;
+    let cached: serde_json::Value = serde_json::from_str(&text).ok()?;
+    // INVARIANT (fail closed): only a proven proof for the very same key is reused; anything
+    // else (another key, a failed proof, a file that does not read) proves afresh.
+    if cached.get("key").and_then(|k| k.as_str()) != Some(key.as_str()) {
+        return None;
+    }
+    let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
+    proof.proven.then_some(proof)
+}
+
+/// Keeps a proven proof for next time; a failed one is not kept (it is proven afresh). A cache
+/// that cannot be written is no error: the next run proves again.
+fn store_proof(mode: &str, environment: &Environment, proof: &Proof) {
+    let key = cache_key(mode, environment);
+    let Some(file) = cache_file(&key) else { return };
+    if !proof.proven {
+        let _ = std::fs::remove_file(&file);
+        return;
+    }
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let text = serde_json::json!({"key": key, "proof": proof}).to_string();
+    let partial = dir.join(format!(".{}.{}", std::process::id(), "partial"));
+    if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &file).is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+}

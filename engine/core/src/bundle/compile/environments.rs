@@ -1,0 +1,183 @@
+//! Environments: each `[environments.NAME]` compiled into an [`EnvironmentSpec`], its path sets
+//! expanded into paths as written.
+
+use super::Compiler;
+use crate::bundle::read::Layered;
+use crate::bundle::Bundle;
+use crate::diag::Diagnostic;
+use crate::environment::{written_paths, EnvironmentSpec};
+use crate::format::{Access, EnvironmentFile, NetworkAccess, PolicyFile};
+use toml::Spanned;
+
+impl Compiler<'_> {
+    /// Compiles every environment, later layers replacing earlier ones by name. One that names
+    /// a path set that does not exist is reported and left out, so a mode naming it cannot be
+    /// enforced (never enforced with less).
+    pub(crate) fn compile_environments(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
+        for (doc, policy) in policies.in_load_order() {
+            for (id, e) in &policy.environments {
+                let before = self.diagnostics.len();
+                let unconfining = e.roots != Access::ReadOnly
+                    || e.tmp != Access::ReadOnly
+                    || !e.read_only.is_empty()
+                    || !e.hidden.is_empty()
+                    || e.network != NetworkAccess::Cut;
+                if !e.confined && unconfining {
+                    self.diagnostics.push(
+                        Diagnostic::file(
+                            &doc.display,
+                            format!(
+                                "environment `{id}` confines nothing (`confined = false`) but says what to confine"
+                            ),
+                        )
+                        .with_hint("remove `confined = false`, or every other key but `description`"),
+                    );
+                }
+                let read_only = self.expand(doc, id, &e.read_only);
+                let hidden = self.expand(doc, id, &e.hidden);
+                // INVARIANT (fail closed): an environment with a path set that does not resolve is
+                // left out: a mode naming it is then refused, never run with less confined.
+                if self.diagnostics.len() != before {
+                    bundle.environments.remove(id);
+                    continue;
+                }
+                bundle
+                    .environments
+                    .insert(id.clone(), spec(id, &doc.display, e, read_only, hidden));
+            }
+        }
+    }
+
+    /// The paths as written of the path sets `@NAME` named in `entries`.
+    fn expand(&mut self, doc: &crate::bundle::read::Doc, id: &str, entries: &[Spanned<String>]) -> Vec<String> {
+        let mut globs = Vec::new();
+        for entry in entries {
+            let named = entry
+                .get_ref()
+                .strip_prefix('@')
+                .and_then(|name| self.path_globs.get(name));
+            match named {
+                Some(set) => globs.extend(set.iter().cloned()),
+                None => {
+                    let mut known: Vec<String> = self.path_globs.keys().map(|k| format!("`@{k}`")).collect();
+                    known.sort();
+                    self.diagnostics.push(
+                        doc.diag(
+                            entry.span(),
+                            format!(
+                                "environment `{id}` names `{}`, which is not a path set",
+                                entry.get_ref()
+                            ),
+                        )
+                        .with_hint(format!(
+                            "name a path set declared under [paths.NAME] as `@NAME`; known: {}",
+                            known.join(", ")
+                        )),
+                    );
+                }
+            }
+        }
+        written_paths(&globs)
+    }
+}
+
+fn spec(id: &str, file: &str, e: &EnvironmentFile, read_only: Vec<String>, hidden: Vec<String>) -> EnvironmentSpec {
+    if !e.confined {
+        let mut spec = EnvironmentSpec::unconfined(id);
+        spec.description = e.description.clone();
+        spec.file = file.to_string();
+        return spec;
+    }
+    EnvironmentSpec {
+        id: id.to_string(),
+        description: e.description.clone(),
+        file: file.to_string(),
+        confined: true,
+        roots_writable: e.roots == Access::Writable,
+        tmp_writable: e.tmp == Access::Writable,
+        read_only,
+        hidden,
+        network_cut: e.network == NetworkAccess::Cut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bundle::{Bundle, BundleSource, Needs};
+    use crate::shipped;
+
+    fn load(extra: &[(&str, &str)]) -> (Bundle, Vec<crate::diag::Diagnostic>) {
+        let overlay = BundleSource::from_files("t", extra.iter().copied());
+        Bundle::load(&[shipped::source(), overlay])
+    }
+
+    #[test]
+    fn the_shipped_environments_compile_from_the_path_sets() {
+        let (bundle, d) = Bundle::load(&[shipped::source()]);
+        assert!(d.is_empty(), "{d:#?}");
+        let ids: Vec<&str> = bundle.environments().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["full", "read-only", "workspace-write"]);
+        let ww = bundle.environment("workspace-write").unwrap();
+        assert!(ww.confined && ww.roots_writable && ww.tmp_writable && ww.network_cut);
+        assert!(ww.read_only.iter().any(|p| p == ".mcp.json"), "{ww:?}");
+        assert!(!ww.read_only.iter().any(|p| p.ends_with("/**")), "{ww:?}");
+        assert!(ww.hidden.iter().any(|p| p == "~/.ssh"), "{ww:?}");
+        let ro = bundle.environment("read-only").unwrap();
+        assert!(ro.confined && !ro.roots_writable && !ro.tmp_writable && ro.network_cut);
+        assert!(!bundle.environment("full").unwrap().confined);
+        for mode in bundle.modes() {
+            let named = mode.environment.as_deref().unwrap();
+            assert!(bundle.environment(named).is_some(), "{}", mode.id);
+        }
+    }
+
+    #[test]
+    fn a_mode_naming_a_missing_environment_is_reported_where_it_names_it() {
+        let (_, d) = load(&[(
+            "modes/m.toml",
+            "id = \"m\"\ndefault = \"refuse\"\nenvironment = \"nowhere\"\n",
+        )]);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!((d[0].file.as_str(), d[0].line, d[0].column), ("t/modes/m.toml", 3, 15));
+        assert!(d[0].message.contains("`nowhere`, which does not exist"), "{d:#?}");
+        assert!(
+            d[0].hint.as_deref().unwrap_or("").contains("`workspace-write`"),
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn a_mode_extending_another_inherits_its_environment() {
+        let (bundle, d) = load(&[("modes/m.toml", "id = \"m\"\nextends = \"workspace-write\"\n")]);
+        assert!(d.is_empty(), "{d:#?}");
+        assert_eq!(
+            bundle.mode("m").unwrap().environment.as_deref(),
+            Some("workspace-write")
+        );
+    }
+
+    #[test]
+    fn an_environment_naming_a_missing_path_set_is_left_out() {
+        let policy = "id = \"p\"\n[environments.boxed]\nroots = \"writable\"\nhidden = [\"@nope\"]\n";
+        let (bundle, d) = load(&[("policies/p.toml", policy)]);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].line, 4, "{d:#?}");
+        assert!(d[0].message.contains("`@nope`, which is not a path set"), "{d:#?}");
+        assert!(bundle.environment("boxed").is_none());
+    }
+
+    #[test]
+    fn an_unconfined_environment_says_nothing_else() {
+        let policy = "id = \"p\"\n[environments.open]\nconfined = false\nnetwork = \"open\"\n";
+        let (_, d) = load(&[("policies/p.toml", policy)]);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert!(d[0].message.contains("confines nothing"), "{d:#?}");
+    }
+
+    #[test]
+    fn loading_for_one_judgement_still_reads_the_environments() {
+        let (bundle, d) = Bundle::load_for(&[shipped::source()], &Needs::mode("workspace-write"));
+        assert!(d.is_empty(), "{d:#?}");
+        assert!(bundle.environment("workspace-write").is_some());
+    }
+}
