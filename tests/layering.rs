@@ -384,3 +384,69 @@ fn the_core_source_names_no_vendor() {
             .join("\n")
     );
 }
+
+/// The core's top-level module a source file belongs to: `bundle` for `bundle/compile/modes.rs`,
+/// `scope` for `scope.rs`; `None` for `lib.rs`.
+fn top_module(src: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src).ok()?;
+    let first = relative.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    (name != "lib").then_some(name)
+}
+
+/// No module of the core imports one that imports it back, however long the way round: the
+/// core's top-level modules form a graph without cycles. Tests inside a file are left out (they
+/// may use anything).
+#[test]
+fn no_core_module_imports_one_that_imports_it_back() {
+    let src = workspace_root().join(&Workspace::load().member(CORE).dir).join("src");
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files(&src)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
+        let Some(module) = top_module(&src, &file) else {
+            continue;
+        };
+        if module == "bundle" && file.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let entry = uses.entry(module.clone()).or_default();
+        for (at, _) in code.match_indices("crate::") {
+            let name: String = code[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != module {
+                entry.insert(name);
+            }
+        }
+    }
+    // Depth-first search for a way back to the start.
+    let mut cycles = Vec::new();
+    for start in uses.keys() {
+        let mut stack = vec![vec![start.clone()]];
+        while let Some(path) = stack.pop() {
+            let last = path.last().unwrap();
+            for next in uses.get(last).into_iter().flatten() {
+                if next == start {
+                    cycles.push(format!("{} -> {start}", path.join(" -> ")));
+                } else if !path.contains(next) {
+                    let mut longer = path.clone();
+                    longer.push(next.clone());
+                    stack.push(longer);
+                }
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "modules of the core import each other round in a circle:\n{}",
+        cycles.join("\n")
+    );
+    // The search saw the modules it should: a typo in the walk would make it vacuous.
+    assert!(uses.contains_key("bundle") && uses.contains_key("judge") && uses.contains_key("scope"));
+    assert!(uses["bundle"].contains("judge"), "{uses:?}");
+}
