@@ -146,19 +146,23 @@ impl EffectProfile {
         }
     }
 
-    /// The profile with its scopes resolved against a workspace.
+    /// The profile with its scopes resolved against a workspace. The scopes are simplified (a
+    /// wider place absorbs a narrower one, for the partial order and the ceiling), but the places
+    /// rules match on are every place as written: `.` listed beside `.env` still shows `.env` to
+    /// the secrets rule.
     pub fn resolve(&self, workspace: &Workspace) -> Effects {
-        Effects::new(
-            workspace,
-            workspace.resolve(&self.reads),
-            workspace.resolve(&self.writes),
-            Flags {
+        Effects {
+            reads: workspace.resolve(&self.reads),
+            writes: workspace.resolve(&self.writes),
+            flags: Flags {
                 reaches: self.reaches,
                 reversible: self.reversible,
                 contained: self.contained,
                 costs: self.costs,
             },
-        )
+            read_places: places_as_written(workspace, &self.reads),
+            write_places: places_as_written(workspace, &self.writes),
+        }
     }
 }
 
@@ -198,21 +202,6 @@ pub struct Effects {
     pub read_places: Vec<Touch>,
     /// Each written place, classified.
     pub write_places: Vec<Touch>,
-}
-
-impl Effects {
-    /// Builds resolved effects, classifying each place against the workspace.
-    pub fn new(workspace: &Workspace, reads: Scopes, writes: Scopes, flags: Flags) -> Effects {
-        let read_places = classify(workspace, &reads);
-        let write_places = classify(workspace, &writes);
-        Effects {
-            reads,
-            writes,
-            flags,
-            read_places,
-            write_places,
-        }
-    }
 }
 
 /// A resolved profile without classification: the lattice the laws are stated over.
@@ -277,6 +266,21 @@ impl From<&Effects> for Profile {
     }
 }
 
+/// Each entry resolved on its own and classified, the same place once.
+// INVARIANT (fail closed): no place a step names is hidden from the rules by a wider one.
+fn places_as_written(workspace: &Workspace, written: &[String]) -> Vec<Touch> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for entry in written {
+        for touch in classify(workspace, &workspace.resolve(std::slice::from_ref(entry))) {
+            if seen.insert(touch.path.clone()) {
+                out.push(touch);
+            }
+        }
+    }
+    out
+}
+
 fn classify(workspace: &Workspace, scopes: &Scopes) -> Vec<Touch> {
     match scopes {
         Scopes::Everything => vec![Touch {
@@ -297,6 +301,35 @@ fn classify(workspace: &Workspace, scopes: &Scopes) -> Vec<Touch> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A wider place listed beside a narrower one hides nothing from the rules: every place as
+    /// written is classified, while the scopes stay simplified for the partial order.
+    #[test]
+    fn every_place_as_written_is_seen() {
+        let ws = Workspace::new("/w");
+        let p = EffectProfile {
+            reads: vec![".".into(), "./.env".into(), "*".into()],
+            writes: vec!["./src".into(), "./src/lib.rs".into()],
+            ..EffectProfile::default()
+        };
+        let e = p.resolve(&ws);
+        let paths = |touches: &[Touch]| -> Vec<Option<PathBuf>> { touches.iter().map(|t| t.path.clone()).collect() };
+        assert_eq!(
+            paths(&e.read_places),
+            vec![Some(PathBuf::from("/w")), Some(PathBuf::from("/w/.env")), None]
+        );
+        assert_eq!(e.reads, Scopes::Everything);
+        assert_eq!(
+            paths(&e.write_places),
+            vec![Some(PathBuf::from("/w/src")), Some(PathBuf::from("/w/src/lib.rs"))]
+        );
+        // The same place written twice is one place.
+        let twice = EffectProfile {
+            writes: vec!["./a".into(), "./b/../a".into()],
+            ..EffectProfile::default()
+        };
+        assert_eq!(twice.resolve(&ws).write_places.len(), 1);
+    }
 
     #[test]
     fn missing_fields_default_with_reversible_true() {
