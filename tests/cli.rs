@@ -285,7 +285,10 @@ const TABLE: &[(&str, &str, [&str; 4])] = &[
     ("reads a secret: credential file",  r#"{"reads":["~/.git-credentials"]}"#,                  [R, R, R, A]),
     ("writes inside, reversible",        r#"{"writes":["{root}/src/lib.rs"]}"#,                  [R, Q, A, A]),
     ("writes inside, irreversible",      r#"{"writes":["{root}/target"],"reversible":false}"#,   [R, Q, A, A]),
-    ("writes the workspace by name",     r#"{"writes":["workspace"]}"#,                          [R, Q, A, A]),
+    // Covers the protected paths without naming them: judged like an unknown write (the brief).
+    ("writes the workspace by name",     r#"{"writes":["workspace"]}"#,                          [R, Q, Q, A]),
+    ("writes the workspace, contained",  r#"{"writes":["workspace"],"contained":true}"#,         [R, Q, A, A]),
+    ("writes .git, which holds hooks",   r#"{"writes":["{root}/.git"]}"#,                        [R, Q, Q, A]),
     ("writes to /tmp",                   r#"{"writes":["/tmp/sixfold-cli-test/scratch.txt"]}"#, [R, Q, A, A]),
     ("writes to $TMPDIR",                r#"{"writes":["{tmpdir}/scratch.txt"]}"#,               [R, Q, A, A]),
     ("writes the temp dir by name",      r#"{"writes":["tmp"]}"#,                                [R, Q, A, A]),

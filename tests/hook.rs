@@ -251,6 +251,10 @@ fn a_mode_switched_between_two_tool_calls_changes_the_second_decision() {
 fn the_stop_hook_blocks_a_claim_without_a_suite_then_lets_it_through() {
     let Some(run) = Run::new() else { return };
     run.mode("workspace-write");
+    // The suite writes the workspace, which holds the protected paths, so `workspace-write` asks
+    // for it outside a sandbox; the person has said yes to it once, as a kept rule.
+    let kept = run.sixfold(&["rules", "add", "--allow", "python3 -m unittest"]);
+    assert!(kept.status.success(), "{}", String::from_utf8_lossy(&kept.stderr));
     std::fs::write(
         run.project.join("test_calc.py"),
         "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n\nif __name__ == '__main__':\n    unittest.main()\n",

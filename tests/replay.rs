@@ -392,7 +392,10 @@ fn the_example_runs_show_judged_steps_and_verdicts() {
     assert_eq!(out.status.code(), Some(0), "gaps under `on` exit 0");
     let text = String::from_utf8_lossy(&out.stdout);
     for needle in [
-        "mode workspace-write: 4 allow, 0 ask, 0 refuse",
+        "mode workspace-write: 3 allow, 1 ask, 0 refuse",
+        // `cargo test` writes the workspace, which holds the protected paths: outside a proven
+        // sandbox, workspace-write asks.
+        "(rule `workspace-write/writes-covering-protected-uncontained`)",
         "  1  allow   Read src/lib.rs",
         "ask     exec_command /bin/bash -lc 'cargo test || true'",
         "(rule `boundaries/reads-outside`)",

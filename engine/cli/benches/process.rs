@@ -252,7 +252,8 @@ fn hook_subject() -> Result<Subject, String> {
         "sixfold hook",
         SIXFOLD,
         &["hook", "claude-code"],
-        r#""permissionDecision":"allow""#,
+        // `cargo test` writes the workspace, which holds the protected paths: asked, uncontained.
+        r#""permissionDecision":"ask""#,
     );
     subject.stdin = Some(event.to_string());
     subject.env = vec![("XDG_STATE_HOME", dir.join("state"))];

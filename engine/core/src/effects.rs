@@ -15,7 +15,8 @@ use std::path::PathBuf;
 #[schemars(rename = "EffectFields")]
 pub struct EffectFields<S = String> {
     /// What it reads: named scopes (`workspace`, a root's name, `tmp`, `*`) and paths. In a
-    /// condition: `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME` or a path glob.
+    /// condition: `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME`, `covers:@NAME` or a
+    /// path glob.
     #[serde(default = "none::<S>")]
     pub reads: Option<Vec<S>>,
     /// What it writes, with the same entries as `reads`.

@@ -78,6 +78,42 @@ pub(crate) struct PathSet {
     home: GlobSet,
     absolute: GlobSet,
     relative: GlobSet,
+    /// Each glob's literal start, for [`PathSet::covers`].
+    starts: Vec<GlobStart>,
+}
+
+/// Where a glob is anchored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Home,
+    Absolute,
+    Root,
+}
+
+/// The literal part of a glob before its first wildcard (`.git/hooks` of `.git/hooks/**`), and
+/// whether what follows can match at any depth below it (`**`).
+#[derive(Debug, Clone)]
+struct GlobStart {
+    anchor: Anchor,
+    literal: std::path::PathBuf,
+    deep: bool,
+}
+
+impl GlobStart {
+    fn of(anchor: Anchor, pattern: &str) -> GlobStart {
+        let mut literal = std::path::PathBuf::new();
+        let mut deep = false;
+        for part in pattern.split('/').filter(|p| !p.is_empty()) {
+            if part.contains(['*', '?', '[', '{']) {
+                // INVARIANT (fail closed): past a wildcard the glob may match below the literal
+                // start (`**` at any depth; any other wildcard is taken to as well).
+                deep = true;
+                break;
+            }
+            literal.push(part);
+        }
+        GlobStart { anchor, literal, deep }
+    }
 }
 
 impl PathSet {
@@ -88,14 +124,16 @@ impl PathSet {
         let mut home = GlobSetBuilder::new();
         let mut absolute = GlobSetBuilder::new();
         let mut relative = GlobSetBuilder::new();
+        let mut starts = Vec::new();
         for raw in globs {
-            let (builder, pattern) = if let Some(rest) = raw.strip_prefix("~/") {
-                (&mut home, rest)
+            let (builder, pattern, anchor) = if let Some(rest) = raw.strip_prefix("~/") {
+                (&mut home, rest, Anchor::Home)
             } else if raw.starts_with('/') {
-                (&mut absolute, raw.as_str())
+                (&mut absolute, raw.as_str(), Anchor::Absolute)
             } else {
-                (&mut relative, raw.as_str())
+                (&mut relative, raw.as_str(), Anchor::Root)
             };
+            starts.push(GlobStart::of(anchor, pattern));
             let glob = GlobBuilder::new(pattern)
                 .literal_separator(true)
                 .build()
@@ -108,6 +146,29 @@ impl PathSet {
             home: build(home)?,
             absolute: build(absolute)?,
             relative: build(relative)?,
+            starts,
+        })
+    }
+
+    /// True when a written place may hold a member of the set without naming it: the place is
+    /// an ancestor of a glob's literal start (the workspace `.` holds `.git/hooks`), or an
+    /// existing directory where the glob matches at any depth (`**/.sixfold` under `src/`).
+    /// Such a write is judged like an unknown one: it may change what the set protects.
+    pub(crate) fn covers(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        let Some(path) = &touch.path else { return false };
+        let home = workspace.home().and_then(|h| path.strip_prefix(h).ok());
+        let root = match &touch.place {
+            Place::Root { relative, .. } => Some(Path::new(relative.as_str())),
+            _ => None,
+        };
+        self.starts.iter().any(|start| {
+            let at = match start.anchor {
+                Anchor::Home => home,
+                Anchor::Absolute => Some(path.as_path()),
+                Anchor::Root => root,
+            };
+            let Some(at) = at else { return false };
+            start.literal.starts_with(at) || (start.deep && at.starts_with(&start.literal) && path.is_dir())
         })
     }
 
@@ -154,6 +215,8 @@ pub(crate) enum PlaceMatcher {
     Unknown,
     /// A path set or an inline glob.
     Paths(Arc<PathSet>),
+    /// `covers:@NAME`: a place that may hold a member of the set without naming it.
+    Covers(Arc<PathSet>),
 }
 
 impl PlaceMatcher {
@@ -165,6 +228,7 @@ impl PlaceMatcher {
             PlaceMatcher::Outside => touch.place == Place::Outside,
             PlaceMatcher::Unknown => touch.place == Place::Unknown,
             PlaceMatcher::Paths(set) => set.contains(touch, workspace),
+            PlaceMatcher::Covers(set) => set.covers(touch, workspace),
         }
     }
 }
@@ -497,6 +561,39 @@ fn effects_to_dynamic(effects: &Effects) -> Dynamic {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A written place covers a set when it may hold a member without naming it: an ancestor of
+    /// a glob's literal start, or an existing directory where a `**` glob reaches.
+    #[test]
+    fn a_place_covers_what_it_may_hold() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(root.join("src/lib.rs"), "").unwrap();
+        let ws = Workspace::new(&root);
+        let set = PathSet::new("p", &[".git/hooks/**".into(), ".mcp.json".into(), "**/.sixfold".into()]).unwrap();
+        let covers = |written: &str| {
+            let e = crate::effects::EffectProfile {
+                writes: vec![written.to_string()],
+                ..crate::effects::EffectProfile::default()
+            }
+            .resolve(&ws);
+            e.write_places.iter().any(|t| set.covers(t, &ws))
+        };
+        // The workspace and `.git` hold `.git/hooks`; the root holds `.mcp.json`.
+        assert!(covers("."));
+        assert!(covers("./.git"));
+        assert!(covers("./.git/hooks"));
+        // An existing directory may hold a nested `.sixfold`; a file or a new path cannot.
+        assert!(covers("./src"));
+        assert!(covers("./src/deep"));
+        assert!(!covers("./src/lib.rs"));
+        assert!(!covers("./src/new.rs"));
+        assert!(!covers("./README.md"));
+        // Unknown places are the `unknown` rules' business, outside ones the boundaries'.
+        assert!(!covers("*"));
+        assert!(!covers("/etc"));
+    }
 
     fn decision() -> impl Strategy<Value = Decision> {
         prop::sample::select(vec![Decision::Allow, Decision::Ask, Decision::Refuse])

@@ -19,7 +19,9 @@ pub struct RuleFile {
     /// Conditions over the six fields; all must hold. Empty matches every step. For `reads` and
     /// `writes`, the condition holds when any place the step touches matches any entry: `any`
     /// (anything at all), `workspace` (inside a root), `tmp` (the system temp dir), `outside` (a
-    /// known path elsewhere), `unknown` (`*`), `@NAME` (a path set declared in a policy file), or
+    /// known path elsewhere), `unknown` (`*`), `@NAME` (a path set declared in a policy file),
+    /// `covers:@NAME` (a place that may hold a member of the set without naming it: `.` holds
+    /// `.git/hooks`; an existing directory holds what `**/…` matches below it), or
     /// a path glob (`~/`, `/` or root-relative). A yes/no field holds when the step's equals it.
     #[serde(default)]
     pub when: EffectFields,

@@ -163,8 +163,10 @@ impl<'h> Compiler<'h> {
                 "tmp" => PlaceMatcher::Tmp,
                 "outside" => PlaceMatcher::Outside,
                 "unknown" => PlaceMatcher::Unknown,
-                name if name.starts_with('@') => {
-                    let Some(set) = self.path_sets.get(&name[1..]) else {
+                name if name.starts_with('@') || name.starts_with("covers:@") => {
+                    let covers = name.starts_with("covers:");
+                    let set_name = name.trim_start_matches("covers:").trim_start_matches('@');
+                    let Some(set) = self.path_sets.get(set_name) else {
                         let known: Vec<String> = self.path_sets.keys().map(|k| format!("`@{k}`")).collect();
                         self.diagnostics
                             .push(
@@ -176,13 +178,17 @@ impl<'h> Compiler<'h> {
                             );
                         return Err(Reported);
                     };
-                    PlaceMatcher::Paths(set.clone())
+                    if covers {
+                        PlaceMatcher::Covers(set.clone())
+                    } else {
+                        PlaceMatcher::Paths(set.clone())
+                    }
                 }
                 glob => match PathSet::new(glob, &[glob.to_string()]) {
                     Ok(set) => PlaceMatcher::Paths(Arc::new(set)),
                     Err(message) => {
                         self.diagnostics.push(doc.diag(span, message).with_hint(
-                            "an entry is `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME` or a path glob",
+                            "an entry is `any`, `workspace`, `tmp`, `outside`, `unknown`, `@NAME`, `covers:@NAME` or a path glob",
                         ));
                         return Err(Reported);
                     }
