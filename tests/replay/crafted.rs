@@ -228,19 +228,33 @@ fn weakening_cases() -> Vec<Case> {
 }
 
 fn check(cases: Vec<Case>) {
+    let recordings = cases
+        .iter()
+        .map(|(name, calls, last, suite, weakening)| (name.to_string(), stream(calls, last), *suite, *weakening))
+        .collect();
+    check_recordings(None, recordings);
+}
+
+/// Writes each recording (name, text, the verdicts expected of `suite-before-success-claim` and
+/// `no-assertion-weakening`), replays them all at once and checks every file's verdicts (and,
+/// given one, its detected format).
+fn check_recordings(format: Option<&str>, recordings: Vec<(String, String, &str, &str)>) {
     let dir = tempfile::tempdir().unwrap();
-    for (name, calls, last, _, _) in &cases {
-        std::fs::write(dir.path().join(format!("{name}.jsonl")), stream(calls, last)).unwrap();
+    for (name, text, _, _) in &recordings {
+        std::fs::write(dir.path().join(format!("{name}.jsonl")), text).unwrap();
     }
     let report = json(&sixfold(&["replay", "--json", dir.path().to_str().unwrap()]));
     let mut failures = Vec::new();
     for file in report["files"].as_array().unwrap() {
+        if let Some(format) = format {
+            assert_eq!(file["format"], format);
+        }
         let name = Path::new(file["file"].as_str().unwrap())
             .file_stem()
             .unwrap()
             .to_str()
             .unwrap();
-        let (_, _, _, suite, weakening) = cases.iter().find(|c| c.0 == name).unwrap();
+        let (_, _, suite, weakening) = recordings.iter().find(|c| c.0 == name).unwrap();
         let got = verdicts(file);
         let want = vec![
             ("no-assertion-weakening".to_string(), weakening.to_string()),
@@ -259,7 +273,7 @@ fn check(cases: Vec<Case>) {
             ));
         }
     }
-    assert_eq!(report["files"].as_array().unwrap().len(), cases.len());
+    assert_eq!(report["files"].as_array().unwrap().len(), recordings.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -412,30 +426,11 @@ fn the_codex_exec_stream_loses_no_edit() {
             "ok",
         ),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    for (name, items, _, _) in &cases {
-        std::fs::write(dir.path().join(format!("{name}.jsonl")), exec_stream(items, CLAIM)).unwrap();
-    }
-    let report = json(&sixfold(&["replay", "--json", dir.path().to_str().unwrap()]));
-    let mut failures = Vec::new();
-    for file in report["files"].as_array().unwrap() {
-        assert_eq!(file["format"], "codex-exec-json");
-        let name = Path::new(file["file"].as_str().unwrap())
-            .file_stem()
-            .unwrap()
-            .to_str()
-            .unwrap();
-        let (_, _, suite, weakening) = cases.iter().find(|c| c.0 == name).unwrap();
-        let want = vec![
-            ("no-assertion-weakening".to_string(), weakening.to_string()),
-            ("suite-before-success-claim".to_string(), suite.to_string()),
-        ];
-        let got = verdicts(file);
-        if got != want {
-            failures.push(format!("{name}: expected {want:?}, got {got:?}: {}", file["rows"]));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let recordings = cases
+        .iter()
+        .map(|(name, items, suite, weakening)| (name.to_string(), exec_stream(items, CLAIM), *suite, *weakening))
+        .collect();
+    check_recordings(Some("codex-exec-json"), recordings);
 }
 
 /// Replay reads regular files only, within bounds: a FIFO or a device is an error at once, and
@@ -677,28 +672,9 @@ fn the_codex_rollout_gives_the_same_answers() {
             "unk",
         ),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    for (name, calls, _, _) in &cases {
-        std::fs::write(dir.path().join(format!("{name}.jsonl")), rollout(calls, CLAIM)).unwrap();
-    }
-    let report = json(&sixfold(&["replay", "--json", dir.path().to_str().unwrap()]));
-    let mut failures = Vec::new();
-    for file in report["files"].as_array().unwrap() {
-        assert_eq!(file["format"], "codex-rollout");
-        let name = Path::new(file["file"].as_str().unwrap())
-            .file_stem()
-            .unwrap()
-            .to_str()
-            .unwrap();
-        let (_, _, suite, weakening) = cases.iter().find(|c| c.0 == name).unwrap();
-        let want = vec![
-            ("no-assertion-weakening".to_string(), weakening.to_string()),
-            ("suite-before-success-claim".to_string(), suite.to_string()),
-        ];
-        let got = verdicts(file);
-        if got != want {
-            failures.push(format!("{name}: expected {want:?}, got {got:?}: {}", file["rows"]));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let recordings = cases
+        .iter()
+        .map(|(name, calls, suite, weakening)| (name.to_string(), rollout(calls, CLAIM), *suite, *weakening))
+        .collect();
+    check_recordings(Some("codex-rollout"), recordings);
 }
