@@ -610,7 +610,7 @@ fn the_codex_rollout_gives_the_same_answers() {
         "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nrunning 2 tests\ntest result: FAILED. 1 passed; 1 failed\n";
     const NONE_RAN: &str = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nrunning 0 tests\ntest result: ok. 0 passed; 0 failed; 2 filtered out\n";
     let fix = || patch("src/lib.rs", "a + b", "a * b");
-    let cases = vec![
+    let cases = [
         (
             "masked",
             vec![fix(), run("cargo test || true", None, FAILED_BUT_0)],
