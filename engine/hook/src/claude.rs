@@ -8,7 +8,7 @@
 use crate::log::Log;
 use crate::state::State;
 use crate::trust::{Standing, TrustStore};
-use crate::{load_layers, Records};
+use crate::{load_over, ProjectLayer, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sixfold_core::bundle::{ActView, Bundle, Needs};
@@ -173,8 +173,8 @@ fn session(event: &HookInput) -> Result<Session, String> {
 }
 
 /// The shipped bundle with the project's layer over it (`project`), or without it (`None`).
-fn loaded(project: Option<&Path>, needs: Option<&Needs>) -> Result<Bundle, String> {
-    let (bundle, diagnostics) = load_layers(project, needs);
+fn loaded(layer: Option<&ProjectLayer>, needs: Option<&Needs>) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_over(layer, needs);
     match diagnostics.first() {
         None => Ok(bundle),
         Some(d) => Err(format!(
@@ -283,12 +283,12 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
 }
 
 /// Whether the project's `.sixfold/` is trusted now.
-fn standing(store: Option<&TrustStore>, project: &Path) -> Standing {
+fn standing(store: Option<&TrustStore>, project: &Path, layer: &ProjectLayer) -> Standing {
     // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
     // hashed, trusts nothing: the project layer only narrows.
     match store {
-        Some(store) => store.standing(project).unwrap_or(Standing::Untrusted),
-        None => match crate::trust::content_hash(project) {
+        Some(store) => store.standing_of(project, layer).unwrap_or(Standing::Untrusted),
+        None => match crate::trust::content_hash_of(project, layer) {
             Ok(None) => Standing::Empty,
             _ => Standing::Untrusted,
         },
@@ -328,13 +328,15 @@ fn judge_narrowed(
     events: &[Event],
     store: Option<&TrustStore>,
 ) -> Result<(Judgement, Step, Vec<String>), String> {
-    let standing = standing(store, &session.project);
-    let (layered, step) = judge_call(event, session, mode, &session.state, events, true)?;
+    // The project's `.sixfold/` is read once: for its standing and for the judgement.
+    let layer = ProjectLayer::read(&session.project);
+    let standing = standing(store, &session.project, &layer);
+    let (layered, step) = judge_call(event, session, mode, &session.state, events, Some(&layer))?;
     if standing != Standing::Untrusted {
         return Ok((layered, step, Vec::new()));
     }
     // Without the project layer, its state is not read either: the default mode and pattern.
-    let (without, _) = judge_call(event, session, crate::DEFAULT_MODE, &State::default(), events, false)?;
+    let (without, _) = judge_call(event, session, crate::DEFAULT_MODE, &State::default(), events, None)?;
     let narrowed = sixfold_core::narrow::narrowed(without, layered);
     let notes = narrowed
         .ignored
@@ -344,19 +346,19 @@ fn judge_narrowed(
     Ok((narrowed.judgement, step, notes))
 }
 
-/// The judgement of a call under a mode (and the state's pattern, for sub-agents), with or
-/// without the project's layer, and the step as the record keeps it.
+/// The judgement of a call under a mode (and the state's pattern, for sub-agents), over the
+/// project's layer where one is given, and the step as the record keeps it.
 fn judge_call(
     event: &HookInput,
     session: &Session,
     mode: &str,
     state: &State,
     events: &[Event],
-    with_project: bool,
+    layer: Option<&ProjectLayer>,
 ) -> Result<(Judgement, Step), String> {
     // Only what judging this step needs is loaded: the hook runs before every tool call.
     let needs = Needs::mode(mode).with_provider(PROVIDER).with_pattern(&state.pattern());
-    let bundle = loaded(with_project.then_some(session.project.as_path()), Some(&needs))?;
+    let bundle = loaded(layer, Some(&needs))?;
     if bundle.mode(mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
@@ -501,7 +503,8 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
 fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) -> Result<(String, Vec<String>), String> {
     let session = session(event)?;
-    let bundle = loaded(Some(&session.project), None)?;
+    let layer = ProjectLayer::read(&session.project);
+    let bundle = loaded(Some(&layer), None)?;
     let events = session.log.events();
     let mode = session.state.mode_for(Some(&session.id));
     let mut out = preamble(&session, &events, &mode);
@@ -555,7 +558,7 @@ fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) ->
     let trace = Log::trace(&all);
     let rows = bundle.rows_about(FactsKind::Trace);
     let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
-    if standing(store, &session.project) == Standing::Untrusted {
+    if standing(store, &session.project, &layer) == Standing::Untrusted {
         // An untrusted project may add rows (they only block more) but not weaken the others.
         let without = loaded(None, None)?;
         let rows = without.rows_about(FactsKind::Trace);

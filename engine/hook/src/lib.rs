@@ -50,12 +50,42 @@ pub fn load_bundle_for(project: &Path, needs: Option<&Needs>) -> (Bundle, Vec<Di
 
 /// Loads the shipped bundle, and over it the project's `.sixfold/` when `project` is given.
 pub fn load_layers(project: Option<&Path>, needs: Option<&Needs>) -> (Bundle, Vec<Diagnostic>) {
+    let layer = project.map(ProjectLayer::read);
+    load_over(layer.as_ref(), needs)
+}
+
+/// A project's `.sixfold/` read once, for both what it says (loading) and whether it is trusted
+/// (its content hash): a hook call reads the directory one time.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectLayer {
+    /// Its files; `None` where the project has no `.sixfold/`.
+    pub source: Option<BundleSource>,
+    /// Files that could not be read.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ProjectLayer {
+    /// Reads the project's `.sixfold/`, if it has one.
+    pub fn read(project: &Path) -> ProjectLayer {
+        let dir = project::dir(project);
+        if !dir.is_dir() {
+            return ProjectLayer::default();
+        }
+        let (source, diagnostics) = BundleSource::read_dir(&dir);
+        ProjectLayer {
+            source: Some(source),
+            diagnostics,
+        }
+    }
+}
+
+/// Loads the shipped bundle, and over it a project layer already read.
+pub fn load_over(layer: Option<&ProjectLayer>, needs: Option<&Needs>) -> (Bundle, Vec<Diagnostic>) {
     let mut sources = vec![sixfold_core::shipped::source()];
     let mut diagnostics = Vec::new();
-    if let Some(dir) = project.map(project::dir).filter(|d| d.is_dir()) {
-        let (source, mut found) = BundleSource::read_dir(&dir);
-        diagnostics.append(&mut found);
-        sources.push(source);
+    if let Some(layer) = layer {
+        diagnostics.extend(layer.diagnostics.iter().cloned());
+        sources.extend(layer.source.iter().cloned());
     }
     let (bundle, mut found) = match needs {
         Some(needs) => Bundle::load_for(&sources, needs),

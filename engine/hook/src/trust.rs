@@ -15,7 +15,6 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sixfold_core::bounded;
-use sixfold_core::bundle::BundleSource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -52,12 +51,15 @@ struct StoreFile {
 /// state; `None` when it holds neither. A file that cannot be read is an error: what cannot be
 /// read cannot be trusted.
 pub fn content_hash(project: &Path) -> Result<Option<String>, String> {
-    let dir = crate::project::dir(project);
-    if !dir.is_dir() {
+    content_hash_of(project, &crate::ProjectLayer::read(project))
+}
+
+/// [`content_hash`] of a project layer already read.
+pub fn content_hash_of(project: &Path, layer: &crate::ProjectLayer) -> Result<Option<String>, String> {
+    let Some(source) = &layer.source else {
         return Ok(None);
-    }
-    let (source, diagnostics) = BundleSource::read_dir(&dir);
-    if let Some(d) = diagnostics.first() {
+    };
+    if let Some(d) = layer.diagnostics.first() {
         return Err(d.to_string());
     }
     let state_file = crate::state::path(project);
@@ -135,7 +137,12 @@ impl TrustStore {
 
     /// Whether a project's `.sixfold/` is trusted now.
     pub fn standing(&self, project: &Path) -> Result<Standing, String> {
-        let Some(hash) = content_hash(project)? else {
+        self.standing_of(project, &crate::ProjectLayer::read(project))
+    }
+
+    /// [`TrustStore::standing`] of a project layer already read.
+    pub fn standing_of(&self, project: &Path, layer: &crate::ProjectLayer) -> Result<Standing, String> {
+        let Some(hash) = content_hash_of(project, layer)? else {
             return Ok(Standing::Empty);
         };
         // INVARIANT (fail closed): a store that cannot be read trusts nothing.
