@@ -68,7 +68,7 @@ impl From<std::io::Error> for ReadError {
 
 /// `O_NONBLOCK` where it is known: opening a FIFO then returns at once. Elsewhere 0, and the check
 /// before the open is what keeps a FIFO from being opened.
-#[cfg(all(
+const O_NONBLOCK: i32 = if cfg!(all(
     any(target_os = "linux", target_os = "android"),
     not(any(
         target_arch = "mips",
@@ -76,35 +76,20 @@ impl From<std::io::Error> for ReadError {
         target_arch = "sparc",
         target_arch = "sparc64"
     ))
-))]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(any(
+)) {
+    0o4000
+} else if cfg!(any(
     target_os = "macos",
     target_os = "ios",
     target_os = "freebsd",
     target_os = "openbsd",
     target_os = "netbsd",
     target_os = "dragonfly"
-))]
-const O_NONBLOCK: i32 = 0x4;
-#[cfg(not(any(
-    all(
-        any(target_os = "linux", target_os = "android"),
-        not(any(
-            target_arch = "mips",
-            target_arch = "mips64",
-            target_arch = "sparc",
-            target_arch = "sparc64"
-        ))
-    ),
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-)))]
-const O_NONBLOCK: i32 = 0;
+)) {
+    0x4
+} else {
+    0
+};
 
 /// What a file that is not regular is, in words.
 fn kind_of(file_type: std::fs::FileType) -> &'static str {
