@@ -724,29 +724,35 @@ mod tests {
         );
     }
 
+    /// Session `s` of the project at `root` has an allowed edit of `a.rs` on its record, and no
+    /// suite run after it.
+    fn log_an_allowed_edit(root: &Path) {
+        Log::new(root, "s")
+            .append(&[Event::Judged {
+                step: Box::new(Step {
+                    id: "e".into(),
+                    tool: "Write".into(),
+                    effects: sixfold_core::effects::EffectProfile {
+                        writes: vec![root.join("a.rs").to_string_lossy().into_owned()],
+                        ..Default::default()
+                    },
+                    ..Step::default()
+                }),
+                judgement: Judgement {
+                    decision: Decision::Allow,
+                    reason: String::new(),
+                    rules: vec![],
+                    mode: "workspace-write".into(),
+                    by: DecidedBy::Rules,
+                },
+            }])
+            .unwrap();
+    }
+
     #[test]
     fn stop_does_not_block_twice() {
         let t = project();
-        let log = Log::new(t.path(), "s");
-        log.append(&[Event::Judged {
-            step: Box::new(Step {
-                id: "e".into(),
-                tool: "Write".into(),
-                effects: sixfold_core::effects::EffectProfile {
-                    writes: vec![t.path().join("a.rs").to_string_lossy().into_owned()],
-                    ..Default::default()
-                },
-                ..Step::default()
-            }),
-            judgement: Judgement {
-                decision: Decision::Allow,
-                reason: String::new(),
-                rules: vec![],
-                mode: "workspace-write".into(),
-                by: DecidedBy::Rules,
-            },
-        }])
-        .unwrap();
+        log_an_allowed_edit(t.path());
         let stop = |active: bool| {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": active, "last_assistant_message": "Done, all tests pass."});
@@ -773,26 +779,7 @@ mod tests {
             "id = \"suite-before-success-claim\"\n",
         )
         .unwrap();
-        let log = Log::new(t.path(), "s");
-        log.append(&[Event::Judged {
-            step: Box::new(Step {
-                id: "e".into(),
-                tool: "Write".into(),
-                effects: sixfold_core::effects::EffectProfile {
-                    writes: vec![t.path().join("a.rs").to_string_lossy().into_owned()],
-                    ..Default::default()
-                },
-                ..Step::default()
-            }),
-            judgement: Judgement {
-                decision: Decision::Allow,
-                reason: String::new(),
-                rules: vec![],
-                mode: "workspace-write".into(),
-                by: DecidedBy::Rules,
-            },
-        }])
-        .unwrap();
+        log_an_allowed_edit(t.path());
         let store = TrustStore::at(t.path().join("trust.json"));
         let stop = || {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
