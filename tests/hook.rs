@@ -373,6 +373,28 @@ fn own_state(project: &Path) -> PathBuf {
     project.join(".git/sixfold-state")
 }
 
+/// A fresh git repository to be a project in (the directory lives as long as the guard).
+fn git_project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    (dir, project)
+}
+
+/// `sixfold ARGS…` in a project, with a trust store of its own.
+fn sixfold_in_own_state(project: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(SIXFOLD)
+        .args(args)
+        .current_dir(project)
+        .env("XDG_STATE_HOME", own_state(project))
+        .output()
+        .unwrap()
+}
+
 /// Runs the hook on raw input, in a project; it always answers, exit 0.
 fn hook_input(project: &Path, input: &[u8]) -> std::process::Output {
     let mut child = Command::new(SIXFOLD)
@@ -393,21 +415,8 @@ fn hook_input(project: &Path, input: &[u8]) -> std::process::Output {
 
 #[test]
 fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().canonicalize().unwrap();
-    Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&project)
-        .status()
-        .unwrap();
-    let tg = |args: &[&str]| {
-        Command::new(SIXFOLD)
-            .args(args)
-            .current_dir(&project)
-            .env("XDG_STATE_HOME", own_state(&project))
-            .output()
-            .unwrap()
-    };
+    let (_dir, project) = git_project();
+    let tg = |args: &[&str]| sixfold_in_own_state(&project, args);
     assert!(tg(&["mode", "set", "ask"]).status.success());
     let cargo_test = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
         "tool_name": "Bash", "tool_input": { "command": "cargo test" }, "tool_use_id": "1" });
@@ -443,14 +452,7 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
 fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
-    let tg = |args: &[&str]| {
-        Command::new(SIXFOLD)
-            .args(args)
-            .current_dir(project)
-            .env("XDG_STATE_HOME", own_state(project))
-            .output()
-            .unwrap()
-    };
+    let tg = |args: &[&str]| sixfold_in_own_state(project, args);
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let bad = tg(&["mode", "set", "yolo"]);
     assert_eq!(bad.status.code(), Some(1));
@@ -498,21 +500,8 @@ fn uninstall_finds_the_hooks_a_binary_under_another_name_installed() {
 
 #[test]
 fn the_log_says_what_decided_each_call_and_tells_a_failure_from_a_refusal() {
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().canonicalize().unwrap();
-    Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&project)
-        .status()
-        .unwrap();
-    let tg = |args: &[&str]| {
-        Command::new(SIXFOLD)
-            .args(args)
-            .current_dir(&project)
-            .env("XDG_STATE_HOME", own_state(&project))
-            .output()
-            .unwrap()
-    };
+    let (_dir, project) = git_project();
+    let tg = |args: &[&str]| sixfold_in_own_state(&project, args);
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let pre = |id: &str, tool: &str, input: Value| {
         json!({ "hook_event_name": "PreToolUse", "session_id": "b", "cwd": project,
