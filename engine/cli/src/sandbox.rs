@@ -304,11 +304,7 @@ fn cache_key(mode: &str, environment: &Environment) -> String {
 
 /// Where proofs are cached: `$XDG_CACHE_HOME/sixfold/proofs`, else `~/.cache/sixfold/proofs`.
 fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("sixfold").join("proofs"))
+    Some(sixfold_core::user_dirs::cache_dir()?.join("proofs"))
 }
 
 fn cache_file(key: &str) -> Option<PathBuf> {

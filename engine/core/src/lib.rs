@@ -25,6 +25,7 @@ pub mod script;
 pub mod shell;
 pub mod shipped;
 pub mod trace;
+pub mod user_dirs;
 pub mod verdict;
 
 pub use bundle::{ActView, Bundle, BundleSource, Mode, Needs, Origin, Pattern, Policy, Row};

@@ -113,11 +113,7 @@ impl TrustStore {
     /// The user's store: `$XDG_STATE_HOME/sixfold/trust.json`, else
     /// `$HOME/.local/state/sixfold/trust.json`; `None` when neither is set (nothing is trusted).
     pub fn from_env() -> Option<TrustStore> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let base = var("XDG_STATE_HOME")
-            .filter(|p| p.is_absolute())
-            .or_else(|| var("HOME").map(|h| h.join(".local/state")))?;
-        Some(TrustStore::at(base.join("sixfold").join("trust.json")))
+        Some(TrustStore::at(sixfold_core::user_dirs::state_dir()?.join("trust.json")))
     }
 
     /// Where it is.

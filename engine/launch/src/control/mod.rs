@@ -75,14 +75,10 @@ impl<'a> Scratch<'a> {
 /// `~/.local/state/sixfold/trust.json`). A store that cannot be carried leaves the run trusting
 /// nothing, so a project bundle only narrows there.
 fn carry_trust(home: &Path) {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let Some(base) = var("XDG_STATE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
-    else {
+    let Some(state) = sixfold_core::user_dirs::state_dir() else {
         return;
     };
-    let Ok(text) = sixfold_core::bounded::read_bytes(&base.join("sixfold/trust.json"), 4 * 1024 * 1024) else {
+    let Ok(text) = sixfold_core::bounded::read_bytes(&state.join("trust.json"), 4 * 1024 * 1024) else {
         return;
     };
     let dir = home.join(".local/state/sixfold");
