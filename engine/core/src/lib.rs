@@ -19,6 +19,7 @@ pub mod hook_settings;
 pub mod judge;
 pub mod launch_facts;
 pub mod narrow;
+pub mod project;
 mod provider;
 pub mod scope;
 pub mod script;

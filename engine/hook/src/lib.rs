@@ -9,7 +9,8 @@ pub mod claude;
 pub mod guard;
 pub mod install;
 pub mod log;
-pub mod project;
+/// Which project a working directory belongs to: the core's rule, shared by every layer.
+pub use sixfold_core::project;
 pub mod rules;
 pub mod state;
 pub mod trust;

@@ -112,13 +112,11 @@ pub(crate) struct Governing {
     pub(crate) complete: bool,
 }
 
-/// The project whose `.sixfold/` bundle governs a run in `workdir`: the nearest directory, from
-/// `workdir` upwards, that holds one (how sixfold's hook finds it).
+/// The project whose `.sixfold/` bundle governs a run in `workdir`, found by the rule the hook
+/// uses (bounded by the repository, never at or above the home), when it has one.
 pub(crate) fn bundle_project(workdir: &Path) -> Option<PathBuf> {
-    workdir
-        .ancestors()
-        .find(|a| a.join(".sixfold").is_dir())
-        .map(Path::to_path_buf)
+    let project = sixfold_core::project::place(workdir).ok()?;
+    sixfold_core::project::dir(&project).is_dir().then_some(project)
 }
 
 /// Finds and hashes the governing documents of `workdir`: every file named like a name in

@@ -1,5 +1,5 @@
-//! Which project a hook event belongs to: the agent's own project, found from the event's working
-//! directory and bounded by its repository.
+//! Which project a working directory belongs to (a hook event's, a launched run's, a command's):
+//! the agent's own project, bounded by its repository.
 //!
 //! The project is the nearest directory from the working directory up to its repository root (the
 //! nearest ancestor holding `.git`) that holds `.sixfold/`, else that repository root, else the
