@@ -314,6 +314,14 @@ fn a_proof_is_cached_under_the_cache_home_and_the_active_mode_is_followed() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let cached: Vec<_> = std::fs::read_dir(s.cache.join("sixfold/proofs")).unwrap().collect();
     assert_eq!(cached.len(), 1, "one proof cached");
+    // A cached proof that does not read (garbage, here) is proved afresh, never trusted.
+    let file = cached[0].as_ref().unwrap().path();
+    std::fs::write(&file, "{ not a proof").unwrap();
+    let outside_again = s.outside.join("after-garbage.txt");
+    let out = s.run("workspace-write", &format!("touch {}", outside_again.display()));
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!exists(&outside_again));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("\"proven\""), "the proof is cached again");
     // Without --mode, the project's active mode (here the default, `ask`, whose environment
     // is workspace-write) confines the command.
     let outside = s.outside.join("active.txt");
