@@ -1040,3 +1040,37 @@ fn an_untrusted_project_bundle_only_narrows() {
         "allow"
     );
 }
+
+/// Writes that reach a protected path or a secret without naming it alone: a wider place listed
+/// beside it, or the whole workspace that holds it. Refused or asked in `workspace-write`; the
+/// plain cases beside them stay allowed.
+#[test]
+fn a_wider_place_does_not_hide_a_protected_path_or_a_secret() {
+    let (_dir, project) = git_project();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    assert!(sixfold_in_own_state(&project, &["mode", "set", "workspace-write"])
+        .status
+        .success());
+    let decide = |command: &str| {
+        let event = json!({ "hook_event_name": "PreToolUse", "session_id": "w", "cwd": project,
+            "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": "1" });
+        let answer = hook_event(&project, event);
+        answer["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for (command, want) in [
+        ("cat . .env", "deny"),
+        ("cat src ./.env.local", "deny"),
+        ("touch . .sixfold/state.toml", "deny"),
+        ("cp -r /tmp/x/. .", "ask"),
+        ("python3 build.py", "ask"),
+        ("touch .git", "ask"),
+        ("touch src/new.rs", "allow"),
+        ("git status", "allow"),
+        ("cat src/lib.rs README.md", "allow"),
+    ] {
+        assert_eq!(decide(command), want, "`{command}`");
+    }
+}

@@ -321,7 +321,10 @@ fn a_proof_is_cached_under_the_cache_home_and_the_active_mode_is_followed() {
     let out = s.run("workspace-write", &format!("touch {}", outside_again.display()));
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     assert!(!exists(&outside_again));
-    assert!(std::fs::read_to_string(&file).unwrap().contains("\"proven\""), "the proof is cached again");
+    assert!(
+        std::fs::read_to_string(&file).unwrap().contains("\"proven\""),
+        "the proof is cached again"
+    );
     // Without --mode, the project's active mode (here the default, `ask`, whose environment
     // is workspace-write) confines the command.
     let outside = s.outside.join("active.txt");
