@@ -5,7 +5,7 @@
 //! is the bundle's provider file, what is allowed is the active mode. Anything that goes wrong
 //! answers a refusal with the reason: the hook fails closed.
 
-pub mod claude;
+pub mod adapter;
 pub mod guard;
 pub mod install;
 pub mod log;
