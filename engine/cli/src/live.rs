@@ -1,14 +1,14 @@
 //! Live governance: `sixfold hook`, `mode`, `rules`, `install`, `uninstall`.
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
-//! records (layers never depend on each other, so the CLI hands one to the other).
+//! and Codex's records (layers never depend on each other, so the CLI hands one to the other).
 
 use crate::output::{errln, out, outln};
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::Decision;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
-use sixfold_core::trace::{Edit, Trace};
-use sixfold_hook::{guard, install, rules, state::State, Records};
+use sixfold_core::trace::{Edit, Outcome, Status, Trace};
+use sixfold_hook::{guard, install, install_codex, rules, state::State, Records};
 use sixfold_replay::{Format, ReadContext};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -30,11 +30,101 @@ impl Records for ClaudeRecords {
     }
 }
 
+/// Codex's records, read by the replay layer: the rollout file is its transcript.
+struct CodexRecords;
+
+/// The lines of an `apply_patch` patch that start a part of it; a patch with any other line
+/// that looks like one is not read (its files are not listed).
+const PATCH_HEADERS: [&str; 7] = [
+    "*** Begin Patch",
+    "*** End Patch",
+    "*** Add File: ",
+    "*** Update File: ",
+    "*** Delete File: ",
+    "*** Move to: ",
+    "*** End of File",
+];
+
+impl Records for CodexRecords {
+    fn edits(&self, _tool: &str, _input: &serde_json::Value, _response: &serde_json::Value) -> Vec<Edit> {
+        // Codex's response does not say what a patch changed; the Stop hook reads the edits
+        // from the rollout, which does.
+        Vec::new()
+    }
+
+    fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace> {
+        // INVARIANT (fail closed): the path comes from the hook event, so it is untrusted:
+        // `read_file` reads a regular file only, bounded; without it the Stop hook judges the
+        // run from its own log.
+        sixfold_replay::read_file(path, Some(Format::CodexRollout), &ReadContext { bundle }).ok()
+    }
+
+    fn outcome(&self, _tool: &str, response: &serde_json::Value, failed: bool) -> Outcome {
+        // Codex answers with text (`Exit code: 0\nWall time: …` for a patch, often nothing for a
+        // command): an exit code it does not state stays unknown, for the Stop hook to read from
+        // the rollout, never assumed 0.
+        let exit_code = response.as_str().and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("Exit code: "))
+                .and_then(|n| n.trim().parse::<i64>().ok())
+        });
+        let status = match (failed, exit_code) {
+            (true, _) => Status::Failed,
+            (false, Some(0)) => Status::Completed,
+            (false, Some(_)) => Status::Failed,
+            (false, None) => Status::Unknown,
+        };
+        Outcome { status, exit_code }
+    }
+
+    fn planned_edits(&self, tool: &str, input: &serde_json::Value, cwd: &Path) -> Option<Vec<Edit>> {
+        if tool != "apply_patch" {
+            return None;
+        }
+        let patch = input.get("command").and_then(serde_json::Value::as_str)?;
+        // INVARIANT (fail closed): a patch read any other way than Codex reads it could hide a
+        // file; one that does not start as a patch, or has a header line this reader does not
+        // know (indented, misspelt), keeps the provider file's broad scope.
+        if !patch.trim_start().starts_with("*** Begin Patch") {
+            return None;
+        }
+        let odd = patch.lines().any(|line| {
+            let trimmed = line.trim_start();
+            trimmed.starts_with("***") && !PATCH_HEADERS.iter().any(|h| line.starts_with(h.trim_end()))
+        });
+        if odd {
+            return None;
+        }
+        let edits = sixfold_replay::codex_patch_edits(patch, cwd);
+        (!edits.is_empty()).then_some(edits)
+    }
+}
+
 /// The agent CLIs sixfold has hook adapters for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Agent {
     /// Claude Code.
     ClaudeCode,
+    /// Codex.
+    Codex,
+}
+
+impl Agent {
+    /// Its provider file's id.
+    fn provider(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => sixfold_hook::claude::PROVIDER,
+            Agent::Codex => sixfold_hook::codex::PROVIDER,
+        }
+    }
+
+    /// Its hook adapter.
+    fn handle(self, input: &[u8]) -> (String, Vec<String>) {
+        match self {
+            Agent::ClaudeCode => sixfold_hook::claude::handle(input, &ClaudeRecords),
+            Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords),
+        }
+    }
 }
 
 /// Answer one hook event: reads the event as JSON on stdin, prints the answer on stdout in the
@@ -50,7 +140,7 @@ pub(crate) struct HookArgs {
 /// answer that cannot be written is a refusal on stderr with exit 2, which the agent reads as a
 /// block (see `sixfold_hook::guard`).
 pub(crate) fn hook(args: HookArgs) -> u8 {
-    let Agent::ClaudeCode = args.agent;
+    let agent = args.agent;
     guard::arm();
     let judged = std::panic::catch_unwind(|| {
         let mut input = Vec::new();
@@ -58,11 +148,9 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
             .take(sixfold_hook::MAX_INPUT_BYTES + 1)
             .read_to_end(&mut input);
         match read {
-            Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => {
-                sixfold_hook::claude::handle(b"oversized", &ClaudeRecords)
-            }
-            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
-            Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+            Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => agent.handle(b"oversized"),
+            Ok(_) => agent.handle(&input),
+            Err(e) => agent.handle(format!("unreadable: {e}").as_bytes()),
         }
     });
     let (answer, notes) = match judged {
@@ -299,15 +387,19 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
     }
 }
 
-/// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs.
+/// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs. Claude
+/// Code: `.claude/settings.json`. Codex: `.codex/config.toml`, edited in place (everything else
+/// in it stays byte for byte); Codex then skips the hooks until a person trusts them (`/hooks` in
+/// its TUI), and `sixfold providers` says whether they are trusted.
 #[derive(Debug, clap::Args)]
 pub(crate) struct InstallArgs {
     /// Which agent CLI.
     agent: Agent,
-    /// The repository's `.claude/settings.json` (the default).
+    /// The repository's settings (the default): `.claude/settings.json`, `.codex/config.toml`.
     #[arg(long, conflicts_with = "user")]
     project: bool,
-    /// The user's settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`.
+    /// The user's settings: `$CLAUDE_CONFIG_DIR/settings.json` (else `~/.claude/settings.json`),
+    /// `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`).
     #[arg(long)]
     user: bool,
     /// Show the change as a diff and write nothing.
@@ -315,27 +407,33 @@ pub(crate) struct InstallArgs {
     dry_run: bool,
 }
 
-fn settings_file(args: &InstallArgs) -> Result<PathBuf, String> {
-    let project = if args.user { None } else { Some(project()?) };
-    install::settings_path(
-        project.as_deref(),
-        std::env::var_os("CLAUDE_CONFIG_DIR")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from),
-        std::env::var_os("HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
-    )
+/// A variable of the environment, where it is set and not empty.
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-fn change(
-    args: &InstallArgs,
-    edit: impl Fn(&serde_json::Value) -> Result<serde_json::Value, String>,
-    verb: &str,
-) -> u8 {
-    let path = match settings_file(args) {
+/// The settings file `install` edits for `agent` (the project's, or with `user` the user's).
+pub(crate) fn settings_file(agent: Agent, user: bool) -> Result<PathBuf, String> {
+    let project = if user { None } else { Some(project()?) };
+    match agent {
+        Agent::ClaudeCode => {
+            install::settings_path(project.as_deref(), env_path("CLAUDE_CONFIG_DIR"), env_path("HOME"))
+        }
+        Agent::Codex => install_codex::config_path(project.as_deref(), env_path("CODEX_HOME"), env_path("HOME")),
+    }
+}
+
+fn change(args: &InstallArgs, edit: impl Fn(&str) -> Result<String, String>, verb: &str) -> u8 {
+    let path = match settings_file(args.agent, args.user) {
         Ok(p) => p,
-        Err(e) => return fail(&e, "pass --project inside a repository, or set CLAUDE_CONFIG_DIR"),
+        Err(e) => {
+            return fail(
+                &e,
+                "pass --project inside a repository, or set CLAUDE_CONFIG_DIR or CODEX_HOME",
+            )
+        }
     };
-    let before = match install::read(&path) {
+    let before = match install::read_text(&path) {
         Ok(v) => v,
         Err(e) => {
             return fail(
@@ -346,9 +444,9 @@ fn change(
     };
     let after = match edit(&before) {
         Ok(v) => v,
-        Err(e) => return fail(&e, "fix the file by hand first"),
+        Err(e) => return fail(&format!("`{}`: {e}", path.display()), "fix the file by hand first"),
     };
-    if after == before || (before.is_null() && after == serde_json::json!({})) {
+    if after == before {
         outln!("{} already {verb}", path.display());
         return 0;
     }
@@ -357,16 +455,19 @@ fn change(
             "--- {}\n+++ {}\n{}",
             path.display(),
             path.display(),
-            install::diff(&install::pretty(&before), &install::pretty(&after))
+            install::diff(&before, &after)
         );
         return 0;
     }
-    match install::write(&path, &after) {
+    match install::write_text(&path, &after) {
         Ok(backup) => {
             let kept = backup
                 .map(|b| format!(" (previous file kept as {})", b.display()))
                 .unwrap_or_default();
             outln!("{verb} {}{kept}", path.display());
+            if verb == "installed" && matches!(args.agent, Agent::Codex) {
+                outln!("{}", install_codex::TRUST_HINT);
+            }
             0
         }
         Err(e) => fail(&e, "check the permissions"),
@@ -375,10 +476,9 @@ fn change(
 
 /// The shipped provider file's `[hooks]` table for an agent. Only the shipped bundle's: a
 /// repository's own `.sixfold/` must not choose what runs as its hook.
-fn shipped_hooks(agent: Agent) -> Result<HooksFile, String> {
-    let Agent::ClaudeCode = agent;
+pub(crate) fn shipped_hooks(provider: &str) -> Result<HooksFile, String> {
     let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
-    install::spec(&bundle, sixfold_hook::claude::PROVIDER).cloned()
+    install::spec(&bundle, provider).cloned()
 }
 
 /// `sixfold install`: registers sixfold's hooks in the agent's settings.
@@ -392,17 +492,18 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
             )
         }
     };
-    let spec = match shipped_hooks(args.agent) {
+    let spec = match shipped_hooks(args.agent.provider()) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
     let command = hook_settings::command(&binary.to_string_lossy(), &spec);
-    change(&args, |s| hook_settings::register(s, &spec, &command), "installed")
+    change(&args, |s| hook_settings::register_text(s, &spec, &command), "installed")
 }
 
 /// Remove the hook entries `sixfold install` added, wherever the binary that added them is and
 /// whatever it is called: every hook whose command is one program followed by exactly the
-/// provider file's hook arguments (`hook claude-code`). Everything else stays as it was.
+/// provider file's hook arguments (`hook claude-code`, `hook codex`). Everything else stays as
+/// it was.
 #[derive(Debug, clap::Args)]
 pub(crate) struct UninstallArgs {
     #[command(flatten)]
@@ -411,11 +512,15 @@ pub(crate) struct UninstallArgs {
 
 /// `sixfold uninstall`: removes the hooks `install` registered.
 pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
-    let spec = match shipped_hooks(args.target.agent) {
+    let spec = match shipped_hooks(args.target.agent.provider()) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
-    change(&args.target, |s| Ok(hook_settings::unregister(s, &spec)), "uninstalled")
+    change(
+        &args.target,
+        |s| hook_settings::unregister_text(s, &spec),
+        "uninstalled",
+    )
 }
 
 /// Show or set the active pattern (the agent architecture the hooks enforce for sub-agents).

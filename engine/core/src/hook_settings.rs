@@ -15,8 +15,11 @@ use crate::format::HooksFile;
 use crate::shell;
 use serde_json::{json, Map, Value};
 
-/// The one settings format sixfold writes.
+/// The JSON settings format.
 const SETTINGS_JSON: &str = "settings-json";
+
+/// The TOML config format ([`crate::hook_toml`]).
+const CONFIG_TOML: &str = "config-toml";
 
 /// The hook command: `program` (the sixfold binary) and the provider file's hook arguments,
 /// each quoted for the shell the agent runs it with.
@@ -92,7 +95,7 @@ fn commands(entry: &Value) -> impl Iterator<Item = &str> {
 pub fn register(settings: &Value, spec: &HooksFile, command: &str) -> Result<Value, String> {
     if spec.format != SETTINGS_JSON {
         return Err(format!(
-            "the provider file's hooks format `{}` is not one sixfold can write (it knows `{SETTINGS_JSON}`)",
+            "the provider file's hooks format `{}` is not one sixfold can write (it knows `{SETTINGS_JSON}` and `{CONFIG_TOML}`)",
             spec.format
         ));
     }
@@ -189,6 +192,73 @@ pub fn missing_events(settings: &Value, spec: &HooksFile, command: &str) -> Vec<
         .collect()
 }
 
+/// A settings file's text (blank: none yet) read as JSON.
+fn json_of(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(text).map_err(|e| format!("the file is not valid JSON: {e}"))
+}
+
+/// Settings as the file holds them: pretty JSON and a newline.
+fn json_text(settings: &Value) -> Result<String, String> {
+    serde_json::to_string_pretty(settings)
+        .map(|t| t + "\n")
+        .map_err(|e| format!("cannot write the settings: {e}"))
+}
+
+/// A settings file's text with an entry running `command` registered for every event of
+/// `spec`, in the provider file's format (`settings-json` or `config-toml`); the text as it was
+/// when nothing changes. The I/O around it (reading bounded, a backup) is the layers'.
+///
+/// ```
+/// use sixfold_core::format::HooksFile;
+/// use sixfold_core::hook_settings::{register_text, unregister_text};
+/// let spec = HooksFile {
+///     format: "settings-json".into(),
+///     events: vec!["Stop".into()],
+///     args: vec!["hook".into(), "claude-code".into()],
+///     ..HooksFile::default()
+/// };
+/// let text = register_text("", &spec, "sixfold hook claude-code").unwrap();
+/// assert!(text.contains("sixfold hook claude-code"));
+/// assert_eq!(register_text(&text, &spec, "sixfold hook claude-code").unwrap(), text);
+/// assert_eq!(unregister_text("{\"a\": 1}", &spec).unwrap(), "{\"a\": 1}");
+/// ```
+pub fn register_text(text: &str, spec: &HooksFile, command: &str) -> Result<String, String> {
+    if spec.format == CONFIG_TOML {
+        return crate::hook_toml::register(text, spec, command);
+    }
+    let before = json_of(text)?;
+    let after = register(&before, spec, command)?;
+    if after == before {
+        return Ok(text.to_string());
+    }
+    json_text(&after)
+}
+
+/// A settings file's text with every hook that [`is_registered`] for `spec` removed; the text as
+/// it was when there is none.
+pub fn unregister_text(text: &str, spec: &HooksFile) -> Result<String, String> {
+    if spec.format == CONFIG_TOML {
+        return crate::hook_toml::unregister(text, spec);
+    }
+    let before = json_of(text)?;
+    let after = unregister(&before, spec);
+    if after == before {
+        return Ok(text.to_string());
+    }
+    json_text(&after)
+}
+
+/// The events of `spec` that have no entry running `command` in a settings file's text.
+pub fn missing_events_text(text: &str, spec: &HooksFile, command: &str) -> Result<Vec<String>, String> {
+    if spec.format == CONFIG_TOML {
+        return crate::hook_toml::missing_events(text, spec, command);
+    }
+    Ok(missing_events(&json_of(text)?, spec, command))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +272,7 @@ mod tests {
             tool_events: vec!["BeforeTool".into(), "AfterTool".into()],
             matcher: None,
             args: vec!["hook".into(), "agent-x".into()],
+            ..HooksFile::default()
         }
     }
 

@@ -16,6 +16,7 @@ pub mod effects;
 pub mod environment;
 pub mod format;
 pub mod hook_settings;
+pub mod hook_toml;
 pub mod judge;
 pub mod launch_facts;
 pub mod narrow;

@@ -1,9 +1,15 @@
-//! Claude Code's hooks: one event as JSON on stdin, one answer as JSON on stdout.
+//! The judgement path every hook adapter shares: one event as JSON on stdin, one answer as JSON
+//! on stdout, for any agent CLI whose hooks take Claude Code's shape (Claude Code, Codex).
 //!
 //! PreToolUse is judged under the active mode (and the active pattern for sub-agents) and
 //! answered allow, ask or deny with the reason; PostToolUse records the outcome; Stop evaluates
 //! the live invariants over the session and blocks a gap once (never twice in a row, so it
 //! cannot loop); SessionStart and UserPromptSubmit are recorded. Every failure answers deny.
+//!
+//! What differs between agent CLIs is data: the provider file (`providers/<id>.toml`) maps its
+//! tools and says, in its `[hooks]` table, whether the CLI can ask a person (where it cannot, an
+//! ask is answered as a deny that says how to approve); reading its records (the transcript, a
+//! call's outcome and edits) is the [`Records`] the CLI passes in.
 
 use crate::log::Log;
 use crate::state::State;
@@ -19,9 +25,6 @@ use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
 use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use std::path::{Path, PathBuf};
-
-/// The provider file this adapter maps tools through.
-pub const PROVIDER: &str = "claude-code";
 
 /// The fields of a hook event the adapter reads; the rest is ignored.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -63,14 +66,14 @@ pub struct HookInput {
     pub error: Option<Value>,
 }
 
-/// Handles one hook event: the text to print on stdout, and notes for stderr. Project bundles
-/// are trusted as the user's trust store (`TrustStore::from_env`) says.
-pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
-    handle_trusting(input, records, TrustStore::from_env().as_ref())
-}
-
-/// Handles one hook event with project bundles trusted as `store` says (`None`: none is).
-pub fn handle_trusting(input: &[u8], records: &dyn Records, store: Option<&TrustStore>) -> (String, Vec<String>) {
+/// Handles one hook event of the agent CLI whose provider file is `provider`: the text to print
+/// on stdout, and notes for stderr. Project bundles are trusted as `store` says (`None`: none is).
+pub fn handle(
+    provider: &str,
+    input: &[u8],
+    records: &dyn Records,
+    store: Option<&TrustStore>,
+) -> (String, Vec<String>) {
     let event: HookInput = match serde_json::from_slice(input) {
         Ok(e) => e,
         Err(e) => return unreadable(&e.to_string()),
@@ -80,7 +83,7 @@ pub fn handle_trusting(input: &[u8], records: &dyn Records, store: Option<&Trust
     }
     crate::guard::fault_on_purpose(&event.hook_event_name);
     // PreToolUse answers every failure itself (a refusal); the others only note it.
-    match handle_event(&event, records, store) {
+    match handle_event(provider, &event, records, store) {
         Ok(answer) => answer,
         Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
@@ -122,28 +125,70 @@ fn unreadable(error: &str) -> (String, Vec<String>) {
             }
         }
     }
-    (answer(&judgement), notes)
+    (answer(&judgement, &Answering::default()), notes)
 }
 
-/// Claude Code's PreToolUse answer for a judgement.
-fn answer(judgement: &Judgement) -> String {
-    let word = match judgement.decision {
-        Decision::Allow => "allow",
-        Decision::Ask => "ask",
-        Decision::Refuse => "deny",
+/// How a judgement is answered, beside the judgement itself.
+#[derive(Debug, Clone, Default)]
+struct Answering {
+    /// False where the agent CLI cannot ask a person (its provider file's `[hooks] can_ask`): an
+    /// ask is answered as a deny that says how to approve.
+    cannot_ask: bool,
+    /// The agent CLI's name, for the approval hint.
+    agent: String,
+    /// The act, for the approval hint (`sixfold rules add --allow …`).
+    act: String,
+    /// The tool input to run instead (`updatedInput`), where the call is rewritten (to run inside
+    /// the sandbox); `None` runs it as the agent asked.
+    updated_input: Option<Value>,
+}
+
+/// The PreToolUse answer for a judgement: the one place every answer is made, so a rewrite of
+/// the call (`updatedInput`) reaches every agent CLI alike.
+fn answer(judgement: &Judgement, how: &Answering) -> String {
+    let (word, reason) = match judgement.decision {
+        Decision::Allow => ("allow", judgement.reason.clone()),
+        // INVARIANT (fail closed): where the agent CLI would run an `ask` without a person (Codex
+        // runs it), an ask is a deny that says how a person approves.
+        Decision::Ask if how.cannot_ask => ("deny", approval_hint(judgement, how)),
+        Decision::Ask => ("ask", judgement.reason.clone()),
+        Decision::Refuse => ("deny", judgement.reason.clone()),
     };
-    let reason = format!("sixfold: {}", judgement.reason);
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": word,
-            "permissionDecisionReason": reason,
-        }
-    })
-    .to_string()
+    let mut out = json!({
+        "hookEventName": "PreToolUse",
+        "permissionDecision": word,
+        "permissionDecisionReason": format!("sixfold: {reason}"),
+    });
+    if let (Some(updated), "allow") = (&how.updated_input, word) {
+        out["updatedInput"] = updated.clone();
+    }
+    json!({ "hookSpecificOutput": out }).to_string()
+}
+
+/// The reason of an ask answered as a deny: a person's approval is needed, and how to give it.
+fn approval_hint(judgement: &Judgement, how: &Answering) -> String {
+    let agent = if how.agent.is_empty() {
+        "this agent CLI"
+    } else {
+        how.agent.as_str()
+    };
+    let keep = if how.act.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " keep an approval with `sixfold rules add --allow {}` (add `--mode {}` for this mode only), or",
+            sixfold_core::shell::quote(&how.act),
+            judgement.mode
+        )
+    };
+    format!(
+        "{} A person's approval is needed, and {agent} cannot ask for it, so the call is refused. To approve it:{keep} run the agent governed by sixfold, where a person is asked",
+        judgement.reason.trim_end_matches('.').to_string() + "."
+    )
 }
 
 struct Session {
+    provider: String,
     project: PathBuf,
     cwd: PathBuf,
     id: String,
@@ -151,7 +196,7 @@ struct Session {
     state: State,
 }
 
-fn session(event: &HookInput) -> Result<Session, String> {
+fn session(provider: &str, event: &HookInput) -> Result<Session, String> {
     // INVARIANT (fail closed): an event that cannot be placed is refused, and nothing is created
     // for it: the hook's own working directory is not the agent's project.
     let cwd = match &event.cwd {
@@ -164,6 +209,7 @@ fn session(event: &HookInput) -> Result<Session, String> {
     let log = Log::new(&project, &id);
     let state = State::load(&project)?;
     Ok(Session {
+        provider: provider.to_string(),
         project,
         cwd,
         id,
@@ -187,15 +233,16 @@ fn loaded(layer: Option<&ProjectLayer>, needs: Option<&Needs>) -> Result<Bundle,
 }
 
 fn handle_event(
+    provider: &str,
     event: &HookInput,
     records: &dyn Records,
     store: Option<&TrustStore>,
 ) -> Result<(String, Vec<String>), String> {
     match event.hook_event_name.as_str() {
-        "PreToolUse" => Ok(pre_tool_use(event, store)),
-        "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
-        "Stop" | "SubagentStop" => stop(event, records, store),
-        "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
+        "PreToolUse" => Ok(pre_tool_use(provider, event, records, store)),
+        "PostToolUse" | "PostToolUseFailure" => post_tool_use(provider, event, records),
+        "Stop" | "SubagentStop" => stop(provider, event, records, store),
+        "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(provider, event),
         other => Ok((
             String::new(),
             vec![format!(
@@ -214,7 +261,7 @@ fn preamble(session: &Session, events: &[Event], mode: &str) -> Vec<Event> {
             session: session.id.clone(),
             cwd: Some(session.cwd.to_string_lossy().into_owned()),
             mode: Some(mode.to_string()),
-            provider: Some(PROVIDER.to_string()),
+            provider: Some(session.provider.clone()),
             record: None,
         });
         return out;
@@ -239,24 +286,33 @@ fn workspace(session: &Session) -> Workspace {
 
 /// Judges a tool call and puts the judgement on the session's record. A call that cannot be
 /// judged is refused, and on the record as `unjudgeable` once the session is known.
-fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<String>) {
-    let session = match session(event) {
+fn pre_tool_use(
+    provider: &str,
+    event: &HookInput,
+    records: &dyn Records,
+    store: Option<&TrustStore>,
+) -> (String, Vec<String>) {
+    let refused = Answering::default();
+    let session = match session(provider, event) {
         Ok(s) => s,
         Err(why) => {
             let judgement = unjudgeable("", &why);
-            return (answer(&judgement), vec![format!("sixfold: unjudgeable: {why}")]);
+            return (
+                answer(&judgement, &refused),
+                vec![format!("sixfold: unjudgeable: {why}")],
+            );
         }
     };
     let mode = session.state.mode_for(Some(&session.id));
     let (events, judged) = match session.log.judging_events() {
         Ok(events) => {
-            let judged = judge_narrowed(event, &session, &mode, &events, store);
+            let judged = judge_narrowed(event, &session, &mode, &events, records, store);
             (events, judged)
         }
         Err(why) => (Vec::new(), Err(why)),
     };
-    let (judgement, step, mut notes) = match judged {
-        Ok((judgement, step, notes)) => (judgement, step, notes),
+    let (judgement, step, mut how, mut notes) = match judged {
+        Ok((judgement, step, how, notes)) => (judgement, step, how, notes),
         Err(why) => {
             let step = Step {
                 id: event.tool_use_id.clone().unwrap_or_default(),
@@ -265,9 +321,12 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
                 ..Step::default()
             };
             let notes = vec![format!("sixfold: unjudgeable: {why}")];
-            (unjudgeable(&mode, &why), step, notes)
+            (unjudgeable(&mode, &why), step, refused.clone(), notes)
         }
     };
+    // HOOK POINT (sandbox): where the sandbox layer is enforceable, an allowed shell command is
+    // rewritten here to run inside it (`how.updated_input`), for every agent CLI alike.
+    how.updated_input = None;
     let mut out = preamble(&session, &events, &mode);
     out.push(Event::Judged {
         step: Box::new(step),
@@ -277,9 +336,9 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
         // INVARIANT (fail closed): a judgement that cannot be put on the record is refused.
         let judgement = unjudgeable(&mode, &why);
         notes.push(format!("sixfold: unjudgeable: {why}"));
-        return (answer(&judgement), notes);
+        return (answer(&judgement, &refused), notes);
     }
-    (answer(&judgement), notes)
+    (answer(&judgement, &how), notes)
 }
 
 /// Whether the project's `.sixfold/` is trusted now.
@@ -326,47 +385,83 @@ fn judge_narrowed(
     session: &Session,
     mode: &str,
     events: &[Event],
+    records: &dyn Records,
     store: Option<&TrustStore>,
-) -> Result<(Judgement, Step, Vec<String>), String> {
+) -> Result<(Judgement, Step, Answering, Vec<String>), String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = ProjectLayer::read(&session.project);
     let standing = standing(store, &session.project, &layer);
-    let (layered, step) = judge_call(event, session, mode, &session.state, events, Some(&layer))?;
+    let call = Call {
+        event,
+        session,
+        events,
+        records,
+    };
+    let (layered, step, how) = judge_call(&call, mode, &session.state, Some(&layer))?;
     if standing != Standing::Untrusted {
-        return Ok((layered, step, Vec::new()));
+        return Ok((layered, step, how, Vec::new()));
     }
     // Without the project layer, its state is not read either: the default mode and pattern.
-    let (without, _) = judge_call(event, session, crate::DEFAULT_MODE, &State::default(), events, None)?;
+    let (without, _, shipped) = judge_call(&call, crate::DEFAULT_MODE, &State::default(), None)?;
+    // INVARIANT (fail closed): an untrusted project cannot say its agent CLI can ask a person.
+    let how = Answering {
+        cannot_ask: how.cannot_ask || shipped.cannot_ask,
+        ..how
+    };
     let narrowed = sixfold_core::narrow::narrowed(without, layered);
     let notes = narrowed
         .ignored
         .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
         .into_iter()
         .collect();
-    Ok((narrowed.judgement, step, notes))
+    Ok((narrowed.judgement, step, how, notes))
+}
+
+/// One tool call, and what judging it reads beside the mode.
+struct Call<'a> {
+    event: &'a HookInput,
+    session: &'a Session,
+    events: &'a [Event],
+    records: &'a dyn Records,
 }
 
 /// The judgement of a call under a mode (and the state's pattern, for sub-agents), over the
 /// project's layer where one is given, and the step as the record keeps it.
 fn judge_call(
-    event: &HookInput,
-    session: &Session,
+    call: &Call<'_>,
     mode: &str,
     state: &State,
-    events: &[Event],
     layer: Option<&ProjectLayer>,
-) -> Result<(Judgement, Step), String> {
+) -> Result<(Judgement, Step, Answering), String> {
+    let Call {
+        event,
+        session,
+        events,
+        records,
+    } = *call;
+    let provider_id = session.provider.as_str();
     // Only what judging this step needs is loaded: the hook runs before every tool call.
-    let needs = Needs::mode(mode).with_provider(PROVIDER).with_pattern(&state.pattern());
+    let needs = Needs::mode(mode)
+        .with_provider(provider_id)
+        .with_pattern(&state.pattern());
     let bundle = loaded(layer, Some(&needs))?;
     if bundle.mode(mode).is_none() {
         return Err(format!("the active mode `{mode}` is not in the bundle"));
     }
     let tool = event.tool_name.clone().ok_or("the event names no tool")?;
     let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let mapped = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+    let provider = bundle
+        .provider(provider_id)
+        .ok_or_else(|| format!("the bundle has no provider `{provider_id}`"))?;
+    let hooks = provider.spec.hooks.as_ref();
+    let how = Answering {
+        cannot_ask: hooks.is_some_and(|h| !h.can_ask),
+        agent: provider.spec.name.clone().unwrap_or_else(|| provider_id.to_string()),
+        ..Answering::default()
+    };
+    let mut mapped = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
         Some((server, name)) => bundle.mcp_effects(server, name, &input, &session.cwd),
-        None => match bundle.provider(PROVIDER) {
+        None => match Some(provider) {
             Some(p) => {
                 // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
                 if let Some(why) = p.unreadable_input(&tool, &input) {
@@ -374,9 +469,25 @@ fn judge_call(
                 }
                 p.tool_effects(&tool, &input, &session.cwd, bundle.classifier())
             }
-            None => return Err(format!("the bundle has no provider `{PROVIDER}`")),
+            None => return Err(format!("the bundle has no provider `{provider_id}`")),
         },
     };
+    // A call whose input names the files it changes (a patch) writes those files, not the
+    // provider file's broad scope, where the vendor's reader vouches for the list.
+    if let Some(edits) = records.planned_edits(&tool, &input, &session.cwd) {
+        let paths: Vec<String> = edits.into_iter().map(|e| e.path).collect();
+        if !paths.is_empty() && mapped.known {
+            mapped.effects.writes = paths;
+            if mapped.act.kind != "command" {
+                if let Some(first) = mapped.effects.writes.first() {
+                    mapped.act = sixfold_core::Act {
+                        kind: "path",
+                        text: first.clone(),
+                    };
+                }
+            }
+        }
+    }
     let ws = workspace(session);
     let effects = mapped.effects.resolve(&ws);
     let commands: Vec<String> = mapped
@@ -416,8 +527,12 @@ fn judge_call(
         cwd: Some(session.cwd.to_string_lossy().into_owned()),
     };
     // The hook process ends right after answering: freeing the bundle is wasted latency.
+    let how = Answering {
+        act: step.act.text.clone(),
+        ..how
+    };
     std::mem::forget(bundle);
-    Ok((judgement, step))
+    Ok((judgement, step, how))
 }
 
 /// The active pattern decides about sub-agents: strictest of it and the mode.
@@ -448,25 +563,14 @@ fn judge_spawn(
     }
 }
 
-fn post_tool_use(event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
-    let session = session(event)?;
+fn post_tool_use(provider: &str, event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
+    let session = session(provider, event)?;
     let id = event.tool_use_id.clone().unwrap_or_default();
     let failed = event.hook_event_name == "PostToolUseFailure";
     let tool = event.tool_name.clone().unwrap_or_default();
     let response = event.tool_response.clone().unwrap_or(Value::Null);
     let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let exit_code = response
-        .get("exit_code")
-        .and_then(|c| c.as_i64())
-        .or(if tool == "Bash" {
-            Some(if failed { 1 } else { 0 })
-        } else {
-            None
-        });
-    let outcome = Outcome {
-        status: if failed { Status::Failed } else { Status::Completed },
-        exit_code,
-    };
+    let outcome = records.outcome(&tool, &response, failed);
     let edits = if failed {
         Vec::new()
     } else {
@@ -481,8 +585,8 @@ fn post_tool_use(event: &HookInput, records: &dyn Records) -> Result<(String, Ve
     Ok((String::new(), Vec::new()))
 }
 
-fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
-    let session = session(event)?;
+fn record(provider: &str, event: &HookInput) -> Result<(String, Vec<String>), String> {
+    let session = session(provider, event)?;
     // Recording judges nothing: a record too large to read whole still takes the event.
     let events = session.log.judging_events().unwrap_or_default();
     let mode = session.state.mode_for(Some(&session.id));
@@ -501,8 +605,13 @@ fn record(event: &HookInput) -> Result<(String, Vec<String>), String> {
 
 /// Brings the log up to date from the vendor's transcript (outcomes a PostToolUse did not
 /// report, the final message), evaluates the trace rows, and blocks a gating gap once.
-fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) -> Result<(String, Vec<String>), String> {
-    let session = session(event)?;
+fn stop(
+    provider: &str,
+    event: &HookInput,
+    records: &dyn Records,
+    store: Option<&TrustStore>,
+) -> Result<(String, Vec<String>), String> {
+    let session = session(provider, event)?;
     let layer = ProjectLayer::read(&session.project);
     let bundle = loaded(Some(&layer), None)?;
     let events = session.log.events();
@@ -592,11 +701,6 @@ fn stop(event: &HookInput, records: &dyn Records, store: Option<&TrustStore>) ->
     Ok((json!({ "decision": "block", "reason": reason }).to_string(), Vec::new()))
 }
 
-/// The project a working directory belongs to (for the CLI's commands), or why there is none.
-pub fn project_of(cwd: &Path) -> Result<PathBuf, String> {
-    crate::project::place(cwd)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,7 +725,7 @@ mod tests {
         });
         let store = TrustStore::at(project.join("trust.json"));
         let _ = store.record(project);
-        let (out, _) = handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store));
+        let (out, _) = handle("claude-code", event.to_string().as_bytes(), &NoRecords, Some(&store));
         serde_json::from_str(&out).unwrap()
     }
 
@@ -638,7 +742,7 @@ mod tests {
     #[test]
     fn unreadable_input_is_denied_with_the_reason() {
         for input in [&b"not json"[..], b"{}", b"[1,2]", b"{\"hook_event_name\": 3}"] {
-            let (out, notes) = handle(input, &NoRecords);
+            let (out, notes) = handle("claude-code", input, &NoRecords, None);
             let answer: Value = serde_json::from_str(&out).unwrap();
             assert_eq!(decision(&answer), "deny", "{out}");
             assert!(!notes.is_empty());
@@ -756,7 +860,7 @@ mod tests {
         let stop = |active: bool| {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": active, "last_assistant_message": "Done, all tests pass."});
-            handle(event.to_string().as_bytes(), &NoRecords).0
+            handle("claude-code", event.to_string().as_bytes(), &NoRecords, None).0
         };
         let first: Value = serde_json::from_str(&stop(false)).unwrap();
         assert_eq!(first["decision"], "block");
@@ -784,7 +888,7 @@ mod tests {
         let stop = || {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": false, "last_assistant_message": "Done, all tests pass."});
-            handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store)).0
+            handle("claude-code", event.to_string().as_bytes(), &NoRecords, Some(&store)).0
         };
         let untrusted: Value = serde_json::from_str(&stop()).unwrap();
         assert_eq!(untrusted["decision"], "block", "{untrusted}");

@@ -1,9 +1,9 @@
-//! `sixfold install claude-code`: the I/O around the core's writer of hook settings
-//! (`sixfold_core::hook_settings`): where the settings file is, reading it bounded, writing it
-//! with a backup kept, and showing a change as a diff. What is registered, and what `uninstall`
-//! removes, is the provider file's `[hooks]` table.
+//! `sixfold install claude-code|codex`: the I/O around the core's writer of hook settings
+//! (`sixfold_core::hook_settings`): where Claude Code's settings file is (Codex's config file is
+//! [`crate::install_codex`]'s), reading a settings file bounded, writing it with a backup kept,
+//! and showing a change as a diff. What is registered, and what `uninstall` removes, is the
+//! provider file's `[hooks]` table.
 
-use serde_json::Value;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::format::HooksFile;
 use std::path::{Path, PathBuf};
@@ -39,44 +39,31 @@ pub fn settings_path(
     }
 }
 
-/// Reads a settings file (absent or blank: `null`), at most 4 MiB of it: it is untrusted.
-pub fn read(path: &Path) -> Result<Value, String> {
-    let text = match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
-        Ok(text) => text,
-        Err(sixfold_core::bounded::ReadError::Missing) => return Ok(Value::Null),
-        Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
-    };
-    if text.trim().is_empty() {
-        return Ok(Value::Null);
+/// Reads a settings file's text (absent: empty), at most 4 MiB of it: it is untrusted.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
+        Ok(text) => Ok(text),
+        Err(sixfold_core::bounded::ReadError::Missing) => Ok(String::new()),
+        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
     }
-    serde_json::from_str(&text).map_err(|e| format!("`{}` is not valid JSON: {e}", path.display()))
 }
 
-/// Writes settings, keeping the previous file as `settings.json.bak`.
-pub fn write(path: &Path, settings: &Value) -> Result<Option<PathBuf>, String> {
+/// Writes a settings file's text, keeping the previous file beside it as `<name>.bak`.
+pub fn write_text(path: &Path, text: &str) -> Result<Option<PathBuf>, String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
     let backup = if path.exists() {
-        let backup = path.with_extension("json.bak");
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".bak");
+        let backup = path.with_file_name(name);
         std::fs::copy(path, &backup).map_err(|e| format!("cannot keep a backup at `{}`: {e}", backup.display()))?;
         Some(backup)
     } else {
         None
     };
-    let text = serde_json::to_string_pretty(settings).map_err(|e| format!("cannot write the settings: {e}"))?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
     Ok(backup)
-}
-
-/// Pretty JSON of settings as the file would hold it (`""` for none).
-pub fn pretty(settings: &Value) -> String {
-    if settings.is_null() {
-        return String::new();
-    }
-    serde_json::to_string_pretty(settings)
-        .map(|t| t + "\n")
-        .unwrap_or_default()
 }
 
 /// A line diff: `-` old, `+` new, ` ` both.
@@ -126,7 +113,7 @@ pub fn diff(old: &str, new: &str) -> String {
 mod tests {
     use super::*;
 
-    use serde_json::json;
+    use serde_json::{json, Value};
     use sixfold_core::hook_settings::{command, is_registered, register, unregister};
 
     /// The shipped Claude Code provider file's `[hooks]` table: the data install reads.
@@ -179,12 +166,22 @@ mod tests {
     fn a_settings_file_past_the_limit_is_not_read() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("settings.json");
-        assert_eq!(read(&path).unwrap(), Value::Null);
-        std::fs::write(&path, " \n").unwrap();
-        assert_eq!(read(&path).unwrap(), Value::Null);
+        assert_eq!(read_text(&path).unwrap(), "");
         let big = vec![b' '; usize::try_from(MAX_SETTINGS_BYTES).unwrap() + 2];
         std::fs::write(&path, big).unwrap();
-        assert!(read(&path).unwrap_err().contains("larger than"));
+        assert!(read_text(&path).unwrap_err().contains("larger than"));
+    }
+
+    #[test]
+    fn a_write_keeps_the_previous_file() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("d/config.toml");
+        assert_eq!(write_text(&path, "a = 1\n").unwrap(), None);
+        let backup = write_text(&path, "a = 2\n").unwrap().unwrap();
+        assert_eq!(backup, t.path().join("d/config.toml.bak"));
+        assert_eq!(std::fs::read_to_string(backup).unwrap(), "a = 1\n");
+        assert_eq!(read_text(&path).unwrap(), "a = 2\n");
+        assert_eq!(read_text(&t.path().join("none")).unwrap(), "");
     }
 
     #[test]

@@ -6,8 +6,11 @@
 //! answers a refusal with the reason: the hook fails closed.
 
 pub mod adapter;
+pub mod claude;
+pub mod codex;
 pub mod guard;
 pub mod install;
+pub mod install_codex;
 pub mod log;
 /// Which project a working directory belongs to: the core's rule, shared by every layer.
 pub use sixfold_core::project;
@@ -17,7 +20,7 @@ pub mod trust;
 
 use sixfold_core::bundle::{Bundle, BundleSource, Needs};
 use sixfold_core::diag::Diagnostic;
-use sixfold_core::trace::{Edit, Trace};
+use sixfold_core::trace::{Edit, Outcome, Status, Trace};
 use std::path::Path;
 
 /// Hook input larger than this is refused: it is untrusted.
@@ -36,6 +39,24 @@ pub trait Records {
     fn edits(&self, tool: &str, input: &serde_json::Value, response: &serde_json::Value) -> Vec<Edit>;
     /// The session so far, from the vendor's transcript file.
     fn transcript(&self, path: &Path, bundle: &Bundle) -> Option<Trace>;
+    /// The outcome of a finished tool call, from the vendor's response. By default: failed when
+    /// the CLI reported a failure, else completed, with the response's `exit_code` where it
+    /// has one (and 0 or 1 for a shell command, `Bash`, whose response has none).
+    fn outcome(&self, tool: &str, response: &serde_json::Value, failed: bool) -> Outcome {
+        let exit_code = response
+            .get("exit_code")
+            .and_then(serde_json::Value::as_i64)
+            .or((tool == "Bash").then_some(i64::from(failed)));
+        Outcome {
+            status: if failed { Status::Failed } else { Status::Completed },
+            exit_code,
+        }
+    }
+    /// The files a call's input says it will change, before it runs (a patch names them), where
+    /// the vendor's format says so unambiguously; `None` keeps the provider file's scope.
+    fn planned_edits(&self, _tool: &str, _input: &serde_json::Value, _cwd: &Path) -> Option<Vec<Edit>> {
+        None
+    }
 }
 
 /// Loads the shipped bundle and the project's `.sixfold/` over it.

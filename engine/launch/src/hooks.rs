@@ -85,6 +85,7 @@ mod tests {
             tool_events: vec!["PreToolUse".into()],
             matcher: None,
             args: vec!["hook".into(), "claude-code".into()],
+            ..HooksFile::default()
         }
     }
 

@@ -25,6 +25,13 @@ pub use detect::{detect, Format};
 pub use lines::MAX_LINE_BYTES;
 pub use reader::ReadContext;
 
+/// The edits a Codex `apply_patch` patch describes (`*** Add File:`, `*** Update File:`, …),
+/// before Codex applies it: what its hook's `tool_input.command` holds. Relative paths resolve
+/// against `cwd`.
+pub fn codex_patch_edits(patch: &str, cwd: &Path) -> Vec<sixfold_core::trace::Edit> {
+    codex::patch_edits(patch, cwd)
+}
+
 /// Reads a whole recording in a given format.
 pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace {
     let mut trace = Trace {

@@ -187,7 +187,8 @@ pub struct HermeticFile {
 #[serde(deny_unknown_fields)]
 pub struct HooksFile {
     /// The file's format: `settings-json`, a JSON settings file whose `hooks` table maps each
-    /// event to `[{"matcher"?, "hooks": [{"type": "command", "command"}]}]`.
+    /// event to `[{"matcher"?, "hooks": [{"type": "command", "command"}]}]`; or `config-toml`,
+    /// a TOML config file with the same shape as `[[hooks.EVENT]]` tables, edited in place.
     pub format: String,
     /// The file, relative to the agent's config home, e.g. `settings.json`.
     pub file: String,
@@ -201,6 +202,14 @@ pub struct HooksFile {
     pub matcher: Option<String>,
     /// The arguments of the hook command after the running sixfold binary, e.g. `["hook", "ID"]`.
     pub args: Vec<String>,
+    /// Whether the agent CLI asks a person when a hook answers `ask`. False (the default) where
+    /// it would run the call anyway: an ask is then answered as a deny that says how to approve.
+    #[serde(default)]
+    pub can_ask: bool,
+    /// Arguments a hermetic launch adds to the agent CLI's, having written the hooks itself in
+    /// its scratch config home: where the CLI skips hooks nobody trusted, the flag that runs them.
+    #[serde(default)]
+    pub launch_args: Vec<String>,
 }
 
 /// Something a run is exposed to that the launcher reports rather than removes.

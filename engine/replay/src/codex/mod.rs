@@ -7,6 +7,7 @@ mod rollout;
 mod shared;
 
 pub(crate) use exec::ExecReader;
+pub(crate) use patch::patch_edits;
 pub(crate) use rollout::RolloutReader;
 
 /// Fixtures and helpers the readers' tests share.

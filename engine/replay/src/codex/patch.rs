@@ -64,7 +64,7 @@ fn take_hunks(edit: &mut Edit, diff: &str) {
 /// The edits an `apply_patch` patch describes (`*** Add File:`, `*** Update File:`,
 /// `*** Delete File:`, `*** Move to:`), before Codex reports them: lines of an update are not
 /// numbered (the patch locates them by context), lines of a new file are.
-pub(super) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
+pub(crate) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
     let mut edits: Vec<Edit> = Vec::new();
     let path = |p: &str| absolute(cwd, p.trim()).to_string_lossy().into_owned();
     for line in patch.lines() {

@@ -1,0 +1,20 @@
+//! Claude Code's hooks: the shared judgement path ([`crate::adapter`]) with Claude Code's
+//! provider file, which can ask a person, so an ask is answered `ask`.
+
+use crate::trust::TrustStore;
+use crate::Records;
+use std::path::{Path, PathBuf};
+
+/// The provider file this adapter maps tools through.
+pub const PROVIDER: &str = "claude-code";
+
+/// Handles one hook event: the text to print on stdout, and notes for stderr. Project bundles
+/// are trusted as the user's trust store (`TrustStore::from_env`) says.
+pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
+    crate::adapter::handle(PROVIDER, input, records, TrustStore::from_env().as_ref())
+}
+
+/// The project a working directory belongs to (for the CLI's commands), or why there is none.
+pub fn project_of(cwd: &Path) -> Result<PathBuf, String> {
+    crate::project::place(cwd)
+}
