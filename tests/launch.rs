@@ -637,8 +637,9 @@ fn codex_rows_its_record_cannot_evidence_are_unk_with_the_reason() {
             run.evidence(id)
         );
     }
-    assert_eq!(run.verdict("H8"), "unk");
-    assert!(run.evidence("H8").contains("[hooks]"), "{}", run.evidence("H8"));
+    // sixfold's hooks are in the scratch CODEX_HOME, run though nobody trusted them (#14).
+    assert_eq!(run.verdict("H8"), "ok", "{}", run.evidence("H8"));
+    assert!(run.evidence("H8").contains("config.toml"), "{}", run.evidence("H8"));
     assert_eq!(run.verdict("H2"), "unk");
     assert!(run.evidence("H10").contains("AGENTS.md"));
     assert!(run.report["facts"]["record"]["source"]
@@ -659,9 +660,11 @@ fn codex_a_pin_a_moved_agents_md_and_one_above_are_gaps() {
         &[("AGENTS.md", "# from above\n"), ("inner/AGENTS.md", "# agents\n")],
     );
     let inner = s.root.join("outer/inner");
+    // Changed behind the agent's back (by the server): the agent's own write is an ask in the
+    // default mode, which the Codex hook refuses.
+    let agents = inner.join("AGENTS.md").display().to_string();
     let server = s.server(json!({ "turns": [
-        [{ "exec": "echo '# one more' >> AGENTS.md" }],
-        [{ "text": "Here is what I saw." }],
+        [{ "run": ["sh", "-c", format!("echo '# one more' >> '{agents}'")] }, { "text": "Here is what I saw." }],
     ]}));
     let run = codex(
         &s,

@@ -3,7 +3,6 @@
 //! registered for its events. The entries are the core's (`hook_settings`, the one writer of
 //! them); this file reads and writes the file.
 
-use serde_json::Value;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use std::path::Path;
@@ -28,18 +27,18 @@ pub fn command(exe: &Path, spec: &HooksFile) -> String {
 }
 
 /// Registers the hook command for every event in `spec`, in the settings file under
-/// `config_home` (kept, when it is there, with the entries added), then reads it back to check.
+/// `config_home` (kept, when it is there, with the entries added; in the provider file's
+/// format, `settings-json` or `config-toml`), then reads it back to check.
 pub fn install(config_home: &Path, spec: &HooksFile, exe: &Path) -> Result<Installed, String> {
     let path = config_home.join(&spec.file);
     let command = command(exe, spec);
-    let settings = read_settings(&path)?.unwrap_or(Value::Null);
-    let settings =
-        hook_settings::register(&settings, spec, &command).map_err(|e| format!("`{}`: {e}", path.display()))?;
+    let before = read_settings(&path)?;
+    let text =
+        hook_settings::register_text(&before, spec, &command).map_err(|e| format!("`{}`: {e}", path.display()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
-    let text = serde_json::to_string_pretty(&settings).map_err(|e| format!("cannot write the hooks: {e}"))?;
-    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    std::fs::write(&path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
     let missing = missing_events(&path, spec, &command)?;
     if !missing.is_empty() {
         return Err(format!(
@@ -55,27 +54,26 @@ pub fn install(config_home: &Path, spec: &HooksFile, exe: &Path) -> Result<Insta
     })
 }
 
-fn read_settings(path: &Path) -> Result<Option<Value>, String> {
-    let text = match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
-        Ok(text) => text,
-        Err(sixfold_core::bounded::ReadError::Missing) => return Ok(None),
-        Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("`{}` is not JSON: {e}", path.display()))
+/// A settings file's text; absent, empty.
+fn read_settings(path: &Path) -> Result<String, String> {
+    match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
+        Ok(text) => Ok(text),
+        Err(sixfold_core::bounded::ReadError::Missing) => Ok(String::new()),
+        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
+    }
 }
 
 /// The events of `spec` whose entries in the settings file do not run `command`.
 pub fn missing_events(path: &Path, spec: &HooksFile, command: &str) -> Result<Vec<String>, String> {
-    let settings = read_settings(path)?.unwrap_or(Value::Null);
-    Ok(hook_settings::missing_events(&settings, spec, command))
+    let text = read_settings(path)?;
+    hook_settings::missing_events_text(&text, spec, command).map_err(|e| format!("`{}`: {e}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
     use super::*;
+    use serde_json::Value;
 
     fn spec() -> HooksFile {
         HooksFile {
@@ -106,6 +104,19 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], done.command);
         assert!(v["hooks"]["Stop"][1].get("matcher").is_none());
         assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_toml_config_is_edited_in_place() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("config.toml"), "model = \"x\" # mine\n").unwrap();
+        let mut s = spec();
+        s.format = "config-toml".into();
+        s.file = "config.toml".into();
+        let done = install(t.path(), &s, Path::new("/usr/bin/sixfold")).unwrap();
+        let text = std::fs::read_to_string(t.path().join("config.toml")).unwrap();
+        assert!(text.starts_with("model = \"x\" # mine\n"), "{text}");
+        assert!(text.contains(&format!("command = \"{}\"", done.command)), "{text}");
     }
 
     #[test]

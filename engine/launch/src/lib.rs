@@ -212,6 +212,11 @@ fn launch_hermetic(
     argv.extend(mcp.args.iter().flatten().cloned());
     argv.extend(setting_sources.args.iter().flatten().cloned());
     argv.extend(plugins.args.iter().cloned());
+    if hooks.installed {
+        // The hooks were written by this launch: where the CLI skips hooks nobody trusted, the
+        // provider file's flag runs them (Codex's `--dangerously-bypass-hook-trust`).
+        argv.extend(provider.hooks.iter().flat_map(|h| h.launch_args.iter().cloned()));
+    }
     argv.extend(req.vendor_args.iter().cloned());
     let skips = control::hooks::skips(spec, &argv, &env.vars);
     let env_vars: Vec<_> = env.vars.into_iter().collect();
