@@ -525,3 +525,99 @@ fn providers_says_whether_codex_trusts_the_hooks_and_codex_agrees() {
         "the trusted hook ran and refused"
     );
 }
+
+/// A strict hermetic launch of Codex: sixfold's hooks are written in the scratch `CODEX_HOME` and
+/// run (the launch passes `--dangerously-bypass-hook-trust`, having written them itself), so H8
+/// is ok and the run is governed. The rows Codex's record cannot evidence (H1a, H1b, H4, H5: its
+/// rollout names no plugins, output style, key source or MCP servers) are made advisory by the
+/// team's own bundle, so strict passes on what can be shown.
+#[test]
+fn a_strict_hermetic_launch_of_codex_exits_0_with_h8_ok_and_governed() {
+    let Some(codex) = agent_cli("SIXFOLD_CODEX_BIN", "codex") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let src = root.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("AGENTS.md"), "# agents\n").unwrap();
+    // The team's bundle: the four rows Codex's record cannot evidence, advisory.
+    let accept = root.join("accept/policies/hermetic");
+    std::fs::create_dir_all(&accept).unwrap();
+    let shipped = support::repo().join("policies/hermetic");
+    for row in ["h1a-plugins", "h1b-output-style", "h4-api-key", "h5-mcp"] {
+        let toml = std::fs::read_to_string(shipped.join(format!("{row}.toml"))).unwrap();
+        let toml = toml.replace("severity = \"gating\"", "severity = \"advisory\"");
+        std::fs::write(accept.join(format!("{row}.toml")), toml).unwrap();
+        std::fs::copy(shipped.join(format!("{row}.rhai")), accept.join(format!("{row}.rhai"))).unwrap();
+    }
+    let outside = outside_tmp();
+    let target = outside.path().join("escaped.txt");
+    let scratch = root.join("server");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let server = ModelServer::start(
+        &json!({ "turns": [
+            [{ "exec": format!("echo pwned > {}", target.display()) }],
+            [{ "text": "Here is what I saw." }],
+        ]}),
+        &src,
+        &root,
+        &scratch,
+    );
+    let node = which("node").map(|n| n.parent().unwrap().display().to_string());
+    let path = [node.as_deref(), Some("/usr/local/bin:/usr/bin:/bin")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(":");
+    let out = Command::new(SIXFOLD)
+        .args([
+            "launch",
+            "codex",
+            "--json",
+            "--no-project",
+            "--hermetic",
+            "strict",
+            "--binary",
+        ])
+        .arg(&codex)
+        .args(["--api-key-env", "X_KEY", "--copy"])
+        .arg(&src)
+        .arg("--bundle")
+        .arg(root.join("accept"))
+        .args(["--", "--json", "-s", "danger-full-access", "-c"])
+        .arg(format!(
+            "model_providers.x={{name=\"x\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"X_KEY\"}}",
+            server.url()
+        ))
+        .args(["-c", "model_provider=x", "-m", "gpt-5.5", "look around"])
+        .current_dir(&root)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", root.join("home"))
+        .env("TMPDIR", &scratch)
+        .env("LANG", "C.UTF-8")
+        .env("X_KEY", "test-key")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let rows = report["rows"].as_array().cloned().unwrap_or_default();
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).cloned().unwrap_or(Value::Null);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "strict exits 0\n{}\n{rows:#?}",
+        text(&out.stderr)
+    );
+    assert_eq!(row("H8")["verdict"], "ok", "{}", row("H8"));
+    let argv = report["attestation"]["argv"].to_string();
+    assert!(argv.contains("--dangerously-bypass-hook-trust"), "{argv}");
+    assert!(!target.exists(), "the launched Codex was not governed");
+    let work = PathBuf::from(report["run_dir"].as_str().unwrap()).join("work");
+    let mut judged_there = Vec::new();
+    for entry in std::fs::read_dir(work.join(".sixfold/runs")).unwrap() {
+        judged_there.extend(json_lines(&std::fs::read_to_string(entry.unwrap().path()).unwrap()));
+    }
+    assert_eq!(judged(&judged_there), [("Bash".into(), "refuse".into())]);
+}
