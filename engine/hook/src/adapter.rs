@@ -729,6 +729,62 @@ mod tests {
         serde_json::from_str(&out).unwrap()
     }
 
+    /// A call of `provider`'s, in a project whose `.sixfold/` is trusted or not.
+    fn pre_as(provider: &str, project: &Path, tool: &str, input: Value, trusted: bool) -> Value {
+        let event = json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": project,
+            "tool_name": tool, "tool_input": input, "tool_use_id": "t1",
+        });
+        let store = TrustStore::at(project.join("trust.json"));
+        if trusted {
+            store.record(project).unwrap();
+        }
+        let (out, _) = handle(provider, event.to_string().as_bytes(), &NoRecords, Some(&store));
+        serde_json::from_str(&out).unwrap()
+    }
+
+    fn reason(answer: &Value) -> &str {
+        answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+    }
+
+    #[test]
+    fn where_the_agent_cannot_ask_an_ask_is_a_deny_that_says_how_to_approve() {
+        let t = project();
+        let write = json!({"command": "echo hi > a.txt"});
+        let codex = pre_as("codex", t.path(), "Bash", write.clone(), true);
+        assert_eq!(decision(&codex), "deny", "{codex}");
+        assert!(reason(&codex).contains("approval is needed"), "{codex}");
+        assert!(
+            reason(&codex).contains("sixfold rules add --allow 'echo hi > a.txt'"),
+            "{codex}"
+        );
+        assert_eq!(decision(&pre_as("claude-code", t.path(), "Bash", write, true)), "ask");
+        // What is allowed or refused is answered as it is.
+        let read = json!({"command": "ls"});
+        assert_eq!(decision(&pre_as("codex", t.path(), "Bash", read, true)), "allow");
+    }
+
+    /// A project's own provider file saying Codex can ask widens: not while it is untrusted.
+    #[test]
+    fn an_untrusted_project_cannot_say_its_agent_can_ask() {
+        let t = project();
+        std::fs::create_dir_all(t.path().join(".sixfold/providers")).unwrap();
+        std::fs::write(
+            t.path().join(".sixfold/providers/codex.toml"),
+            "id = \"codex\"\n[binary]\nnames = [\"codex\"]\n[tools.Bash]\ncommand = \"command\"\n[hooks]\nformat = \"config-toml\"\nfile = \"config.toml\"\nevents = [\"PreToolUse\"]\nargs = [\"hook\", \"codex\"]\ncan_ask = true\n",
+        )
+        .unwrap();
+        let write = json!({"command": "echo hi > a.txt"});
+        assert_eq!(
+            decision(&pre_as("codex", t.path(), "Bash", write.clone(), false)),
+            "deny"
+        );
+        let trusted = pre_as("codex", t.path(), "Bash", write, true);
+        assert_eq!(decision(&trusted), "ask", "{trusted}");
+    }
+
     fn decision(answer: &Value) -> &str {
         answer["hookSpecificOutput"]["permissionDecision"].as_str().unwrap()
     }
