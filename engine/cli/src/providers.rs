@@ -38,8 +38,8 @@ pub(crate) fn run(args: Args) -> u8 {
             .iter()
             .map(|p| {
                 let mut v = serde_json::to_value(p).unwrap_or_default();
-                if p.id == sixfold_hook::codex::PROVIDER {
-                    v["hooks"] = serde_json::to_value(&codex_hooks).unwrap_or_default();
+                if let (Some(fields), true) = (v.as_object_mut(), p.id == sixfold_hook::codex::PROVIDER) {
+                    fields.insert("hooks".into(), serde_json::to_value(&codex_hooks).unwrap_or_default());
                 }
                 v
             })

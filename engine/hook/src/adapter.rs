@@ -154,13 +154,12 @@ fn answer(judgement: &Judgement, how: &Answering) -> String {
         Decision::Ask => ("ask", judgement.reason.clone()),
         Decision::Refuse => ("deny", judgement.reason.clone()),
     };
-    let mut out = json!({
-        "hookEventName": "PreToolUse",
-        "permissionDecision": word,
-        "permissionDecisionReason": format!("sixfold: {reason}"),
-    });
+    let mut out = serde_json::Map::new();
+    out.insert("hookEventName".into(), "PreToolUse".into());
+    out.insert("permissionDecision".into(), word.into());
+    out.insert("permissionDecisionReason".into(), format!("sixfold: {reason}").into());
     if let (Some(updated), "allow") = (&how.updated_input, word) {
-        out["updatedInput"] = updated.clone();
+        out.insert("updatedInput".into(), updated.clone());
     }
     json!({ "hookSpecificOutput": out }).to_string()
 }
