@@ -241,7 +241,7 @@ pub fn register_text(text: &str, spec: &HooksFile, command: &str) -> Result<Stri
 /// it was when there is none.
 pub fn unregister_text(text: &str, spec: &HooksFile) -> Result<String, String> {
     if spec.format == CONFIG_TOML {
-        return crate::hook_toml::unregister(text, spec);
+        return crate::hook_toml::unregister(text, &|c| is_registered(c, spec));
     }
     let before = json_of(text)?;
     let after = unregister(&before, spec);

@@ -3,12 +3,11 @@
 //! (the file is edited in place, never re-serialized).
 //!
 //! The shape is the settings format's, in TOML: each event is an array of tables
-//! `{matcher?, hooks = [{type = "command", command}]}`. An entry is sixfold's exactly as
-//! [`crate::hook_settings::is_registered`] says. New entries go after the file's own, so the
-//! positions of the entries already there (which a CLI may key their trust by) do not move.
+//! `{matcher?, hooks = [{type = "command", command}]}`. Which entries are sixfold's, the caller
+//! says (`sixfold_core::hook_settings::is_registered`). New entries go after the file's own, so
+//! the positions of the entries already there (which a CLI may key their trust by) do not move.
 
 use crate::format::HooksFile;
-use crate::hook_settings::is_registered;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, Value};
 
 /// The file's text parsed, or why it cannot be edited.
@@ -44,17 +43,18 @@ fn commands(entry: &Table) -> Vec<String> {
 ///     format: "config-toml".into(),
 ///     events: vec!["PreToolUse".into(), "Stop".into()],
 ///     tool_events: vec!["PreToolUse".into()],
-///     args: vec!["hook".into(), "codex".into()],
+///     args: vec!["hook".into(), "agent-x".into()],
 ///     ..HooksFile::default()
 /// };
 /// let mine = "# mine\nmodel = \"o3\"  # kept\n";
-/// let installed = register(mine, &spec, "sixfold hook codex").unwrap();
+/// let installed = register(mine, &spec, "sixfold hook agent-x").unwrap();
 /// assert!(installed.starts_with(mine));
 /// assert!(installed.contains("[[hooks.PreToolUse]]\nmatcher = \"*\""));
-/// assert_eq!(register(&installed, &spec, "sixfold hook codex").unwrap(), installed);
-/// assert_eq!(unregister(&installed, &spec).unwrap(), mine);
+/// assert_eq!(register(&installed, &spec, "sixfold hook agent-x").unwrap(), installed);
+/// let sixfolds = |c: &str| c == "sixfold hook agent-x";
+/// assert_eq!(unregister(&installed, &sixfolds).unwrap(), mine);
 /// // What it cannot edit in place is an error, not a rewrite.
-/// assert!(register("hooks = 3\n", &spec, "sixfold hook codex").is_err());
+/// assert!(register("hooks = 3\n", &spec, "sixfold hook agent-x").is_err());
 /// ```
 pub fn register(text: &str, spec: &HooksFile, command: &str) -> Result<String, String> {
     let mut doc = parse(text)?;
@@ -98,10 +98,10 @@ pub fn register(text: &str, spec: &HooksFile, command: &str) -> Result<String, S
     Ok(if changed { doc.to_string() } else { text.to_string() })
 }
 
-/// The text with every hook that [`is_registered`] for `spec` removed, under any event, and the
+/// The text with every hook whose command is sixfold's (`mine`) removed, under any event, and the
 /// entries and event lists left empty by that removed too (and `hooks` itself, when nothing else
 /// is in it); everything else as it was, byte for byte. The inverse of [`register`].
-pub fn unregister(text: &str, spec: &HooksFile) -> Result<String, String> {
+pub fn unregister(text: &str, mine: &dyn Fn(&str) -> bool) -> Result<String, String> {
     let mut doc = parse(text)?;
     let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_mut) else {
         return Ok(text.to_string());
@@ -116,11 +116,7 @@ pub fn unregister(text: &str, spec: &HooksFile) -> Result<String, String> {
         for entry in list.iter_mut() {
             if let Some(handlers) = entry.get_mut("hooks").and_then(Item::as_array_of_tables_mut) {
                 let had = handlers.len();
-                handlers.retain(|h| {
-                    !h.get("command")
-                        .and_then(Item::as_str)
-                        .is_some_and(|c| is_registered(c, spec))
-                });
+                handlers.retain(|h| !h.get("command").and_then(Item::as_str).is_some_and(mine));
                 changed |= handlers.len() != had;
             }
         }
@@ -159,6 +155,7 @@ pub fn missing_events(text: &str, spec: &HooksFile, command: &str) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hook_settings::is_registered;
 
     fn spec() -> HooksFile {
         HooksFile {
@@ -205,7 +202,11 @@ command = "docs-server"
             assert_eq!(mine["matcher"].as_str(), Some("*"));
             assert_eq!(mine["hooks"][0]["command"].as_str(), Some(cmd));
             assert!(parsed["hooks"]["Stop"][0].get("matcher").is_none());
-            assert_eq!(unregister(&once, &spec).unwrap(), original, "from:\n{once}");
+            assert_eq!(
+                unregister(&once, &|c| is_registered(c, &spec)).unwrap(),
+                original,
+                "from:\n{once}"
+            );
         }
         // Theirs stays first: its position (its trust key) does not move.
         let once = register(THEIRS, &spec, "sixfold hook agent-x").unwrap();
@@ -217,14 +218,17 @@ command = "docs-server"
         assert_eq!(missing_events(THEIRS, &spec, "x").unwrap(), spec.events);
         // A last line without its newline gains one: the only byte that can change.
         let once = register("model = \"x\"", &spec, "sixfold hook agent-x").unwrap();
-        assert_eq!(unregister(&once, &spec).unwrap(), "model = \"x\"\n");
+        assert_eq!(
+            unregister(&once, &|c| is_registered(c, &spec)).unwrap(),
+            "model = \"x\"\n"
+        );
     }
 
     #[test]
     fn a_hand_added_handler_beside_sixfolds_stays() {
         let spec = spec();
         let text = "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"sixfold hook agent-x\"\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"notify-me\"\n";
-        let out = unregister(text, &spec).unwrap();
+        let out = unregister(text, &|c| is_registered(c, &spec)).unwrap();
         assert!(out.contains("notify-me") && !out.contains("hook agent-x"), "{out}");
     }
 
@@ -239,6 +243,6 @@ command = "docs-server"
             .unwrap_err()
             .contains("hooks.Stop"));
         assert!(register("not toml = = 1", &spec, "c").unwrap_err().contains("TOML"));
-        assert_eq!(unregister("x = 1\n", &spec).unwrap(), "x = 1\n");
+        assert_eq!(unregister("x = 1\n", &|c| is_registered(c, &spec)).unwrap(), "x = 1\n");
     }
 }
