@@ -90,6 +90,11 @@ impl Run {
     }
 
     fn codex_with(&self, script: Value, extra: &[&str]) -> (Vec<Value>, Output) {
+        self.codex_env(script, extra, &[])
+    }
+
+    /// As [`Run::codex_with`], with more environment (which Codex's hooks inherit).
+    fn codex_env(&self, script: Value, extra: &[&str], env: &[(&str, &str)]) -> (Vec<Value>, Output) {
         let scratch = self.root.join(format!("server-{}", unique()));
         std::fs::create_dir_all(&scratch).unwrap();
         let server = ModelServer::start(&script, &self.project, &self.project, &scratch);
@@ -121,6 +126,7 @@ impl Run {
             .env("PATH", path)
             .env("X_KEY", "test-key")
             .envs(self.env())
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -264,6 +270,27 @@ fn an_ask_is_denied_with_how_to_approve_and_does_not_run() {
         [{ "text": "Done." }],
     ]}));
     assert!(run.project.join("asked.txt").exists(), "the kept approval lets it run");
+}
+
+/// A hook that panics or hangs still refuses: Codex blocks a call whose hook exits 2 with the
+/// reason on stderr, which is what the hook's guard answers.
+#[test]
+fn a_hook_that_panics_or_hangs_still_refuses_the_call() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    for (fault, file) in [("panic@PreToolUse", "panicked.txt"), ("hang@PreToolUse", "hung.txt")] {
+        let (log, _) = run.codex_env(
+            json!({ "turns": [[{ "exec": format!("echo x > {file}") }], [{ "text": "Done." }]] }),
+            &["--dangerously-bypass-hook-trust"],
+            &[("SIXFOLD_HOOK_FAULT", fault), ("SIXFOLD_HOOK_DEADLINE_MS", "500")],
+        );
+        assert!(!run.project.join(file).exists(), "{fault}: the call ran");
+        let outputs = tool_outputs(&log);
+        assert!(
+            outputs.first().is_some_and(|o| o.contains("could not judge this call")),
+            "{fault}: {outputs:?}"
+        );
+    }
 }
 
 #[test]
