@@ -580,3 +580,47 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn planned(patch: &str) -> Option<Vec<String>> {
+        CodexRecords
+            .planned_edits("apply_patch", &json!({ "command": patch }), Path::new("/w"))
+            .map(|edits| edits.into_iter().map(|e| e.path).collect())
+    }
+
+    #[test]
+    fn a_patch_writes_the_files_it_names_when_it_reads_as_codex_reads_it() {
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: /etc/b\n@@\n-y\n+z\n*** Delete File: ../c\n*** End Patch\n";
+        assert_eq!(planned(patch).unwrap(), ["/w/a.txt", "/etc/b", "/w/../c"]);
+        let moved = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .mcp.json\n@@\n-y\n+z\n*** End Patch\n";
+        assert_eq!(planned(moved).unwrap(), ["/w/a.txt", "/w/.mcp.json"]);
+        // Anything read another way keeps the provider file's broad scope.
+        for odd in [
+            "*** Begin Patch\n  *** Add File: .mcp.json\n+x\n*** Add File: a.txt\n+x\n*** End Patch\n",
+            "*** Begin Patch\n*** Add file: .mcp.json\n+x\n*** End Patch\n",
+            "*** Add File: a.txt\n+x\n",
+            "*** Begin Patch\n*** End Patch\n",
+        ] {
+            assert_eq!(planned(odd), None, "{odd}");
+        }
+        assert!(CodexRecords
+            .planned_edits("Bash", &json!({ "command": "*** Begin Patch" }), Path::new("/w"))
+            .is_none());
+    }
+
+    #[test]
+    fn an_exit_code_codex_does_not_state_stays_unknown() {
+        let said = |response: serde_json::Value, failed: bool| CodexRecords.outcome("Bash", &response, failed);
+        let ok = said(json!("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess."), false);
+        assert_eq!((ok.status, ok.exit_code), (Status::Completed, Some(0)));
+        let failed = said(json!("Exit code: 3\nOutput:\n"), false);
+        assert_eq!((failed.status, failed.exit_code), (Status::Failed, Some(3)));
+        let silent = said(json!(""), false);
+        assert_eq!((silent.status, silent.exit_code), (Status::Unknown, None));
+        assert_eq!(said(json!(""), true).status, Status::Failed);
+    }
+}

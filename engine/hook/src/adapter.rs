@@ -11,6 +11,7 @@
 //! ask is answered as a deny that says how to approve); reading its records (the transcript, a
 //! call's outcome and edits) is the [`Records`] the CLI passes in.
 
+use crate::answer::{answer, Answering};
 use crate::log::Log;
 use crate::state::State;
 use crate::trust::{Standing, TrustStore};
@@ -126,64 +127,6 @@ fn unreadable(error: &str) -> (String, Vec<String>) {
         }
     }
     (answer(&judgement, &Answering::default()), notes)
-}
-
-/// How a judgement is answered, beside the judgement itself.
-#[derive(Debug, Clone, Default)]
-struct Answering {
-    /// False where the agent CLI cannot ask a person (its provider file's `[hooks] can_ask`): an
-    /// ask is answered as a deny that says how to approve.
-    cannot_ask: bool,
-    /// The agent CLI's name, for the approval hint.
-    agent: String,
-    /// The act, for the approval hint (`sixfold rules add --allow …`).
-    act: String,
-    /// The tool input to run instead (`updatedInput`), where the call is rewritten (to run inside
-    /// the sandbox); `None` runs it as the agent asked.
-    updated_input: Option<Value>,
-}
-
-/// The PreToolUse answer for a judgement: the one place every answer is made, so a rewrite of
-/// the call (`updatedInput`) reaches every agent CLI alike.
-fn answer(judgement: &Judgement, how: &Answering) -> String {
-    let (word, reason) = match judgement.decision {
-        Decision::Allow => ("allow", judgement.reason.clone()),
-        // INVARIANT (fail closed): where the agent CLI would run an `ask` without a person (Codex
-        // runs it), an ask is a deny that says how a person approves.
-        Decision::Ask if how.cannot_ask => ("deny", approval_hint(judgement, how)),
-        Decision::Ask => ("ask", judgement.reason.clone()),
-        Decision::Refuse => ("deny", judgement.reason.clone()),
-    };
-    let mut out = serde_json::Map::new();
-    out.insert("hookEventName".into(), "PreToolUse".into());
-    out.insert("permissionDecision".into(), word.into());
-    out.insert("permissionDecisionReason".into(), format!("sixfold: {reason}").into());
-    if let (Some(updated), "allow") = (&how.updated_input, word) {
-        out.insert("updatedInput".into(), updated.clone());
-    }
-    json!({ "hookSpecificOutput": out }).to_string()
-}
-
-/// The reason of an ask answered as a deny: a person's approval is needed, and how to give it.
-fn approval_hint(judgement: &Judgement, how: &Answering) -> String {
-    let agent = if how.agent.is_empty() {
-        "this agent CLI"
-    } else {
-        how.agent.as_str()
-    };
-    let keep = if how.act.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " keep an approval with `sixfold rules add --allow {}` (add `--mode {}` for this mode only), or",
-            sixfold_core::shell::quote(&how.act),
-            judgement.mode
-        )
-    };
-    format!(
-        "{} A person's approval is needed, and {agent} cannot ask for it, so the call is refused. To approve it:{keep} run the agent governed by sixfold, where a person is asked",
-        judgement.reason.trim_end_matches('.').to_string() + "."
-    )
 }
 
 struct Session {
@@ -527,7 +470,7 @@ fn judge_call(
     };
     // The hook process ends right after answering: freeing the bundle is wasted latency.
     let how = Answering {
-        act: step.act.text.clone(),
+        act: Some((step.act.kind.clone(), step.act.text.clone())),
         ..how
     };
     std::mem::forget(bundle);

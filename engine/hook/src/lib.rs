@@ -6,6 +6,7 @@
 //! answers a refusal with the reason: the hook fails closed.
 
 pub mod adapter;
+mod answer;
 pub mod claude;
 pub mod codex;
 pub mod guard;
