@@ -501,6 +501,21 @@ fn install_and_uninstall_round_trip_a_real_config_exactly() {
     let removed = run.sixfold(&["uninstall", "codex", "--user"]);
     assert!(removed.status.success(), "{}", text(&removed.stderr));
     assert_eq!(std::fs::read_to_string(run.config()).unwrap(), mine, "byte for byte");
+    // In the project (the default): its `.codex/config.toml`, which Codex reads only for a
+    // project it trusts, and the person is told so.
+    let here = run.sixfold(&["install", "codex"]);
+    let said = text(&here.stdout);
+    assert!(here.status.success(), "{}", text(&here.stderr));
+    assert!(said.contains("trust_level"), "{said}");
+    assert!(std::fs::read_to_string(run.project.join(".codex/config.toml"))
+        .unwrap()
+        .contains("hook codex"));
+    let gone = run.sixfold(&["uninstall", "codex"]);
+    assert!(gone.status.success(), "{}", text(&gone.stderr));
+    assert_eq!(
+        std::fs::read_to_string(run.project.join(".codex/config.toml")).unwrap(),
+        ""
+    );
 }
 
 /// Codex skips a hook nobody trusted without a word; sixfold says so, and computes the hash Codex

@@ -467,6 +467,9 @@ fn change(args: &InstallArgs, edit: impl Fn(&str) -> Result<String, String>, ver
             outln!("{verb} {}{kept}", path.display());
             if verb == "installed" && matches!(args.agent, Agent::Codex) {
                 outln!("{}", install_codex::TRUST_HINT);
+                if !args.user {
+                    outln!("{}", install_codex::PROJECT_HINT);
+                }
             }
             0
         }

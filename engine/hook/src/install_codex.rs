@@ -27,6 +27,10 @@ these hooks do nothing until you trust them: run `codex`, type `/hooks` and trus
 hook (or install them as managed hooks in /etc/codex/requirements.toml, which need no trust). \
 `sixfold providers` says whether they are trusted.";
 
+/// What to tell a person who installed Codex hooks in a project: Codex reads a project's
+/// `.codex/` only for a project it trusts.
+pub const PROJECT_HINT: &str = "Codex also reads a project's .codex/config.toml only for a project its own config trusts (`[projects.\"<path>\"] trust_level = \"trusted\"`, set when you first run `codex` there); `sixfold install codex --user` installs for every project instead.";
+
 /// Codex's config file for a scope: the project's `.codex/config.toml` (which Codex loads only
 /// for a project it trusts), or the user's (`$CODEX_HOME/config.toml` when set, else
 /// `~/.codex/config.toml`).
