@@ -418,6 +418,54 @@ fn mcp_tool_calls_are_judged_through_the_bundles_maps() {
     );
 }
 
+/// The same with the real Codex and a real MCP server (`tests/fixtures/mcp/marker-server.py`,
+/// which marks each call it receives): the mapped reader reaches the server, the unmapped tool
+/// does not.
+#[test]
+fn codex_mcp_calls_are_judged_and_an_unmapped_one_never_reaches_the_server() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    std::fs::create_dir_all(run.project.join(".sixfold/policies")).unwrap();
+    std::fs::write(
+        run.project.join(".sixfold/policies/docs-mcp.toml"),
+        "id = \"docs-mcp\"\ndescription = \"The docs server reads the workspace.\"\n\n[mcp.\"docs/search\"]\nreads = [\"workspace\"]\n",
+    )
+    .unwrap();
+    let out = run.sixfold(&["trust"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let marks = run.root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let server = support::repo().join("tests/fixtures/mcp/marker-server.py");
+    let mut config = std::fs::read_to_string(run.config()).unwrap();
+    config.push_str(&format!(
+        "\n[mcp_servers.docs]\ncommand = \"python3\"\nargs = [\"{}\"]\nenv = {{ MARKER_DIR = \"{}\" }}\ndefault_tools_approval_mode = \"approve\"\n",
+        server.display(),
+        marks.display()
+    ));
+    std::fs::write(run.config(), config).unwrap();
+    let (log, _) = run.codex(json!({ "turns": [
+        [{ "function_call": { "namespace": "mcp__docs", "name": "search", "arguments": { "query": "x" } } }],
+        [{ "function_call": { "namespace": "mcp__docs", "name": "wipe", "arguments": {} } }],
+        [{ "text": "Done." }],
+    ]}));
+    assert!(
+        marks.join("called-search").exists(),
+        "the mapped reader ran: {:?}",
+        tool_outputs(&log)
+    );
+    assert!(
+        !marks.join("called-wipe").exists(),
+        "an unmapped MCP tool reached the server"
+    );
+    assert_eq!(
+        judged(&run.log()),
+        [
+            ("mcp__docs__search".into(), "allow".into()),
+            ("mcp__docs__wipe".into(), "refuse".into())
+        ]
+    );
+}
+
 #[test]
 fn the_stop_hook_blocks_a_claim_without_a_passing_suite() {
     let Some(run) = Run::new() else { return };

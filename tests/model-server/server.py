@@ -305,9 +305,12 @@ def responses_items(turn: list[dict[str, Any]], index: int, tools: dict[str, dic
                               "arguments": json.dumps({"cmd": heredoc})})
         elif "function_call" in b:
             fc = b["function_call"]
-            items.append({"type": "function_call", "id": f"fc_tg{index:03d}{j:02d}",
-                          "call_id": call_id, "name": fc["name"], "status": "completed",
-                          "arguments": json.dumps(fc.get("arguments", {}))})
+            item = {"type": "function_call", "id": f"fc_tg{index:03d}{j:02d}",
+                    "call_id": call_id, "name": fc["name"], "status": "completed",
+                    "arguments": json.dumps(fc.get("arguments", {}))}
+            if "namespace" in fc:  # Codex offers an MCP server's tools in `mcp__SERVER`
+                item["namespace"] = fc["namespace"]
+            items.append(item)
         else:  # a Claude tool_use block: not meaningful for Codex
             raise ValueError(f"turn {index} block {j}: {next(iter(b))!r} is not for Codex")
     return items
