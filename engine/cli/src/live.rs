@@ -113,7 +113,7 @@ impl Agent {
     /// Its provider file's id.
     fn provider(self) -> &'static str {
         match self {
-            Agent::ClaudeCode => sixfold_hook::claude::PROVIDER,
+            Agent::ClaudeCode => sixfold_hook::claude_code::PROVIDER,
             Agent::Codex => sixfold_hook::codex::PROVIDER,
         }
     }
@@ -121,7 +121,7 @@ impl Agent {
     /// Its hook adapter.
     fn handle(self, input: &[u8]) -> (String, Vec<String>) {
         match self {
-            Agent::ClaudeCode => sixfold_hook::claude::handle(input, &ClaudeRecords),
+            Agent::ClaudeCode => sixfold_hook::claude_code::handle(input, &ClaudeRecords),
             Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords),
         }
     }
@@ -180,7 +180,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
 
 fn project() -> Result<PathBuf, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    sixfold_hook::claude::project_of(&cwd)
+    sixfold_hook::project_of(&cwd)
 }
 
 fn fail(message: &str, hint: &str) -> u8 {

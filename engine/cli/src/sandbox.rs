@@ -159,7 +159,7 @@ fn environment_of<'b>(bundle: &'b Bundle, mode: &str) -> Result<&'b EnvironmentS
 /// content is trusted (a cloned repository cannot pick `full` for itself), else the default.
 fn active_mode() -> Result<String, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let project = sixfold_hook::claude::project_of(&cwd)?;
+    let project = sixfold_hook::project_of(&cwd)?;
     let state = sixfold_hook::state::State::load(&project)?;
     let standing = crate::trust::store()
         .ok()

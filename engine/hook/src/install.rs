@@ -120,7 +120,7 @@ mod tests {
     fn claude_code() -> HooksFile {
         let (bundle, diagnostics) = Bundle::load(&[sixfold_core::shipped::source()]);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        spec(&bundle, crate::claude::PROVIDER).unwrap().clone()
+        spec(&bundle, crate::claude_code::PROVIDER).unwrap().clone()
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 pub mod adapter;
 mod answer;
-pub mod claude;
+pub mod claude_code;
 pub mod codex;
 pub mod guard;
 pub mod install;
@@ -58,6 +58,11 @@ pub trait Records {
     fn planned_edits(&self, _tool: &str, _input: &serde_json::Value, _cwd: &Path) -> Option<Vec<Edit>> {
         None
     }
+}
+
+/// The project a working directory belongs to (for the CLI's commands), or why there is none.
+pub fn project_of(cwd: &Path) -> Result<std::path::PathBuf, String> {
+    project::place(cwd)
 }
 
 /// Loads the shipped bundle and the project's `.sixfold/` over it.

@@ -3,7 +3,6 @@
 
 use crate::trust::TrustStore;
 use crate::Records;
-use std::path::{Path, PathBuf};
 
 /// The provider file this adapter maps tools through.
 pub const PROVIDER: &str = "claude-code";
@@ -12,9 +11,4 @@ pub const PROVIDER: &str = "claude-code";
 /// are trusted as the user's trust store (`TrustStore::from_env`) says.
 pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
     crate::adapter::handle(PROVIDER, input, records, TrustStore::from_env().as_ref())
-}
-
-/// The project a working directory belongs to (for the CLI's commands), or why there is none.
-pub fn project_of(cwd: &Path) -> Result<PathBuf, String> {
-    crate::project::place(cwd)
 }
