@@ -21,7 +21,8 @@ pub(crate) struct Answering {
     /// The act (its kind and text), for the approval hint (`sixfold rules add --allow …`).
     pub(crate) act: Option<(String, String)>,
     /// The tool input to run instead (`updatedInput`), where the call is rewritten (to run inside
-    /// the sandbox); `None` runs it as the agent asked. Only an allow carries it.
+    /// the sandbox); `None` runs it as the agent asked. A deny runs nothing, so it carries none;
+    /// an allow or an ask does (a call a person approves runs rewritten too).
     pub(crate) updated_input: Option<Value>,
 }
 
@@ -39,7 +40,7 @@ pub(crate) fn answer(judgement: &Judgement, how: &Answering) -> String {
     out.insert("hookEventName".into(), "PreToolUse".into());
     out.insert("permissionDecision".into(), word.into());
     out.insert("permissionDecisionReason".into(), format!("sixfold: {reason}").into());
-    if let (Some(updated), "allow") = (&how.updated_input, word) {
+    if let (Some(updated), "allow" | "ask") = (&how.updated_input, word) {
         out.insert("updatedInput".into(), updated.clone());
     }
     json!({ "hookSpecificOutput": out }).to_string()
@@ -131,18 +132,24 @@ mod tests {
     }
 
     #[test]
-    fn only_an_allow_carries_a_rewritten_input() {
+    fn a_deny_carries_no_rewritten_input() {
         let how = Answering {
             updated_input: Some(json!({"command": "sixfold sandbox run -- ls"})),
             ..Answering::default()
         };
-        let allowed = parsed(&answer(&judged(Decision::Allow), &how));
-        assert_eq!(
-            allowed["hookSpecificOutput"]["updatedInput"]["command"],
-            "sixfold sandbox run -- ls"
-        );
-        for decision in [Decision::Ask, Decision::Refuse] {
+        for decision in [Decision::Allow, Decision::Ask] {
             let out = parsed(&answer(&judged(decision), &how));
+            assert_eq!(
+                out["hookSpecificOutput"]["updatedInput"]["command"], "sixfold sandbox run -- ls",
+                "{out}"
+            );
+        }
+        let cannot_ask = Answering {
+            cannot_ask: true,
+            ..how.clone()
+        };
+        for (decision, how) in [(Decision::Refuse, &how), (Decision::Ask, &cannot_ask)] {
+            let out = parsed(&answer(&judged(decision), how));
             assert!(out["hookSpecificOutput"].get("updatedInput").is_none(), "{out}");
         }
     }
