@@ -208,15 +208,15 @@ fn launch_hermetic(
     let mut argv = vec![binary.display().to_string()];
     argv.extend(headless.headless_args.iter().cloned());
     argv.extend(spec.args.iter().cloned());
-    argv.extend(provider.record.iter().flat_map(|r| r.args.iter().cloned()));
-    argv.extend(mcp.args.iter().flatten().cloned());
-    argv.extend(setting_sources.args.iter().flatten().cloned());
-    argv.extend(plugins.args.iter().cloned());
     if hooks.installed {
         // The hooks were written by this launch: where the CLI skips hooks nobody trusted, the
         // provider file's flag runs them (Codex's `--dangerously-bypass-hook-trust`).
         argv.extend(provider.hooks.iter().flat_map(|h| h.launch_args.iter().cloned()));
     }
+    argv.extend(provider.record.iter().flat_map(|r| r.args.iter().cloned()));
+    argv.extend(mcp.args.iter().flatten().cloned());
+    argv.extend(setting_sources.args.iter().flatten().cloned());
+    argv.extend(plugins.args.iter().cloned());
     argv.extend(req.vendor_args.iter().cloned());
     let skips = control::hooks::skips(spec, &argv, &env.vars);
     let env_vars: Vec<_> = env.vars.into_iter().collect();
