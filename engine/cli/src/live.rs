@@ -479,9 +479,9 @@ fn change(args: &InstallArgs, edit: impl Fn(&str) -> Result<String, String>, ver
 
 /// The shipped provider file's `[hooks]` table for an agent. Only the shipped bundle's: a
 /// repository's own `.sixfold/` must not choose what runs as its hook.
-pub(crate) fn shipped_hooks(provider: &str) -> Result<HooksFile, String> {
+pub(crate) fn shipped_hooks(agent: Agent) -> Result<HooksFile, String> {
     let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
-    install::spec(&bundle, provider).cloned()
+    install::spec(&bundle, agent.provider()).cloned()
 }
 
 /// `sixfold install`: registers sixfold's hooks in the agent's settings.
@@ -495,7 +495,7 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
             )
         }
     };
-    let spec = match shipped_hooks(args.agent.provider()) {
+    let spec = match shipped_hooks(args.agent) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
@@ -515,7 +515,7 @@ pub(crate) struct UninstallArgs {
 
 /// `sixfold uninstall`: removes the hooks `install` registered.
 pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
-    let spec = match shipped_hooks(args.target.agent.provider()) {
+    let spec = match shipped_hooks(args.target.agent) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };

@@ -93,7 +93,7 @@ struct FoundHook {
 
 /// sixfold's hooks in the Codex config files that apply here: the user's, and the project's.
 fn codex_hooks() -> Vec<FoundHook> {
-    let Ok(spec) = crate::live::shipped_hooks(sixfold_hook::codex::PROVIDER) else {
+    let Ok(spec) = crate::live::shipped_hooks(crate::live::Agent::Codex) else {
         return Vec::new();
     };
     let mut files = Vec::new();
