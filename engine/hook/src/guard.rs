@@ -37,7 +37,7 @@ pub const DEADLINE_ENV: &str = "SIXFOLD_HOOK_DEADLINE_MS";
 /// can only refuse more.
 pub const FAULT_ENV: &str = "SIXFOLD_HOOK_FAULT";
 
-/// The exit code Claude Code reads as "block this call", with the reason on stderr.
+/// The exit code Claude Code and Codex read as "block this call", with the reason on stderr.
 pub const DENY_EXIT: i32 = 2;
 
 /// Set by whoever writes the answer first.
