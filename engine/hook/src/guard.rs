@@ -8,7 +8,9 @@
 //! - a panic, anywhere and in any thread: the panic hook answers deny and exits 2 (it runs before
 //!   any unwinding, so it holds with `panic = "abort"` too);
 //! - a hang: a watchdog thread answers deny and exits 2 once [`DEADLINE`] has passed, well under
-//!   the agent's own hook timeout (60 s by default).
+//!   the agent's own hook timeout (60 s by default; Codex's is 600 s).
+//!
+//! Codex reads the same answer the same way: exit 2 with the reason on stderr blocks the call.
 //!
 //! Memory stays bounded because everything the hook reads is bounded (its input, and every file
 //! through `sixfold_core::bounded`); a memory limit is not set, since an allocation that fails
