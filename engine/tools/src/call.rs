@@ -1,0 +1,358 @@
+//! One governed call, start to end: mapped to its effects through the bundle's
+//! `sixfold-tools` provider file, judged under the mode in force (narrowed while the project's
+//! `.sixfold/` is untrusted), parked for a person when it asks, run when allowed, and put on the
+//! session's record (judged, answered, observed with its outcome and edits).
+
+use crate::approvals::{Answer, Pending};
+use crate::files::{self, Done};
+use crate::shell::{self, Proofs};
+use crate::{Config, Governor, InForce, DEFAULT_ASK_TIMEOUT, PROVIDER};
+use serde_json::Value;
+use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::decision::{Decision, Judgement};
+use sixfold_core::judge::Context;
+use sixfold_core::trace::{Event, Outcome, Output, Status, Step, StepAct};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The most output of a command kept on the record.
+const MAX_RECORDED_OUTPUT: usize = 16 * 1024;
+/// How often a parked call looks for its answer.
+const POLL: Duration = Duration::from_millis(200);
+
+/// What the agent receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reply {
+    pub(crate) text: String,
+    pub(crate) is_error: bool,
+}
+
+impl Reply {
+    fn error(text: impl Into<String>) -> Reply {
+        Reply {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// The server's state: how it runs and what it asks of the CLI.
+pub(crate) struct Governed {
+    pub(crate) config: Config,
+    pub(crate) governor: Box<dyn Governor>,
+    proofs: Proofs,
+    calls: AtomicU64,
+}
+
+fn unjudgeable(mode: &str, why: &str) -> Judgement {
+    // INVARIANT (fail closed): whatever keeps the server from judging a call refuses it.
+    Judgement::refuse_unjudgeable(mode, format!("could not judge this call, so it is refused: {why}"))
+}
+
+impl Governed {
+    pub(crate) fn new(config: Config, governor: Box<dyn Governor>) -> Governed {
+        Governed {
+            config,
+            governor,
+            proofs: Proofs::default(),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// The mode the sandbox confines a command under.
+    fn sandbox_mode(&self, in_force: &InForce) -> String {
+        self.config.pinned_mode.clone().unwrap_or_else(|| in_force.mode.clone())
+    }
+
+    /// The step and its judgement under one bundle and mode.
+    fn judge_in(&self, bundle: &Bundle, mode: &str, sandbox_mode: &str, tool: &str, args: &Value, id: &str) -> Result<(Judgement, Step), String> {
+        if bundle.mode(mode).is_none() {
+            return Err(format!("the mode `{mode}` is not in the bundle"));
+        }
+        let provider = bundle
+            .provider(PROVIDER)
+            .ok_or_else(|| format!("the bundle has no provider `{PROVIDER}`"))?;
+        // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
+        if let Some(why) = provider.unreadable_input(tool, args) {
+            return Err(format!("the tool input cannot be read: {why}"));
+        }
+        let ws = &self.config.workspace;
+        let mut mapped = provider.tool_effects(tool, args, ws.primary(), bundle.classifier());
+        // A command runs only inside the sandbox: contained exactly when that is proven.
+        if provider.spec.tools.get(tool).is_some_and(|t| t.command.is_some()) {
+            mapped.effects.contained = self.proofs.proven(&self.config.sixfold, sandbox_mode, ws);
+        }
+        let effects = mapped.effects.resolve(ws);
+        let parts: Vec<_> = mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect();
+        let commands: Vec<String> = parts.iter().map(|p| p.text.clone()).collect();
+        let command_rules: Vec<String> = parts.iter().map(|p| p.rule.clone().unwrap_or_default()).collect();
+        let act = ActView {
+            kind: mapped.act.kind,
+            text: &mapped.act.text,
+            commands: &commands,
+        };
+        let judgement = bundle.judge_step(mode, &act, &effects, &Context::new(ws.clone()));
+        let step = Step {
+            id: id.to_string(),
+            tool: tool.to_string(),
+            act: StepAct {
+                kind: mapped.act.kind.to_string(),
+                text: mapped.act.text.clone(),
+            },
+            effects: mapped.effects.clone(),
+            commands,
+            command_rules,
+            parts,
+            output: None,
+            outcome: Outcome::default(),
+            edits: Vec::new(),
+            cwd: Some(ws.primary().to_string_lossy().into_owned()),
+        };
+        Ok((judgement, step))
+    }
+
+    /// The judgement that stands and the step, under the bundles in force.
+    fn judge(&self, in_force: &InForce, tool: &str, args: &Value, id: &str) -> Result<(Judgement, Step), String> {
+        let sandbox_mode = self.sandbox_mode(in_force);
+        let (layered, step) = self.judge_in(&in_force.bundle, &in_force.mode, &sandbox_mode, tool, args, id)?;
+        let Some((bundle, mode)) = &in_force.without_project else {
+            return Ok((layered, step));
+        };
+        let (without, _) = self.judge_in(bundle, mode, &sandbox_mode, tool, args, id)?;
+        Ok((sixfold_core::narrow::narrowed(without, layered).judgement, step))
+    }
+
+    /// How long an ask waits: `--ask-timeout`, else the mode's, else the default.
+    fn ask_timeout(&self, in_force: &InForce) -> Duration {
+        self.config
+            .ask_timeout
+            .or_else(|| {
+                in_force
+                    .bundle
+                    .mode(&in_force.mode)
+                    .and_then(|m| m.behaviour.ask_timeout_secs)
+                    .map(Duration::from_secs)
+            })
+            .unwrap_or(DEFAULT_ASK_TIMEOUT)
+    }
+
+    /// Handles one call of a working tool.
+    pub(crate) fn call(&self, tool: &str, args: &Value) -> Reply {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let id = format!("sixfold-{}-{n}", std::process::id());
+        let in_force = match self.governor.in_force() {
+            Ok(f) => f,
+            Err(why) => return self.refused(&unjudgeable("", &why), Step { id, tool: tool.into(), ..Step::default() }),
+        };
+        let (judgement, step) = match self.judge(&in_force, tool, args, &id) {
+            Ok(j) => j,
+            Err(why) => {
+                let step = Step {
+                    id,
+                    tool: tool.into(),
+                    ..Step::default()
+                };
+                return self.refused(&unjudgeable(&in_force.mode, &why), step);
+            }
+        };
+        match judgement.decision {
+            Decision::Refuse => self.refused(&judgement, step),
+            Decision::Allow => {
+                if let Err(why) = self.record(&in_force.mode, vec![judged(&step, &judgement)]) {
+                    return Reply::error(format!("sixfold refused this call: {why}"));
+                }
+                self.run(tool, args, &step, &in_force)
+            }
+            Decision::Ask => self.ask(tool, args, step, judgement, &in_force),
+        }
+    }
+
+    /// Appends to the record; a failure is the caller's refusal.
+    fn record(&self, mode: &str, events: Vec<Event>) -> Result<(), String> {
+        // INVARIANT (fail closed): a call that cannot be put on the record does not run.
+        self.governor.append(mode, &events)
+    }
+
+    fn refused(&self, judgement: &Judgement, step: Step) -> Reply {
+        let id = step.id.clone();
+        let mut events = vec![judged(&step, judgement)];
+        events.push(observed(&id, Status::Refused, None, Vec::new(), None));
+        let _ = self.record(&judgement.mode, events);
+        Reply::error(format!("sixfold refused this call: {}", judgement.reason))
+    }
+
+    /// Parks an ask until a person answers or the timeout refuses it.
+    fn ask(&self, tool: &str, args: &Value, step: Step, judgement: Judgement, in_force: &InForce) -> Reply {
+        let timeout = self.ask_timeout(in_force);
+        let asked_at = crate::approvals::now();
+        let pending = Pending {
+            id: Pending::new_id(),
+            session: self.config.session.clone(),
+            tool: tool.to_string(),
+            arguments: args.clone(),
+            act: step.act.text.clone(),
+            effects: step.effects.clone(),
+            rules: judgement.rules.clone(),
+            reason: judgement.reason.clone(),
+            mode: judgement.mode.clone(),
+            asked_at,
+            expires_at: asked_at + timeout.as_secs(),
+        };
+        if let Err(why) = self.record(&in_force.mode, vec![judged(&step, &judgement)]) {
+            return Reply::error(format!("sixfold refused this call: {why}"));
+        }
+        // INVARIANT (fail closed): an ask that cannot be parked is refused, never run.
+        if let Err(why) = pending.park(&self.config.project) {
+            let _ = self.record(&in_force.mode, vec![observed(&step.id, Status::Refused, None, Vec::new(), None)]);
+            return Reply::error(format!("sixfold refused this call: it asks ({}) and cannot wait for a person: {why}", judgement.reason));
+        }
+        let answered = pending.wait(&self.config.project, timeout, POLL);
+        let (word, user) = match &answered {
+            Some(a) => (a.answer.word().to_string(), a.user.clone()),
+            None => ("timeout".to_string(), String::new()),
+        };
+        let allowed = matches!(answered.as_ref().map(|a| a.answer), Some(Answer::Allow | Answer::AllowAndKeep));
+        // A kept rule is added before the answer goes on the record, so the record names it.
+        let kept = match answered.as_ref().map(|a| a.answer) {
+            Some(Answer::AllowAndKeep) => Some(
+                self.governor
+                    .keep(Decision::Allow, &step.act.text, &judgement.mode)
+                    .unwrap_or_else(|why| format!("not kept: {why}")),
+            ),
+            _ => None,
+        };
+        let mut events = vec![Event::Answered {
+            id: step.id.clone(),
+            approval: pending.id.clone(),
+            answer: word,
+            by: user.clone(),
+            kept,
+        }];
+        if !allowed {
+            events.push(observed(&step.id, Status::Refused, None, Vec::new(), None));
+            let _ = self.record(&in_force.mode, events);
+            return Reply::error(match answered {
+                Some(_) => format!("sixfold refused this call: {user} answered deny ({})", judgement.reason),
+                None => format!(
+                    "sixfold refused this call: it asks ({}) and nobody answered within {} s (`sixfold approvals answer`)",
+                    judgement.reason,
+                    timeout.as_secs()
+                ),
+            });
+        }
+        if let Err(why) = self.record(&in_force.mode, events) {
+            return Reply::error(format!("sixfold refused this call: {why}"));
+        }
+        self.run(tool, args, &step, in_force)
+    }
+
+    /// Runs an allowed call and records what it did.
+    fn run(&self, tool: &str, args: &Value, step: &Step, in_force: &InForce) -> Reply {
+        let primary = self.config.workspace.primary();
+        let done: Result<(Done, Option<i64>), String> = match tool {
+            "read_file" => files::read_file(primary, args).map(|d| (d, None)),
+            "write_file" => files::write_file(primary, args).map(|d| (d, None)),
+            "edit_file" => files::edit_file(primary, args).map(|d| (d, None)),
+            "list_dir" => files::list_dir(primary, args).map(|d| (d, None)),
+            "glob" => files::glob(primary, args).map(|d| (d, None)),
+            "grep" => files::grep(primary, args).map(|d| (d, None)),
+            "bash" => {
+                let command = files::field(args, "command").unwrap_or_default();
+                let timeout = args
+                    .get("timeout")
+                    .and_then(Value::as_u64)
+                    .map(Duration::from_secs)
+                    .unwrap_or(shell::DEFAULT_TIMEOUT)
+                    .min(shell::MAX_TIMEOUT);
+                let mode = self.sandbox_mode(in_force);
+                shell::run(&self.config.sixfold, &mode, &self.config.workspace, command, timeout).map(|ran| {
+                    let code = if ran.timed_out { None } else { ran.exit_code };
+                    (
+                        Done {
+                            text: ran.text,
+                            edits: Vec::new(),
+                        },
+                        Some(code.unwrap_or(-1)),
+                    )
+                })
+            }
+            other => Err(format!("there is no tool `{other}`")),
+        };
+        match done {
+            Ok((done, exit_code)) => {
+                let failed = exit_code.is_some_and(|c| c != 0);
+                let status = if failed { Status::Failed } else { Status::Completed };
+                let output = exit_code.map(|_| recorded_output(&done.text));
+                let event = observed(&step.id, status, exit_code, done.edits, output);
+                if let Err(why) = self.record(&in_force.mode, vec![event]) {
+                    return Reply::error(format!("the call ran, but could not be put on the record: {why}"));
+                }
+                let text = match exit_code {
+                    Some(code) if code != 0 => format!("Exit code {code}\n{}", done.text),
+                    _ => done.text,
+                };
+                Reply { text, is_error: failed }
+            }
+            Err(why) => {
+                let event = observed(&step.id, Status::Failed, None, Vec::new(), None);
+                let _ = self.record(&in_force.mode, vec![event]);
+                Reply::error(why)
+            }
+        }
+    }
+
+    /// Answers the agent CLI's permission prompt for a call (`{tool_name, input}`): the governed
+    /// server's own tools are judged when they run, so they pass here; anything else is refused.
+    pub(crate) fn approve(&self, governed_server: &str, args: &Value) -> Reply {
+        let tool = args.get("tool_name").and_then(Value::as_str).unwrap_or_default();
+        let input = args.get("input").cloned().unwrap_or(Value::Null);
+        let ours = tool
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split_once("__"))
+            .is_some_and(|(server, name)| server == governed_server && crate::catalog::tools().iter().any(|t| t.name == name));
+        let answer = if ours {
+            serde_json::json!({"behavior": "allow", "updatedInput": input})
+        } else {
+            // INVARIANT (fail closed): in a governed run only sixfold's judged tools run.
+            serde_json::json!({"behavior": "deny", "message": format!("sixfold governs this run: only its own tools run, not `{tool}`")})
+        };
+        Reply {
+            text: answer.to_string(),
+            is_error: false,
+        }
+    }
+}
+
+fn judged(step: &Step, judgement: &Judgement) -> Event {
+    Event::Judged {
+        step: Box::new(step.clone()),
+        judgement: judgement.clone(),
+    }
+}
+
+fn observed(id: &str, status: Status, exit_code: Option<i64>, edits: Vec<sixfold_core::trace::Edit>, output: Option<Output>) -> Event {
+    Event::Observed {
+        id: id.to_string(),
+        outcome: Outcome { status, exit_code },
+        edits,
+        output,
+    }
+}
+
+fn recorded_output(text: &str) -> Output {
+    if text.len() <= MAX_RECORDED_OUTPUT {
+        return Output {
+            text: text.to_string(),
+            cut: false,
+        };
+    }
+    let mut end = MAX_RECORDED_OUTPUT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Output {
+        text: text.get(..end).unwrap_or_default().to_string(),
+        cut: true,
+    }
+}
+
