@@ -308,6 +308,10 @@ def responses_items(turn: list[dict[str, Any]], index: int, tools: dict[str, dic
             items.append({"type": "function_call", "id": f"fc_tg{index:03d}{j:02d}",
                           "call_id": call_id, "name": fc["name"], "status": "completed",
                           "arguments": json.dumps(fc.get("arguments", {}))})
+            # ---- governed runs (issue 13): a tool of a namespace (Codex offers an MCP server's
+            # tools as the namespace `mcp__<server>`), named by the block's optional `namespace`.
+            if "namespace" in fc:
+                items[-1]["namespace"] = fc["namespace"]
         else:  # a Claude tool_use block: not meaningful for Codex
             raise ValueError(f"turn {index} block {j}: {next(iter(b))!r} is not for Codex")
     return items
