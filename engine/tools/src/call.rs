@@ -13,6 +13,7 @@ use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::judge::Context;
 use sixfold_core::trace::{Event, Outcome, Output, Status, Step, StepAct};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The most output of a command kept on the record.
@@ -42,6 +43,8 @@ pub(crate) struct Governed {
     pub(crate) governor: Box<dyn Governor>,
     proofs: Proofs,
     calls: AtomicU64,
+    /// The mode the record last names, for its end.
+    last_mode: Mutex<Option<String>>,
 }
 
 fn unjudgeable(mode: &str, why: &str) -> Judgement {
@@ -56,6 +59,7 @@ impl Governed {
             governor,
             proofs: Proofs::default(),
             calls: AtomicU64::new(0),
+            last_mode: Mutex::new(None),
         }
     }
 
@@ -136,6 +140,21 @@ impl Governed {
             .unwrap_or(DEFAULT_ASK_TIMEOUT)
     }
 
+    /// Puts the end of the session on the record: the agent closed the connection, so no call
+    /// comes after, and replay can tell the record is whole. Where the mode cannot be read, the
+    /// end is left off (the record then reads as cut short, never as whole by mistake).
+    pub(crate) fn end(&self) {
+        let known = self.last_mode.lock().ok().and_then(|m| m.clone());
+        let mode = match known {
+            Some(mode) => mode,
+            None => match self.governor.in_force() {
+                Ok(in_force) => in_force.mode,
+                Err(_) => return,
+            },
+        };
+        let _ = self.record(&mode, vec![Event::Ended {}]);
+    }
+
     /// Handles one call of a working tool.
     pub(crate) fn call(&self, tool: &str, args: &Value) -> Reply {
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
@@ -169,6 +188,9 @@ impl Governed {
 
     /// Appends to the record; a failure is the caller's refusal.
     fn record(&self, mode: &str, events: Vec<Event>) -> Result<(), String> {
+        if let Ok(mut last) = self.last_mode.lock() {
+            *last = Some(mode.to_string());
+        }
         // INVARIANT (fail closed): a call that cannot be put on the record does not run.
         self.governor.append(mode, &events)
     }

@@ -16,6 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::borrow::Cow;
+use tokio::signal::unix::{signal, SignalKind};
 use std::sync::Arc;
 
 /// Which tools a server offers.
@@ -106,21 +107,40 @@ impl ServerHandler for Server {
 }
 
 fn serve(server: Server) -> Result<(), String> {
+    run(server)
+}
+
+fn run(server: Server) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server's runtime: {e}"))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
+        // An agent CLI ends its servers with SIGTERM (or SIGINT) as often as by closing stdin:
+        // either is the end of the session.
+        let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+        let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+        let governed = Arc::clone(&server.governed);
+        let role = server.role;
         let running = server
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| format!("the MCP session did not start: {e}"))?;
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("the MCP session failed: {e}"))
-    })
+        let done = tokio::select! {
+            done = running.waiting() => done.map(|_| ()).map_err(|e| format!("the MCP session failed: {e}")),
+            _ = term.recv() => Ok(()),
+            _ = int.recv() => Ok(()),
+        };
+        // At once: a CLI that signalled its server may not wait long before it kills it.
+        if role == Role::Tools {
+            governed.end();
+        }
+        done
+    });
+    // A call still parked (waiting for a person) is not waited for: the session is over, and its
+    // ask expires on its own.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    served
 }
 
 /// Serves the working tools on stdio until the client closes it.
