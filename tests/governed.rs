@@ -34,7 +34,12 @@ impl Project {
         let base = dir.path().canonicalize().unwrap();
         let root = base.join("ws");
         let scratch = base.join("scratch");
-        for d in [root.join(".sixfold"), root.join("tests"), scratch.join("home"), scratch.join("config")] {
+        for d in [
+            root.join(".sixfold"),
+            root.join("tests"),
+            scratch.join("home"),
+            scratch.join("config"),
+        ] {
             std::fs::create_dir_all(d).unwrap();
         }
         let outside = outside_tmp();
@@ -49,7 +54,11 @@ impl Project {
             ),
         )
         .unwrap();
-        let git = Command::new("git").args(["init", "-q"]).current_dir(&root).status().unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
         assert!(git.success());
         Project {
             _dir: dir,
@@ -108,7 +117,13 @@ fn strings(items: &[&str]) -> Vec<String> {
 fn claude(p: &Project, bin: &Path, server: &ModelServer, sixfold_args: &[&str]) -> (i32, Vec<Value>, String) {
     let mut args = strings(&["--binary", bin.to_str().unwrap(), "--root", p.root.to_str().unwrap()]);
     args.extend(strings(sixfold_args));
-    args.extend(strings(&["--", "--output-format", "stream-json", "--verbose", "do the task"]));
+    args.extend(strings(&[
+        "--",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "do the task",
+    ]));
     let out = launch(
         p,
         "claude-code",
@@ -191,9 +206,9 @@ fn check_work(p: &Project, session: &str, results: &[(bool, String)]) {
     );
     // A write outside the workspace: refused, with the reason, as a tool error.
     assert!(
-        results
-            .iter()
-            .any(|(err, text)| *err && text.contains("sixfold refused this call") && text.contains("outside the workspace")),
+        results.iter().any(|(err, text)| *err
+            && text.contains("sixfold refused this call")
+            && text.contains("outside the workspace")),
         "{results:?}"
     );
     assert!(!p.outside.path().join("direct.txt").exists());
@@ -229,16 +244,38 @@ fn claude_governed_edits_runs_the_suite_and_is_refused_outside() {
         return;
     };
     let p = Project::new();
-    let call = |tool: &str, input: Value| json!({"tool_use": {"name": format!("mcp__sixfold__{tool}"), "input": input}});
+    let call =
+        |tool: &str, input: Value| json!({"tool_use": {"name": format!("mcp__sixfold__{tool}"), "input": input}});
     let server = p.server(work_script(&call, p.outside.path()));
-    let (code, lines, stderr) = claude(&p, &bin, &server, &["--mode", "workspace-write", "--session", "cc-work"]);
+    let (code, lines, stderr) = claude(
+        &p,
+        &bin,
+        &server,
+        &["--mode", "workspace-write", "--session", "cc-work"],
+    );
     assert_eq!(code, 0, "{stderr}");
     // The vendor's own record: no built-in tool offered, sixfold's servers connected.
     let init = lines.iter().find(|l| l["subtype"] == "init").expect("the init line");
-    let tools: Vec<&str> = init["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    assert!(!tools.is_empty() && tools.iter().all(|t| t.starts_with("mcp__sixfold__")), "{tools:?}");
-    let servers: Vec<&str> = init["mcp_servers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert!(servers.contains(&"sixfold") && servers.contains(&"sixfold-approvals"), "{servers:?}");
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        !tools.is_empty() && tools.iter().all(|t| t.starts_with("mcp__sixfold__")),
+        "{tools:?}"
+    );
+    let servers: Vec<&str> = init["mcp_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        servers.contains(&"sixfold") && servers.contains(&"sixfold-approvals"),
+        "{servers:?}"
+    );
     let results: Vec<(bool, String)> = tool_results(&lines).into_iter().map(|(_, e, t)| (e, t)).collect();
     check_work(&p, "cc-work", &results);
 }
@@ -251,7 +288,12 @@ fn codex_governed_edits_runs_the_suite_and_is_refused_outside() {
     let p = Project::new();
     let call = |tool: &str, args: Value| json!({"function_call": {"name": tool, "namespace": "mcp__sixfold", "arguments": args}});
     let server = p.server(work_script(&call, p.outside.path()));
-    let (code, lines, stderr) = codex(&p, &bin, &server, &["--mode", "workspace-write", "--session", "cx-work"]);
+    let (code, lines, stderr) = codex(
+        &p,
+        &bin,
+        &server,
+        &["--mode", "workspace-write", "--session", "cx-work"],
+    );
     assert_eq!(code, 0, "{stderr}");
     // What Codex offered the model: none of its own file or shell tools.
     let log = json_lines(&std::fs::read_to_string(&server.log).unwrap());
@@ -266,8 +308,17 @@ fn codex_governed_edits_runs_the_suite_and_is_refused_outside() {
         assert!(!offered.iter().any(|t| t == builtin), "{builtin} offered: {offered:?}");
     }
     // Its own record shows only MCP calls: no command it ran, no file it changed itself.
-    let items: Vec<&Value> = lines.iter().filter(|l| l["type"] == "item.completed").map(|l| &l["item"]).collect();
-    assert!(items.iter().all(|i| i["type"] != "command_execution" && i["type"] != "file_change"), "{items:?}");
+    let items: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "item.completed")
+        .map(|l| &l["item"])
+        .collect();
+    assert!(
+        items
+            .iter()
+            .all(|i| i["type"] != "command_execution" && i["type"] != "file_change"),
+        "{items:?}"
+    );
     let results: Vec<(bool, String)> = items
         .iter()
         .filter(|i| i["type"] == "mcp_tool_call")
@@ -296,7 +347,11 @@ fn answer_next(root: &Path, answer: &str) -> Value {
                 .current_dir(root)
                 .output()
                 .unwrap();
-            assert!(answered.status.success(), "{}", String::from_utf8_lossy(&answered.stderr));
+            assert!(
+                answered.status.success(),
+                "{}",
+                String::from_utf8_lossy(&answered.stderr)
+            );
             return first.clone();
         }
         assert!(started.elapsed() < Duration::from_secs(90), "no ask became pending");
@@ -310,7 +365,8 @@ fn claude_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
         return;
     };
     let p = Project::new();
-    let call = |tool: &str, input: Value| json!({"tool_use": {"name": format!("mcp__sixfold__{tool}"), "input": input}});
+    let call =
+        |tool: &str, input: Value| json!({"tool_use": {"name": format!("mcp__sixfold__{tool}"), "input": input}});
     let server = p.server(json!({ "turns": [
         [call("write_file", json!({"path": "allowed.txt", "content": "yes\n"}))],
         [call("write_file", json!({"path": "denied.txt", "content": "no\n"}))],
@@ -324,32 +380,59 @@ fn claude_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
         let second = answer_next(&root, "deny");
         (first, second)
     });
-    let (code, lines, stderr) = claude(&p, &bin, &server, &["--mode", "ask", "--ask-timeout", "4", "--session", "cc-ask"]);
+    let (code, lines, stderr) = claude(
+        &p,
+        &bin,
+        &server,
+        &["--mode", "ask", "--ask-timeout", "4", "--session", "cc-ask"],
+    );
     let (first, second) = person.join().unwrap();
     assert_eq!(code, 0, "{stderr}");
     // What `approvals list --json` showed: the tool, its arguments, its effects, the rule.
     assert_eq!(first["tool"], "write_file");
     assert_eq!(first["arguments"]["path"], "allowed.txt");
     assert_eq!(first["rules"], json!(["ask/writes-workspace"]), "{first}");
-    assert!(first["effects"]["writes"][0].as_str().unwrap().ends_with("allowed.txt"), "{first}");
+    assert!(
+        first["effects"]["writes"][0].as_str().unwrap().ends_with("allowed.txt"),
+        "{first}"
+    );
     assert_eq!(second["arguments"]["path"], "denied.txt");
 
     assert_eq!(std::fs::read_to_string(p.root.join("allowed.txt")).unwrap(), "yes\n");
     assert!(!p.root.join("denied.txt").exists());
     assert!(!p.root.join("late.txt").exists());
     let results = tool_results(&lines);
-    assert!(results.iter().any(|(_, e, t)| !e && t.contains("wrote 4 bytes")), "{results:?}");
-    assert!(results.iter().any(|(_, e, t)| *e && t.contains("answered deny")), "{results:?}");
-    assert!(results.iter().any(|(_, e, t)| *e && t.contains("nobody answered within 4 s")), "{results:?}");
+    assert!(
+        results.iter().any(|(_, e, t)| !e && t.contains("wrote 4 bytes")),
+        "{results:?}"
+    );
+    assert!(
+        results.iter().any(|(_, e, t)| *e && t.contains("answered deny")),
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|(_, e, t)| *e && t.contains("nobody answered within 4 s")),
+        "{results:?}"
+    );
 
     // The answers and who gave them are on the record.
-    let answered: Vec<Value> = p.events("cc-ask").into_iter().filter(|e| e["event"] == "answered").collect();
+    let answered: Vec<Value> = p
+        .events("cc-ask")
+        .into_iter()
+        .filter(|e| e["event"] == "answered")
+        .collect();
     let words: Vec<&str> = answered.iter().map(|e| e["answer"].as_str().unwrap()).collect();
     assert_eq!(words, ["allow", "deny", "timeout"], "{answered:?}");
     assert!(!answered[0]["by"].as_str().unwrap().is_empty());
     assert_eq!(answered[0]["by"], answered[1]["by"]);
     // Nothing is left pending.
-    let left = Command::new(SIXFOLD).args(["approvals", "list", "--json"]).current_dir(&p.root).output().unwrap();
+    let left = Command::new(SIXFOLD)
+        .args(["approvals", "list", "--json"])
+        .current_dir(&p.root)
+        .output()
+        .unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&left.stdout).unwrap(), json!([]));
 }
 
@@ -364,18 +447,37 @@ fn claude_governed_and_hermetic_holds_the_governed_row() {
         [{"text": "Done."}],
     ]}));
     let mut args = strings(&["--binary", bin.to_str().unwrap(), "--root", p.root.to_str().unwrap()]);
-    args.extend(strings(&["--hermetic", "on", "--json", "--mode", "workspace-write", "--session", "cc-herm"]));
+    args.extend(strings(&[
+        "--hermetic",
+        "on",
+        "--json",
+        "--mode",
+        "workspace-write",
+        "--session",
+        "cc-herm",
+    ]));
     args.push("--env".into());
     args.push(format!("ANTHROPIC_BASE_URL={}", server.url()));
-    args.extend(strings(&["--api-key-env", "ANTHROPIC_API_KEY", "--", "--allowedTools=mcp__sixfold__write_file", "write a note"]));
+    args.extend(strings(&[
+        "--api-key-env",
+        "ANTHROPIC_API_KEY",
+        "--",
+        "--allowedTools=mcp__sixfold__write_file",
+        "write a note",
+    ]));
     let out = launch(&p, "claude-code", &args, &[("ANTHROPIC_API_KEY", "sk-test".into())]);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
     let verdict = |id: &str| row(&report, id)["verdict"].as_str().unwrap().to_string();
     assert_eq!(verdict("G1"), "ok", "{}", row(&report, "G1"));
     assert_eq!(verdict("H5"), "ok", "{}", row(&report, "H5"));
     let governed = &report["attestation"]["governed"];
     assert_eq!(governed["imposed"], true);
     assert_eq!(governed["servers"], json!(["sixfold", "sixfold-approvals"]));
-    assert!(governed["args"].as_array().unwrap().iter().any(|a| a == "--permission-prompt-tool"));
+    assert!(governed["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "--permission-prompt-tool"));
     assert_eq!(std::fs::read_to_string(p.root.join("note.txt")).unwrap(), "hermetic\n");
 }

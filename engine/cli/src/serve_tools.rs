@@ -23,7 +23,9 @@ use std::time::Duration;
 ///
 /// Started by an agent CLI from its MCP config, usually by `sixfold launch … --governed`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example (an MCP server entry):\n  {\"command\": \"sixfold\", \"args\": [\"serve-tools\", \"--root\", \"/work/repo\"]}")]
+#[command(
+    after_help = "Example (an MCP server entry):\n  {\"command\": \"sixfold\", \"args\": [\"serve-tools\", \"--root\", \"/work/repo\"]}"
+)]
 pub(crate) struct Args {
     /// Pin the mode (see `sixfold modes`); without it, the project's active mode is followed at
     /// every call (`sixfold mode set` takes effect at the next one).
@@ -95,7 +97,10 @@ impl Governor for ProjectGovernor {
         let without_project = if standing == Standing::Untrusted {
             // Without the project's layer its state is not read either: the pinned mode (the
             // user's own choice) or the default.
-            let base = self.pinned.clone().unwrap_or_else(|| sixfold_hook::DEFAULT_MODE.to_string());
+            let base = self
+                .pinned
+                .clone()
+                .unwrap_or_else(|| sixfold_hook::DEFAULT_MODE.to_string());
             let needs = Needs::mode(&base).with_provider(sixfold_tools::PROVIDER);
             Some((loaded(None, &needs)?, base))
         } else {

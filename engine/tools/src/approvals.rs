@@ -159,7 +159,11 @@ fn cut(value: &serde_json::Value) -> serde_json::Value {
             while !s.is_char_boundary(end) {
                 end -= 1;
             }
-            serde_json::Value::String(format!("{}… [{} bytes in all]", s.get(..end).unwrap_or_default(), s.len()))
+            serde_json::Value::String(format!(
+                "{}… [{} bytes in all]",
+                s.get(..end).unwrap_or_default(),
+                s.len()
+            ))
         }
         serde_json::Value::Array(a) => a.iter().map(cut).collect(),
         serde_json::Value::Object(o) => o.iter().map(|(k, v)| (k.clone(), cut(v))).collect(),
@@ -242,9 +246,12 @@ pub fn answer(project: &Path, id: &str, answer: Answer) -> Result<Pending, Strin
         return Err(format!("`{id}` is not an approval id"));
     }
     let pending = match bounded::read_text(&pending_path(project, id), MAX_APPROVAL_BYTES) {
-        Ok(text) => serde_json::from_str::<Pending>(&text)
-            .map_err(|e| format!("the pending ask `{id}` cannot be read: {e}"))?,
-        Err(ReadError::Missing) => return Err(format!("no ask `{id}` is pending (answered, timed out or never asked)")),
+        Ok(text) => {
+            serde_json::from_str::<Pending>(&text).map_err(|e| format!("the pending ask `{id}` cannot be read: {e}"))?
+        }
+        Err(ReadError::Missing) => {
+            return Err(format!("no ask `{id}` is pending (answered, timed out or never asked)"))
+        }
         Err(e) => return Err(format!("the pending ask `{id}` cannot be read: {e}")),
     };
     if pending.expires_at < now() {
@@ -287,11 +294,18 @@ mod tests {
         p.park(t.path()).unwrap();
         let listed = list(t.path()).unwrap();
         assert_eq!(listed.len(), 1);
-        assert!(listed[0].arguments["content"].as_str().unwrap().contains("bytes in all"));
+        assert!(listed[0].arguments["content"]
+            .as_str()
+            .unwrap()
+            .contains("bytes in all"));
         answer(t.path(), "abc1", Answer::Deny).unwrap();
         assert!(list(t.path()).unwrap().is_empty(), "an answered ask is not pending");
-        assert!(answer(t.path(), "abc1", Answer::Allow).unwrap_err().contains("already answered"));
-        let got = p.wait(t.path(), Duration::from_secs(1), Duration::from_millis(10)).unwrap();
+        assert!(answer(t.path(), "abc1", Answer::Allow)
+            .unwrap_err()
+            .contains("already answered"));
+        let got = p
+            .wait(t.path(), Duration::from_secs(1), Duration::from_millis(10))
+            .unwrap();
         assert_eq!(got.answer, Answer::Deny);
         assert!(!got.user.is_empty());
         assert!(std::fs::read_dir(dir(t.path())).unwrap().next().is_none());
@@ -302,8 +316,12 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let p = pending("abc2");
         p.park(t.path()).unwrap();
-        assert!(p.wait(t.path(), Duration::from_millis(50), Duration::from_millis(10)).is_none());
+        assert!(p
+            .wait(t.path(), Duration::from_millis(50), Duration::from_millis(10))
+            .is_none());
         assert!(answer(t.path(), "abc2", Answer::Allow).unwrap_err().contains("no ask"));
-        assert!(answer(t.path(), "../x", Answer::Allow).unwrap_err().contains("not an approval id"));
+        assert!(answer(t.path(), "../x", Answer::Allow)
+            .unwrap_err()
+            .contains("not an approval id"));
     }
 }

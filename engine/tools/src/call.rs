@@ -69,7 +69,15 @@ impl Governed {
     }
 
     /// The step and its judgement under one bundle and mode.
-    fn judge_in(&self, bundle: &Bundle, mode: &str, sandbox_mode: &str, tool: &str, args: &Value, id: &str) -> Result<(Judgement, Step), String> {
+    fn judge_in(
+        &self,
+        bundle: &Bundle,
+        mode: &str,
+        sandbox_mode: &str,
+        tool: &str,
+        args: &Value,
+        id: &str,
+    ) -> Result<(Judgement, Step), String> {
         if bundle.mode(mode).is_none() {
             return Err(format!("the mode `{mode}` is not in the bundle"));
         }
@@ -161,7 +169,16 @@ impl Governed {
         let id = format!("sixfold-{}-{n}", std::process::id());
         let in_force = match self.governor.in_force() {
             Ok(f) => f,
-            Err(why) => return self.refused(&unjudgeable("", &why), Step { id, tool: tool.into(), ..Step::default() }),
+            Err(why) => {
+                return self.refused(
+                    &unjudgeable("", &why),
+                    Step {
+                        id,
+                        tool: tool.into(),
+                        ..Step::default()
+                    },
+                )
+            }
         };
         let (judgement, step) = match self.judge(&in_force, tool, args, &id) {
             Ok(j) => j,
@@ -225,15 +242,24 @@ impl Governed {
         }
         // INVARIANT (fail closed): an ask that cannot be parked is refused, never run.
         if let Err(why) = pending.park(&self.config.project) {
-            let _ = self.record(&in_force.mode, vec![observed(&step.id, Status::Refused, None, Vec::new(), None)]);
-            return Reply::error(format!("sixfold refused this call: it asks ({}) and cannot wait for a person: {why}", judgement.reason));
+            let _ = self.record(
+                &in_force.mode,
+                vec![observed(&step.id, Status::Refused, None, Vec::new(), None)],
+            );
+            return Reply::error(format!(
+                "sixfold refused this call: it asks ({}) and cannot wait for a person: {why}",
+                judgement.reason
+            ));
         }
         let answered = pending.wait(&self.config.project, timeout, POLL);
         let (word, user) = match &answered {
             Some(a) => (a.answer.word().to_string(), a.user.clone()),
             None => ("timeout".to_string(), String::new()),
         };
-        let allowed = matches!(answered.as_ref().map(|a| a.answer), Some(Answer::Allow | Answer::AllowAndKeep));
+        let allowed = matches!(
+            answered.as_ref().map(|a| a.answer),
+            Some(Answer::Allow | Answer::AllowAndKeep)
+        );
         // A kept rule is added before the answer goes on the record, so the record names it.
         let kept = match answered.as_ref().map(|a| a.answer) {
             Some(Answer::AllowAndKeep) => Some(
@@ -245,7 +271,7 @@ impl Governed {
         };
         let mut events = vec![Event::Answered {
             id: step.id.clone(),
-            approval: pending.id.clone(),
+            approval: pending.id,
             answer: word,
             by: user.clone(),
             kept,
@@ -331,7 +357,9 @@ impl Governed {
         let ours = tool
             .strip_prefix("mcp__")
             .and_then(|rest| rest.split_once("__"))
-            .is_some_and(|(server, name)| server == governed_server && crate::catalog::tools().iter().any(|t| t.name == name));
+            .is_some_and(|(server, name)| {
+                server == governed_server && crate::catalog::tools().iter().any(|t| t.name == name)
+            });
         let answer = if ours {
             serde_json::json!({"behavior": "allow", "updatedInput": input})
         } else {
@@ -352,7 +380,13 @@ fn judged(step: &Step, judgement: &Judgement) -> Event {
     }
 }
 
-fn observed(id: &str, status: Status, exit_code: Option<i64>, edits: Vec<sixfold_core::trace::Edit>, output: Option<Output>) -> Event {
+fn observed(
+    id: &str,
+    status: Status,
+    exit_code: Option<i64>,
+    edits: Vec<sixfold_core::trace::Edit>,
+    output: Option<Output>,
+) -> Event {
     Event::Observed {
         id: id.to_string(),
         outcome: Outcome { status, exit_code },
@@ -378,3 +412,135 @@ fn recorded_output(text: &str) -> Output {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sixfold_core::scope::Workspace;
+    use std::path::PathBuf;
+
+    struct Fixed {
+        mode: String,
+        log: Mutex<Vec<Event>>,
+    }
+
+    impl Governor for Fixed {
+        fn in_force(&self) -> Result<InForce, String> {
+            let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
+            Ok(InForce {
+                bundle,
+                mode: self.mode.clone(),
+                without_project: None,
+            })
+        }
+        fn append(&self, _mode: &str, events: &[Event]) -> Result<(), String> {
+            self.log.lock().unwrap().extend(events.iter().cloned());
+            Ok(())
+        }
+        fn keep(&self, _: Decision, _: &str, _: &str) -> Result<String, String> {
+            Err("not here".into())
+        }
+    }
+
+    fn governed(root: &std::path::Path, mode: &str) -> Governed {
+        let config = Config {
+            workspace: Workspace::new(root),
+            project: root.to_path_buf(),
+            session: "s".into(),
+            pinned_mode: Some(mode.into()),
+            ask_timeout: Some(Duration::from_millis(10)),
+            // No sandbox can be proven through a binary that is not there: nothing is contained.
+            sixfold: PathBuf::from("/nonexistent/sixfold"),
+        };
+        let governor = Fixed {
+            mode: mode.into(),
+            log: Mutex::new(Vec::new()),
+        };
+        Governed::new(config, Box::new(governor))
+    }
+
+    /// The agent cannot answer its own ask: in every shipped mode but `full`, none of its tools
+    /// may write under `.sixfold/` (where the answers are), directly or by a shell redirect.
+    #[test]
+    fn no_mode_but_full_lets_the_agent_write_an_answer() {
+        let t = tempfile::tempdir().unwrap();
+        let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
+        let answer = ".sixfold/approvals/abc.answer.json";
+        let calls = [
+            ("write_file", serde_json::json!({"path": answer, "content": "{}"})),
+            (
+                "edit_file",
+                serde_json::json!({"path": answer, "old_string": "a", "new_string": "b"}),
+            ),
+            (
+                "bash",
+                serde_json::json!({"command": format!("echo '{{}}' > {answer}")}),
+            ),
+        ];
+        let modes: Vec<String> = bundle.modes().map(|m| m.id.clone()).collect();
+        assert!(modes.len() >= 4, "{modes:?}");
+        for mode in modes {
+            let g = governed(t.path(), &mode);
+            let in_force = g.governor.in_force().unwrap();
+            for (tool, args) in &calls {
+                let (judgement, _) = g.judge(&in_force, tool, args, "id").unwrap();
+                if mode == "full" {
+                    assert_eq!(judgement.decision, Decision::Allow, "{mode} {tool}");
+                } else {
+                    assert_eq!(
+                        judgement.decision,
+                        Decision::Refuse,
+                        "{mode} {tool}: {}",
+                        judgement.reason
+                    );
+                }
+            }
+        }
+        assert!(!t.path().join(answer).exists());
+    }
+
+    #[test]
+    fn an_unanswered_ask_is_refused_at_its_timeout_and_on_the_record() {
+        let t = tempfile::tempdir().unwrap();
+        let g = governed(t.path(), "ask");
+        let reply = g.call("write_file", &serde_json::json!({"path": "a.txt", "content": "x"}));
+        assert!(reply.is_error);
+        assert!(reply.text.contains("nobody answered"), "{}", reply.text);
+        assert!(!t.path().join("a.txt").exists());
+        assert!(
+            crate::approvals::list(t.path()).unwrap().is_empty(),
+            "nothing is left pending"
+        );
+    }
+
+    #[test]
+    fn input_the_provider_file_cannot_read_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let g = governed(t.path(), "full");
+        let reply = g.call("write_file", &serde_json::json!({"path": ["a"], "content": "x"}));
+        assert!(
+            reply.is_error && reply.text.contains("could not judge"),
+            "{}",
+            reply.text
+        );
+        let reply = g.call("no_such_tool", &serde_json::json!({}));
+        assert!(reply.is_error, "{}", reply.text);
+    }
+
+    #[test]
+    fn the_approval_tool_passes_only_the_governed_servers_tools() {
+        let t = tempfile::tempdir().unwrap();
+        let g = governed(t.path(), "ask");
+        let ours = g.approve(
+            "sixfold",
+            &serde_json::json!({"tool_name": "mcp__sixfold__bash", "input": {"command": "ls"}}),
+        );
+        let answer: serde_json::Value = serde_json::from_str(&ours.text).unwrap();
+        assert_eq!(answer["behavior"], "allow");
+        assert_eq!(answer["updatedInput"]["command"], "ls");
+        for other in ["Bash", "mcp__other__bash", "mcp__sixfold__nope"] {
+            let r = g.approve("sixfold", &serde_json::json!({"tool_name": other, "input": {}}));
+            let answer: serde_json::Value = serde_json::from_str(&r.text).unwrap();
+            assert_eq!(answer["behavior"], "deny", "{other}");
+        }
+    }
+}

@@ -6,14 +6,14 @@ use sixfold_core::trace::{Edit, EditKind, EditLine};
 
 /// The edit that turns `old` (`None`: the file did not exist) into `new` at `path`.
 pub(crate) fn between(path: &str, old: Option<&str>, new: &str) -> Edit {
-    let kind = if old.is_some() { EditKind::Update } else { EditKind::Create };
+    let kind = if old.is_some() {
+        EditKind::Update
+    } else {
+        EditKind::Create
+    };
     let old_lines: Vec<&str> = old.map(|o| o.lines().collect()).unwrap_or_default();
     let new_lines: Vec<&str> = new.lines().collect();
-    let prefix = old_lines
-        .iter()
-        .zip(&new_lines)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let prefix = old_lines.iter().zip(&new_lines).take_while(|(a, b)| a == b).count();
     let suffix = old_lines
         .iter()
         .skip(prefix)

@@ -71,7 +71,10 @@ fn write_whole(path: &Path, content: &str) -> Result<(), String> {
         .parent()
         .ok_or_else(|| format!("`{}` has no directory", path.display()))?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.sixfold-{}", std::process::id()));
     std::fs::write(&tmp, content).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| {
@@ -178,11 +181,7 @@ fn walk(dir: &Path) -> (Vec<PathBuf>, bool) {
                 return (files, true);
             }
             match entry.file_type() {
-                Ok(t) if t.is_dir() => {
-                    if entry.file_name() != ".git" {
-                        stack.push(entry.path());
-                    }
-                }
+                Ok(t) if t.is_dir() && entry.file_name() != ".git" => stack.push(entry.path()),
                 Ok(t) if t.is_file() => files.push(entry.path()),
                 _ => {}
             }
@@ -245,7 +244,11 @@ pub(crate) fn grep(primary: &Path, args: &Value) -> Result<Done, String> {
         ),
         None => None,
     };
-    let (files, cut) = if base.is_file() { (vec![base.clone()], false) } else { walk(&base) };
+    let (files, cut) = if base.is_file() {
+        (vec![base], false)
+    } else {
+        walk(&base)
+    };
     let mut found = Vec::new();
     for f in files {
         if let Some(m) = &only {
@@ -253,7 +256,9 @@ pub(crate) fn grep(primary: &Path, args: &Value) -> Result<Done, String> {
                 continue;
             }
         }
-        let Ok(text) = bounded::read_text(&f, MAX_GREP_FILE_BYTES) else { continue };
+        let Ok(text) = bounded::read_text(&f, MAX_GREP_FILE_BYTES) else {
+            continue;
+        };
         for (n, line) in text.lines().enumerate() {
             if re.is_match(line) {
                 found.push(format!("{}:{}:{line}", f.display(), n + 1));
@@ -294,7 +299,7 @@ mod tests {
     }
 
     #[test]
-    fn a_write_through_a_symlink_or_onto_a_fifo_is_refused() {
+    fn a_write_or_read_onto_a_fifo_is_refused_at_once() {
         let t = tempfile::tempdir().unwrap();
         assert!(std::process::Command::new("mkfifo")
             .arg(t.path().join("p"))

@@ -63,7 +63,10 @@ mod tests {
         let text: String = (1..=10).map(|n| format!("line {n}\n")).collect();
         let page = lines(&text, Some(3), Some(2), 70);
         assert!(page.starts_with("line 3\nline 4\n"), "{page}");
-        assert!(page.contains("[lines 3-4 of 10; 70 bytes in all; pass offset=5 to read on]"), "{page}");
+        assert!(
+            page.contains("[lines 3-4 of 10; 70 bytes in all; pass offset=5 to read on]"),
+            "{page}"
+        );
         assert_eq!(lines("a\nb\n", None, None, 4), "a\nb\n");
     }
 

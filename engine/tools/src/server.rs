@@ -16,8 +16,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::borrow::Cow;
-use tokio::signal::unix::{signal, SignalKind};
 use std::sync::Arc;
+use tokio::signal::unix::{signal, SignalKind};
 
 /// Which tools a server offers.
 #[derive(Clone, Copy, PartialEq, Eq)]

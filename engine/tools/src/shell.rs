@@ -14,13 +14,15 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The default time a command may run.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest time a command may ask for.
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long the output is waited for once the command's group is gone.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// How much of each output stream is kept.
 const MAX_OUTPUT_BYTES: u64 = 256 * 1024;
 
@@ -77,18 +79,35 @@ impl Proofs {
 
 /// Reads at most [`MAX_OUTPUT_BYTES`] of a stream on its own thread, draining the rest so the
 /// child never blocks on a full pipe.
-fn drain(stream: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+fn drain(stream: Option<impl Read + Send + 'static>) -> mpsc::Receiver<(Vec<u8>, bool)> {
+    let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let mut kept = Vec::new();
-        let Some(mut stream) = stream else { return (kept, false) };
+        let Some(mut stream) = stream else {
+            let _ = send.send((kept, false));
+            return;
+        };
         let _ = (&mut stream).take(MAX_OUTPUT_BYTES).read_to_end(&mut kept);
         let rest = std::io::copy(&mut stream, &mut std::io::sink()).unwrap_or(0);
-        (kept, rest > 0)
-    })
+        let _ = send.send((kept, rest > 0));
+    });
+    receive
+}
+
+/// What a drained stream kept; a stream something outside the group still holds open is not
+/// waited for past [`DRAIN_GRACE`] (its reader thread ends when that holder does).
+fn collected(receive: &mpsc::Receiver<(Vec<u8>, bool)>) -> (Vec<u8>, bool) {
+    receive.recv_timeout(DRAIN_GRACE).unwrap_or_else(|_| (Vec::new(), true))
 }
 
 /// Runs `command` with bash in the mode's sandbox, in the primary root.
-pub(crate) fn run(sixfold: &Path, mode: &str, workspace: &Workspace, command: &str, timeout: Duration) -> Result<Ran, String> {
+pub(crate) fn run(
+    sixfold: &Path,
+    mode: &str,
+    workspace: &Workspace,
+    command: &str,
+    timeout: Duration,
+) -> Result<Ran, String> {
     let mut child = Command::new(sixfold)
         .args(["sandbox", "run", "--mode", mode])
         .args(root_args(workspace))
@@ -123,8 +142,8 @@ pub(crate) fn run(sixfold: &Path, mode: &str, workspace: &Workspace, command: &s
         Some(s) => Some(s),
         None => child.wait().ok(),
     };
-    let (stdout, more_out) = out.join().unwrap_or_default();
-    let (stderr, more_err) = err.join().unwrap_or_default();
+    let (stdout, more_out) = collected(&out);
+    let (stderr, more_err) = collected(&err);
     let mut text = String::from_utf8_lossy(&stdout).into_owned();
     if !stderr.is_empty() {
         text.push_str(&String::from_utf8_lossy(&stderr));
@@ -132,7 +151,11 @@ pub(crate) fn run(sixfold: &Path, mode: &str, workspace: &Workspace, command: &s
     if more_out || more_err {
         text.push_str(&format!("\n[output cut at {} KiB per stream]", MAX_OUTPUT_BYTES >> 10));
     }
-    let exit_code = if timed_out { None } else { status.and_then(|s| s.code()).map(i64::from) };
+    let exit_code = if timed_out {
+        None
+    } else {
+        status.and_then(|s| s.code()).map(i64::from)
+    };
     if timed_out {
         text.push_str(&format!("\n[killed after {} s]", timeout.as_secs()));
     }
@@ -141,4 +164,60 @@ pub(crate) fn run(sixfold: &Path, mode: &str, workspace: &Workspace, command: &s
         text: page::preview(&text),
         timed_out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for `sixfold`: `sandbox run … -- bash -c CMD` runs CMD, unconfined.
+    fn stand_in(dir: &Path) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("sixfold");
+        std::fs::write(
+            &path,
+            "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done\nshift\nexec \"$@\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_command_is_bounded_in_time_and_output_and_its_group_killed() {
+        let t = tempfile::tempdir().unwrap();
+        let bin = stand_in(t.path());
+        let ws = Workspace::new(t.path());
+        let ran = run(&bin, "m", &ws, "echo hi; exit 3", Duration::from_secs(10)).unwrap();
+        assert_eq!(
+            (ran.exit_code, ran.text.as_str(), ran.timed_out),
+            (Some(3), "hi\n", false)
+        );
+        let marker = t.path().join("late");
+        let command = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let ran = run(&bin, "m", &ws, &command, Duration::from_millis(300)).unwrap();
+        assert!(ran.timed_out && ran.exit_code.is_none(), "{ran:?}");
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(!marker.exists(), "a process the command started outlived the call");
+        let ran = run(
+            &bin,
+            "m",
+            &ws,
+            "head -c 1000000 /dev/zero | tr '\\0' x",
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert!(
+            ran.text.len() < 70 * 1024 && ran.text.contains("cut"),
+            "{}",
+            ran.text.len()
+        );
+    }
+
+    #[test]
+    fn a_sandbox_that_cannot_be_asked_proves_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let proofs = Proofs::default();
+        assert!(!proofs.proven(Path::new("/nonexistent/sixfold"), "m", &Workspace::new(t.path())));
+    }
 }

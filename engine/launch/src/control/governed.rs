@@ -42,7 +42,9 @@ impl Values<'_> {
             .replace("{workdir}", &self.workdir)
             .replace("{session}", self.session);
         while let Some(start) = out.find("{file:") {
-            let Some(len) = out.get(start..).and_then(|rest| rest.find('}')) else { break };
+            let Some(len) = out.get(start..).and_then(|rest| rest.find('}')) else {
+                break;
+            };
             let name = out.get(start + 6..start + len).unwrap_or_default().to_string();
             let path = self.run_dir.join(&name).display().to_string();
             out.replace_range(start..start + len + 1, &path);
@@ -102,7 +104,9 @@ pub(crate) fn impose(
         LaunchError::new(format!(
             "the provider `{provider}` has no `[governed]` section, so it cannot run governed"
         ))
-        .hint(format!("add `[governed]` to providers/{provider}.toml (see docs/governed.md)"))
+        .hint(format!(
+            "add `[governed]` to providers/{provider}.toml (see docs/governed.md)"
+        ))
     })?;
     let mut serve_args = Vec::new();
     if let Some(mode) = &asked.mode {
@@ -134,12 +138,17 @@ pub(crate) fn impose(
     let mut args = values.list(&spec.args);
     if !spec.config.is_empty() {
         let flag = spec.config_flag.clone().ok_or_else(|| {
-            LaunchError::new(format!("providers/{provider}.toml: `[governed.config]` without `config_flag`"))
-                .hint("name the flag that sets one configuration value, e.g. `config_flag = \"-c\"`")
+            LaunchError::new(format!(
+                "providers/{provider}.toml: `[governed.config]` without `config_flag`"
+            ))
+            .hint("name the flag that sets one configuration value, e.g. `config_flag = \"-c\"`")
         })?;
         for (key, value) in &spec.config {
-            let rendered = toml_value(&values.value(value))
-                .ok_or_else(|| LaunchError::new(format!("providers/{provider}.toml: `[governed.config]` `{key}` cannot be written as TOML")))?;
+            let rendered = toml_value(&values.value(value)).ok_or_else(|| {
+                LaunchError::new(format!(
+                    "providers/{provider}.toml: `[governed.config]` `{key}` cannot be written as TOML"
+                ))
+            })?;
             args.push(flag.clone());
             args.push(format!("{key}={rendered}"));
         }
@@ -208,7 +217,15 @@ mod tests {
             ask_timeout: None,
             session: "s1".into(),
         };
-        let done = impose("p", Some(&spec), &asked, Path::new("/bin/sixfold"), Path::new("/w"), t.path()).unwrap();
+        let done = impose(
+            "p",
+            Some(&spec),
+            &asked,
+            Path::new("/bin/sixfold"),
+            Path::new("/w"),
+            t.path(),
+        )
+        .unwrap();
         let mcp = t.path().join("mcp.json");
         assert_eq!(done.args[2], format!("--mcp-config={}", mcp.display()));
         let written: Value = serde_json::from_str(&std::fs::read_to_string(&mcp).unwrap()).unwrap();
@@ -227,7 +244,15 @@ mod tests {
     #[test]
     fn a_provider_without_a_governed_mode_is_refused() {
         let t = tempfile::tempdir().unwrap();
-        let err = impose("p", None, &Governed::default(), Path::new("/s"), Path::new("/w"), t.path()).unwrap_err();
+        let err = impose(
+            "p",
+            None,
+            &Governed::default(),
+            Path::new("/s"),
+            Path::new("/w"),
+            t.path(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("cannot run governed"), "{err}");
     }
 }
