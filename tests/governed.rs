@@ -319,14 +319,7 @@ fn codex_governed_edits_runs_the_suite_and_is_refused_outside() {
             .all(|i| i["type"] != "command_execution" && i["type"] != "file_change"),
         "{items:?}"
     );
-    let results: Vec<(bool, String)> = items
-        .iter()
-        .filter(|i| i["type"] == "mcp_tool_call")
-        .map(|i| {
-            let text = i["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
-            (i["status"] == "failed" || text.starts_with("sixfold refused"), text)
-        })
-        .collect();
+    let results = codex_results(&lines);
     check_work(&p, "cx-work", &results);
 }
 
@@ -359,35 +352,27 @@ fn answer_next(root: &Path, answer: &str) -> Value {
     }
 }
 
-#[test]
-fn claude_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
-    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
-        return;
-    };
-    let p = Project::new();
-    let call =
-        |tool: &str, input: Value| json!({"tool_use": {"name": format!("mcp__sixfold__{tool}"), "input": input}});
-    let server = p.server(json!({ "turns": [
+/// The ask script: three writes, each of which `ask` parks.
+fn ask_script(call: &dyn Fn(&str, Value) -> Value) -> Value {
+    json!({ "turns": [
         [call("write_file", json!({"path": "allowed.txt", "content": "yes\n"}))],
         [call("write_file", json!({"path": "denied.txt", "content": "no\n"}))],
         [call("write_file", json!({"path": "late.txt", "content": "late\n"}))],
         [{"text": "Done."}],
-    ]}));
+    ]})
+}
+
+/// Runs the ask script with a person answering from a second process: allow the first ask, deny
+/// the second, leave the third to time out; then checks the files, the replies and the record.
+fn asks_wait_for_a_person(p: &Project, session: &str, run: &dyn Fn() -> Vec<(bool, String)>) {
     let root = p.root.clone();
-    // The person, in a second terminal: allow the first ask, deny the second, leave the third.
     let person = std::thread::spawn(move || {
         let first = answer_next(&root, "allow");
         let second = answer_next(&root, "deny");
         (first, second)
     });
-    let (code, lines, stderr) = claude(
-        &p,
-        &bin,
-        &server,
-        &["--mode", "ask", "--ask-timeout", "4", "--session", "cc-ask"],
-    );
+    let results = run();
     let (first, second) = person.join().unwrap();
-    assert_eq!(code, 0, "{stderr}");
     // What `approvals list --json` showed: the tool, its arguments, its effects, the rule.
     assert_eq!(first["tool"], "write_file");
     assert_eq!(first["arguments"]["path"], "allowed.txt");
@@ -401,25 +386,24 @@ fn claude_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
     assert_eq!(std::fs::read_to_string(p.root.join("allowed.txt")).unwrap(), "yes\n");
     assert!(!p.root.join("denied.txt").exists());
     assert!(!p.root.join("late.txt").exists());
-    let results = tool_results(&lines);
     assert!(
-        results.iter().any(|(_, e, t)| !e && t.contains("wrote 4 bytes")),
+        results.iter().any(|(e, t)| !e && t.contains("wrote 4 bytes")),
         "{results:?}"
     );
     assert!(
-        results.iter().any(|(_, e, t)| *e && t.contains("answered deny")),
+        results.iter().any(|(e, t)| *e && t.contains("answered deny")),
         "{results:?}"
     );
     assert!(
         results
             .iter()
-            .any(|(_, e, t)| *e && t.contains("nobody answered within 4 s")),
+            .any(|(e, t)| *e && t.contains("nobody answered within 4 s")),
         "{results:?}"
     );
 
     // The answers and who gave them are on the record.
     let answered: Vec<Value> = p
-        .events("cc-ask")
+        .events(session)
         .into_iter()
         .filter(|e| e["event"] == "answered")
         .collect();
@@ -434,6 +418,60 @@ fn claude_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
         .output()
         .unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&left.stdout).unwrap(), json!([]));
+}
+
+/// Codex's MCP results in its `exec --json` lines: (is an error, text).
+fn codex_results(lines: &[Value]) -> Vec<(bool, String)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "item.completed" && l["item"]["type"] == "mcp_tool_call")
+        .map(|l| {
+            let item = &l["item"];
+            let text = item["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
+            (item["status"] == "failed" || text.starts_with("sixfold refused"), text)
+        })
+        .collect()
+}
+
+#[test]
+fn claude_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
+    let Some(bin) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
+        return;
+    };
+    let p = Project::new();
+    let call =
+        |tool: &str, input: Value| json!({"tool_use": {"name": format!("mcp__sixfold__{tool}"), "input": input}});
+    let server = p.server(ask_script(&call));
+    asks_wait_for_a_person(&p, "cc-ask", &|| {
+        let (code, lines, stderr) = claude(
+            &p,
+            &bin,
+            &server,
+            &["--mode", "ask", "--ask-timeout", "4", "--session", "cc-ask"],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        tool_results(&lines).into_iter().map(|(_, e, t)| (e, t)).collect()
+    });
+}
+
+#[test]
+fn codex_governed_asks_wait_for_an_answer_allow_deny_and_timeout() {
+    let Some(bin) = agent_cli("SIXFOLD_CODEX_BIN", "codex") else {
+        return;
+    };
+    let p = Project::new();
+    let call = |tool: &str, args: Value| json!({"function_call": {"name": tool, "namespace": "mcp__sixfold", "arguments": args}});
+    let server = p.server(ask_script(&call));
+    asks_wait_for_a_person(&p, "cx-ask", &|| {
+        let (code, lines, stderr) = codex(
+            &p,
+            &bin,
+            &server,
+            &["--mode", "ask", "--ask-timeout", "4", "--session", "cx-ask"],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        codex_results(&lines)
+    });
 }
 
 #[test]

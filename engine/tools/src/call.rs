@@ -63,9 +63,16 @@ impl Governed {
         }
     }
 
-    /// The mode the sandbox confines a command under.
+    /// The mode the sandbox confines a command under: the pinned one, else the mode in force,
+    /// except that an untrusted project's state never picks it.
     fn sandbox_mode(&self, in_force: &InForce) -> String {
-        self.config.pinned_mode.clone().unwrap_or_else(|| in_force.mode.clone())
+        // INVARIANT (fail closed): an untrusted project cannot choose a wider sandbox (its state
+        // saying `full`); the mode of the layers without it confines the command.
+        let mode = match &in_force.without_project {
+            Some((_, base)) => base,
+            None => &in_force.mode,
+        };
+        self.config.pinned_mode.clone().unwrap_or_else(|| mode.clone())
     }
 
     /// The step and its judgement under one bundle and mode.
@@ -420,24 +427,30 @@ mod tests {
 
     struct Fixed {
         mode: String,
-        log: Mutex<Vec<Event>>,
+        /// The mode without the project's layer, as while it is untrusted.
+        base: Option<String>,
+        log: std::sync::Arc<Mutex<Vec<Event>>>,
     }
 
     impl Governor for Fixed {
         fn in_force(&self) -> Result<InForce, String> {
             let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
+            let without_project = self
+                .base
+                .clone()
+                .map(|m| (Bundle::load(&[sixfold_core::shipped::source()]).0, m));
             Ok(InForce {
                 bundle,
                 mode: self.mode.clone(),
-                without_project: None,
+                without_project,
             })
         }
         fn append(&self, _mode: &str, events: &[Event]) -> Result<(), String> {
             self.log.lock().unwrap().extend(events.iter().cloned());
             Ok(())
         }
-        fn keep(&self, _: Decision, _: &str, _: &str) -> Result<String, String> {
-            Err("not here".into())
+        fn keep(&self, decision: Decision, act: &str, mode: &str) -> Result<String, String> {
+            Ok(format!("kept {decision} `{act}` in {mode}"))
         }
     }
 
@@ -453,7 +466,8 @@ mod tests {
         };
         let governor = Fixed {
             mode: mode.into(),
-            log: Mutex::new(Vec::new()),
+            base: None,
+            log: Default::default(),
         };
         Governed::new(config, Box::new(governor))
     }
@@ -524,6 +538,66 @@ mod tests {
         );
         let reply = g.call("no_such_tool", &serde_json::json!({}));
         assert!(reply.is_error, "{}", reply.text);
+    }
+
+    #[test]
+    fn allow_and_keep_runs_the_call_and_records_the_rule_and_who_answered() {
+        let t = tempfile::tempdir().unwrap();
+        let mut g = governed(t.path(), "ask");
+        g.config.ask_timeout = Some(Duration::from_secs(20));
+        let log: std::sync::Arc<Mutex<Vec<Event>>> = Default::default();
+        g.governor = Box::new(Fixed {
+            mode: "ask".into(),
+            base: None,
+            log: log.clone(),
+        });
+        let root = t.path().to_path_buf();
+        let person = std::thread::spawn(move || loop {
+            if let Some(p) = crate::approvals::list(&root).unwrap().first() {
+                crate::approvals::answer(&root, &p.id, Answer::AllowAndKeep).unwrap();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        });
+        let reply = g.call("write_file", &serde_json::json!({"path": "k.txt", "content": "kept\n"}));
+        person.join().unwrap();
+        assert!(!reply.is_error, "{}", reply.text);
+        assert_eq!(std::fs::read_to_string(t.path().join("k.txt")).unwrap(), "kept\n");
+        let events = log.lock().unwrap();
+        let answered = events
+            .iter()
+            .find_map(|e| match e {
+                Event::Answered { answer, by, kept, .. } => Some((answer.clone(), by.clone(), kept.clone())),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(answered.0, "allow-and-keep");
+        assert!(!answered.1.is_empty());
+        assert!(answered.2.unwrap().contains("in ask"), "the rule is kept for the mode");
+    }
+
+    #[test]
+    fn an_untrusted_project_does_not_pick_the_sandbox() {
+        let t = tempfile::tempdir().unwrap();
+        let mut g = governed(t.path(), "full");
+        g.config.pinned_mode = None;
+        g.governor = Box::new(Fixed {
+            mode: "full".into(),
+            base: Some("ask".into()),
+            log: Default::default(),
+        });
+        let in_force = g.governor.in_force().unwrap();
+        assert_eq!(g.sandbox_mode(&in_force), "ask");
+        // Narrowed too: what `ask` asks about is not allowed because the project says `full`.
+        let (judgement, _) = g
+            .judge(
+                &in_force,
+                "write_file",
+                &serde_json::json!({"path": "a", "content": "x"}),
+                "id",
+            )
+            .unwrap();
+        assert_eq!(judgement.decision, Decision::Ask, "{}", judgement.reason);
     }
 
     #[test]
