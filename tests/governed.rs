@@ -519,3 +519,113 @@ fn claude_governed_and_hermetic_holds_the_governed_row() {
         .any(|a| a == "--permission-prompt-tool"));
     assert_eq!(std::fs::read_to_string(p.root.join("note.txt")).unwrap(), "hermetic\n");
 }
+
+/// One JSON-RPC conversation with `sixfold serve-tools` over its stdio: each request's answer.
+fn converse(p: &Project, requests: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(SIXFOLD)
+        .args(["serve-tools", "--mode", "workspace-write", "--session", "rpc", "--root"])
+        .arg(&p.root)
+        .current_dir(&p.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for request in requests {
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        if request.get("id").is_none() {
+            continue;
+        }
+        let answer = loop {
+            let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if line.get("id") == request.get("id") {
+                break line;
+            }
+        };
+        answers.push(answer);
+    }
+    drop(stdin);
+    let _ = child.wait();
+    answers
+}
+
+fn initialize(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+}
+
+/// Both `initialize` generations the CLIs send (Codex 2025-06-18, Claude Code 2025-11-25) are
+/// answered in kind; a `server/discover` at 2026-07-28 (tried first by Claude Code) is answered
+/// "unsupported protocol version" with the versions it has, which stop at 2025-11-25, so the
+/// client falls back to `initialize`. A refusal is a tool error.
+#[test]
+fn serve_tools_speaks_both_initialize_generations() {
+    let p = Project::new();
+    for version in ["2025-06-18", "2025-11-25"] {
+        let answers = converse(
+            &p,
+            &[
+                initialize(version),
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+                json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "/etc/sixfold-never", "content": "x"}}}),
+            ],
+        );
+        assert_eq!(answers[0]["result"]["protocolVersion"], version, "{answers:?}");
+        let names: Vec<&str> = answers[1]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "read_file",
+                "write_file",
+                "edit_file",
+                "list_dir",
+                "glob",
+                "grep",
+                "bash"
+            ]
+        );
+        assert_eq!(answers[2]["result"]["isError"], true, "{answers:?}");
+        let text = answers[2]["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("outside the workspace"), "{text}");
+    }
+    assert!(!Path::new("/etc/sixfold-never").exists());
+    let discovered = converse(
+        &p,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+        ],
+    );
+    // "Unsupported protocol version", naming the ones it has: the client falls back to them.
+    let supported = &discovered[0]["error"]["data"]["supported"];
+    assert!(
+        supported.as_array().unwrap().contains(&json!("2025-11-25")),
+        "{discovered:?}"
+    );
+    assert!(
+        !supported.as_array().unwrap().contains(&json!("2026-07-28")),
+        "{discovered:?}"
+    );
+    // The record of the session: the refusal, then the end.
+    let events = p.events("rpc");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "judged" && e["decision"] == "refuse"),
+        "{events:?}"
+    );
+    assert_eq!(events.last().unwrap()["event"], "ended");
+}
