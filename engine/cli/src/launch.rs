@@ -192,6 +192,17 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         "sixfold launch: hermetic {mode}; run directory {}",
         outcome.run_dir.display()
     );
+    let governed = &outcome.attestation["governed"];
+    if governed["imposed"] == true {
+        errln!(
+            "  governed: sixfold's tools served by {}; the session's record is .sixfold/runs/{}.jsonl (`sixfold approvals list` shows what waits)",
+            governed["servers"]
+                .as_array()
+                .map(|s| s.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default(),
+            governed["session"].as_str().unwrap_or("")
+        );
+    }
     for w in &outcome.warnings {
         errln!("  warning: {w}");
     }
@@ -202,7 +213,11 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         (None, None) => {}
     }
     if strictness == Strictness::Off {
-        errln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
+        if governed["imposed"] == true {
+            errln!("  nothing imposed but the governed controls, nothing checked (use --hermetic on|strict)");
+        } else {
+            errln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
+        }
         errln!("exit {}", outcome.exit);
         return;
     }
