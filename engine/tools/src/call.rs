@@ -512,6 +512,22 @@ mod tests {
         assert!(!t.path().join(answer).exists());
     }
 
+    /// The provider file the server judges by and the `[mcp]` map the hooks judge by say the
+    /// same of every tool offered.
+    #[test]
+    fn the_hooks_map_and_the_servers_provider_file_agree() {
+        let (bundle, _) = Bundle::load(&[sixfold_core::shipped::source()]);
+        let provider = bundle.provider(PROVIDER).unwrap();
+        let cwd = std::path::Path::new("/w");
+        let input = serde_json::json!({"path": "a/b.rs", "command": "cargo test", "pattern": "x"});
+        for tool in crate::catalog::tools() {
+            let served = provider.tool_effects(tool.name, &input, cwd, bundle.classifier());
+            let hooked = bundle.mcp_effects("sixfold", tool.name, &input, cwd);
+            assert!(served.known && hooked.known, "{}", tool.name);
+            assert_eq!(served.effects, hooked.effects, "{}", tool.name);
+        }
+    }
+
     #[test]
     fn an_unanswered_ask_is_refused_at_its_timeout_and_on_the_record() {
         let t = tempfile::tempdir().unwrap();
