@@ -192,15 +192,21 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         "sixfold launch: hermetic {mode}; run directory {}",
         outcome.run_dir.display()
     );
-    let governed = &outcome.attestation["governed"];
-    if governed["imposed"] == true {
+    // The governed controls, when imposed: `None` for a run that is not governed.
+    let governed = outcome
+        .attestation
+        .get("governed")
+        .filter(|g| g.get("imposed") == Some(&serde_json::Value::Bool(true)));
+    if let Some(g) = governed {
+        let servers: Vec<&str> = g
+            .get("servers")
+            .and_then(|s| s.as_array())
+            .map(|s| s.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
         errln!(
             "  governed: sixfold's tools served by {}; the session's record is .sixfold/runs/{}.jsonl (`sixfold approvals list` shows what waits)",
-            governed["servers"]
-                .as_array()
-                .map(|s| s.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default(),
-            governed["session"].as_str().unwrap_or("")
+            servers.join(", "),
+            g.get("session").and_then(|v| v.as_str()).unwrap_or("")
         );
     }
     for w in &outcome.warnings {
@@ -213,7 +219,7 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         (None, None) => {}
     }
     if strictness == Strictness::Off {
-        if governed["imposed"] == true {
+        if governed.is_some() {
             errln!("  nothing imposed but the governed controls, nothing checked (use --hermetic on|strict)");
         } else {
             errln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
