@@ -2,8 +2,10 @@
 //! one, from any terminal in the project while the agent waits.
 
 use crate::output::{errln, outln};
+use sixfold_core::decision::Decision;
+use sixfold_hook::rules;
 use sixfold_tools::approvals::{self, Answer};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// See and answer the calls of a governed run that wait for a person (`sixfold serve-tools`).
 #[derive(Debug, clap::Args)]
@@ -88,15 +90,47 @@ pub(crate) fn run(args: Args) -> u8 {
                 1
             }
         },
-        ApprovalsCommand::Answer { id, answer } => match approvals::answer(&project, &id, answer) {
-            Ok(pending) => {
-                outln!("{} `{}`: {}", pending.tool, pending.act, answer.word());
-                0
+        ApprovalsCommand::Answer { id, answer } => answer_one(&project, &id, answer),
+    }
+}
+
+/// Answers one ask; for `allow-and-keep`, first keeps the rule as `sixfold rules add` does (this
+/// is the person's own command, so a trusted `.sixfold/` stays trusted).
+fn answer_one(project: &Path, id: &str, answer: Answer) -> u8 {
+    let fail = |message: &str| {
+        errln!("error: {message}\n  = help: `sixfold approvals list` shows what is pending");
+        1
+    };
+    let pending = match approvals::pending(project, id) {
+        Ok(p) => p,
+        Err(message) => return fail(&message),
+    };
+    let mut kept = None;
+    if answer == Answer::AllowAndKeep {
+        let code = crate::trust::keeping_trust(project, || {
+            match rules::add(project, Decision::Allow, &pending.act, Some(&pending.mode)) {
+                Ok(rule) => {
+                    kept = Some(rule);
+                    0
+                }
+                Err(message) => {
+                    errln!("error: the rule could not be kept: {message}\n  = help: answer `allow` to run it once");
+                    1
+                }
             }
-            Err(message) => {
-                errln!("error: {message}\n  = help: `sixfold approvals list` shows what is pending");
-                1
+        });
+        if code != 0 {
+            return code;
+        }
+    }
+    match approvals::answer(project, id, answer, kept.clone()) {
+        Ok(pending) => {
+            outln!("{} `{}`: {}", pending.tool, pending.act, answer.word());
+            if let Some(rule) = kept {
+                outln!("kept {rule}: allow `{}` in mode `{}`", pending.act, pending.mode);
             }
-        },
+            0
+        }
+        Err(message) => fail(&message),
     }
 }

@@ -1,15 +1,14 @@
 //! `sixfold serve-tools`: the governed tool server (the tools layer) on stdio, wired to the hook
-//! layer's project state, trust store, event log and kept rules, which it reaches only through
+//! layer's project state, trust store and event log, which it reaches only through
 //! this file (layers never depend on each other).
 
 use crate::output::errln;
 use sixfold_core::bundle::{Bundle, Needs};
-use sixfold_core::decision::Decision;
 use sixfold_core::trace::Event;
 use sixfold_hook::log::Log;
 use sixfold_hook::state::State;
 use sixfold_hook::trust::{Standing, TrustStore};
-use sixfold_hook::{load_over, rules, ProjectLayer};
+use sixfold_hook::{load_over, ProjectLayer};
 use sixfold_tools::{Config, Governor, InForce};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -52,7 +51,7 @@ pub(crate) struct Args {
     governed_server: String,
 }
 
-/// The hook layer's project state, trust, record and kept rules, as the tools layer needs them.
+/// The hook layer's project state, trust and record, as the tools layer needs them.
 struct ProjectGovernor {
     project: PathBuf,
     session: String,
@@ -139,10 +138,6 @@ impl Governor for ProjectGovernor {
         }
         out.extend(events.iter().cloned());
         self.log.append(&out)
-    }
-
-    fn keep(&self, decision: Decision, act: &str, mode: &str) -> Result<String, String> {
-        rules::add(&self.project, decision, act, Some(mode))
     }
 }
 

@@ -87,6 +87,9 @@ pub struct Answered {
     pub user: String,
     /// When, in seconds since the epoch.
     pub at: u64,
+    /// For `allow-and-keep`: the rule the person's command kept (`kept/rule-N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
 }
 
 /// Seconds since the epoch.
@@ -240,8 +243,8 @@ pub fn list(project: &Path) -> Result<Vec<Pending>, String> {
     Ok(out)
 }
 
-/// Answers a pending ask as this OS user; the pending ask it answered.
-pub fn answer(project: &Path, id: &str, answer: Answer) -> Result<Pending, String> {
+/// The ask `id` if it is pending: on file, not answered, not expired.
+pub fn pending(project: &Path, id: &str) -> Result<Pending, String> {
     if !valid_id(id) {
         return Err(format!("`{id}` is not an approval id"));
     }
@@ -257,10 +260,21 @@ pub fn answer(project: &Path, id: &str, answer: Answer) -> Result<Pending, Strin
     if pending.expires_at < now() {
         return Err(format!("the ask `{id}` timed out and was refused"));
     }
+    if answer_path(project, id).exists() {
+        return Err(format!("the ask `{id}` is already answered"));
+    }
+    Ok(pending)
+}
+
+/// Answers a pending ask as this OS user (with the rule kept, for `allow-and-keep`); the pending
+/// ask it answered. A second answer to the same ask is refused.
+pub fn answer(project: &Path, id: &str, answer: Answer, kept: Option<String>) -> Result<Pending, String> {
+    let pending = pending(project, id)?;
     let answered = Answered {
         answer,
         user: os_user(),
         at: now(),
+        kept,
     };
     let text = serde_json::to_string(&answered).map_err(|e| format!("cannot write the answer: {e}"))?;
     write_atomically(&answer_path(project, id), &text, true)?;
@@ -298,7 +312,7 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("bytes in all"));
-        answer(t.path(), "abc1", Answer::Deny).unwrap();
+        answer(t.path(), "abc1", Answer::Deny, None).unwrap();
         assert!(list(t.path()).unwrap().is_empty(), "an answered ask is not pending");
         assert!(answer(t.path(), "abc1", Answer::Allow)
             .unwrap_err()

@@ -267,15 +267,9 @@ impl Governed {
             answered.as_ref().map(|a| a.answer),
             Some(Answer::Allow | Answer::AllowAndKeep)
         );
-        // A kept rule is added before the answer goes on the record, so the record names it.
-        let kept = match answered.as_ref().map(|a| a.answer) {
-            Some(Answer::AllowAndKeep) => Some(
-                self.governor
-                    .keep(Decision::Allow, &step.act.text, &judgement.mode)
-                    .unwrap_or_else(|why| format!("not kept: {why}")),
-            ),
-            _ => None,
-        };
+        // `allow-and-keep` kept its rule in the person's own process (`sixfold approvals
+        // answer`, as `sixfold rules add` would): the record names it.
+        let kept = answered.as_ref().and_then(|a| a.kept.clone());
         let mut events = vec![Event::Answered {
             id: step.id.clone(),
             approval: pending.id,
@@ -449,9 +443,6 @@ mod tests {
             self.log.lock().unwrap().extend(events.iter().cloned());
             Ok(())
         }
-        fn keep(&self, decision: Decision, act: &str, mode: &str) -> Result<String, String> {
-            Ok(format!("kept {decision} `{act}` in {mode}"))
-        }
     }
 
     fn governed(root: &std::path::Path, mode: &str) -> Governed {
@@ -570,7 +561,7 @@ mod tests {
         let root = t.path().to_path_buf();
         let person = std::thread::spawn(move || loop {
             if let Some(p) = crate::approvals::list(&root).unwrap().first() {
-                crate::approvals::answer(&root, &p.id, Answer::AllowAndKeep).unwrap();
+                crate::approvals::answer(&root, &p.id, Answer::AllowAndKeep, Some("kept/rule-1".into())).unwrap();
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -589,7 +580,11 @@ mod tests {
             .unwrap();
         assert_eq!(answered.0, "allow-and-keep");
         assert!(!answered.1.is_empty());
-        assert!(answered.2.unwrap().contains("in ask"), "the rule is kept for the mode");
+        assert_eq!(
+            answered.2.as_deref(),
+            Some("kept/rule-1"),
+            "the record names the rule kept"
+        );
     }
 
     #[test]

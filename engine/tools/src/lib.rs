@@ -27,7 +27,6 @@ mod shell;
 pub use server::{serve_approvals, serve_tools};
 
 use sixfold_core::bundle::Bundle;
-use sixfold_core::decision::Decision;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::Event;
 use std::path::PathBuf;
@@ -60,8 +59,6 @@ pub trait Governor: Send + Sync {
     /// Appends events to the session's record in one write, after `started` for a new record
     /// and `mode_changed` when `mode` is not the one it last recorded. An error refuses the call.
     fn append(&self, mode: &str, events: &[Event]) -> Result<(), String>;
-    /// Keeps a rule for an act (`sixfold rules add`'s store), limited to `mode`; its id.
-    fn keep(&self, decision: Decision, act: &str, mode: &str) -> Result<String, String>;
 }
 
 /// How a server runs.
