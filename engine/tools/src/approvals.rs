@@ -314,7 +314,7 @@ mod tests {
             .contains("bytes in all"));
         answer(t.path(), "abc1", Answer::Deny, None).unwrap();
         assert!(list(t.path()).unwrap().is_empty(), "an answered ask is not pending");
-        assert!(answer(t.path(), "abc1", Answer::Allow)
+        assert!(answer(t.path(), "abc1", Answer::Allow, None)
             .unwrap_err()
             .contains("already answered"));
         let got = p
@@ -333,8 +333,10 @@ mod tests {
         assert!(p
             .wait(t.path(), Duration::from_millis(50), Duration::from_millis(10))
             .is_none());
-        assert!(answer(t.path(), "abc2", Answer::Allow).unwrap_err().contains("no ask"));
-        assert!(answer(t.path(), "../x", Answer::Allow)
+        assert!(answer(t.path(), "abc2", Answer::Allow, None)
+            .unwrap_err()
+            .contains("no ask"));
+        assert!(answer(t.path(), "../x", Answer::Allow, None)
             .unwrap_err()
             .contains("not an approval id"));
     }
