@@ -264,7 +264,9 @@ fn claude_clean_strict_run_holds_every_gating_row() {
         assert_eq!(v.get(*id).map(String::as_str), Some("ok"), "{id}\n{}", run.summary());
         assert!(!run.evidence(id).is_empty(), "{id} has no evidence");
     }
-    assert_eq!(v.len(), 12, "{v:?}");
+    // The twelve H rows, and G1 (governed runs, tests/governed.rs), which claims nothing here.
+    assert_eq!(v.len(), 13, "{v:?}");
+    assert_eq!(v.get("G1").map(String::as_str), Some("ok"));
     assert_eq!(run.row("H2")["severity"], "advisory");
     assert_eq!(run.row("H6")["severity"], "advisory");
     assert_eq!(run.row("H6")["assertion"], "effect");

@@ -32,6 +32,7 @@ const NOT_IN_CORE: &[&str] = &[
     "warp",
     "tungstenite",
     "tokio-tungstenite",
+    "rmcp",
     "openssl",
     "native-tls",
     "rustls",
@@ -245,6 +246,21 @@ fn the_members_are_discovered() {
         cli.iter().any(|d| d.package == CORE && d.table == "dependencies"),
         "{cli:?}"
     );
+}
+
+/// The governed tool server is a layer like the others: on the core only, the CLI wiring it to
+/// the hook layer's state and the sandbox (which it runs as `sixfold sandbox run`).
+#[test]
+fn the_governed_tools_are_a_layer_on_the_core() {
+    let ws = Workspace::load();
+    let tools = ws.member("sixfold-tools");
+    assert_eq!(tools.dir, "engine/tools");
+    let deps: Vec<String> = ws
+        .workspace_dependencies(tools)
+        .into_iter()
+        .map(|d| d.package)
+        .collect();
+    assert_eq!(deps, vec![CORE.to_string()], "{deps:?}");
 }
 
 #[test]

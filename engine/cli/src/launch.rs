@@ -4,7 +4,7 @@
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, outln};
 use sixfold_core::verdict::{Severity, Strictness, Verdict};
-use sixfold_launch::{EnvArg, Outcome, Request, StdoutSink, Workdir};
+use sixfold_launch::{EnvArg, Governed, Outcome, Request, StdoutSink, Workdir};
 use std::path::PathBuf;
 
 /// Launch a provider's agent CLI headless. With `--hermetic` (`on`) or `--hermetic strict` the
@@ -61,6 +61,21 @@ pub(crate) struct Args {
     /// The provider's CLI, instead of searching PATH.
     #[arg(long, value_name = "PATH")]
     binary: Option<PathBuf>,
+    /// Run it governed: its own file and shell tools off, sixfold's governed tools
+    /// (`sixfold serve-tools`) offered instead, every call judged, sandboxed and recorded, and an
+    /// ask waiting for `sixfold approvals answer` (how is the provider file's `[governed]`; see
+    /// docs/governed.md).
+    #[arg(long)]
+    governed: bool,
+    /// With `--governed`: pin the tools' mode (default: follow the project's active mode).
+    #[arg(long, value_name = "ID", requires = "governed")]
+    mode: Option<String>,
+    /// With `--governed`: how long an ask waits for an answer before it is refused.
+    #[arg(long, value_name = "SECONDS", requires = "governed")]
+    ask_timeout: Option<u64>,
+    /// With `--governed`: the session the tools record under (`.sixfold/runs/<ID>.jsonl`).
+    #[arg(long, value_name = "ID", requires = "governed")]
+    session: Option<String>,
     /// Print one JSON object: `{"attestation", "rows", "ambient_inputs", "unclaimed", "vendor",
     /// "run_dir", "exit"}` (the vendor's output then goes to the run directory).
     #[arg(long)]
@@ -79,6 +94,15 @@ fn parse_hermetic(text: &str) -> Result<Strictness, String> {
         "strict" => Ok(Strictness::Strict),
         other => Err(format!("`{other}` is not a strictness; use off, on or strict")),
     }
+}
+
+/// A governed run's session id when none is given: the time and this process.
+fn governed_session() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("governed-{secs}-{}", std::process::id())
 }
 
 fn parse_env(text: &str) -> Result<EnvArg, String> {
@@ -127,6 +151,11 @@ pub(crate) fn run(args: Args) -> u8 {
         credentials: args.credentials,
         govern: args.govern,
         binary: args.binary,
+        governed: args.governed.then(|| Governed {
+            mode: args.mode,
+            ask_timeout: args.ask_timeout,
+            session: args.session.unwrap_or_else(governed_session),
+        }),
         vendor_args: args.vendor_args,
         sixfold_exe,
         stdout: if args.json {
@@ -163,6 +192,23 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         "sixfold launch: hermetic {mode}; run directory {}",
         outcome.run_dir.display()
     );
+    // The governed controls, when imposed: `None` for a run that is not governed.
+    let governed = outcome
+        .attestation
+        .get("governed")
+        .filter(|g| g.get("imposed") == Some(&serde_json::Value::Bool(true)));
+    if let Some(g) = governed {
+        let servers: Vec<&str> = g
+            .get("servers")
+            .and_then(|s| s.as_array())
+            .map(|s| s.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        errln!(
+            "  governed: sixfold's tools served by {}; the session's record is .sixfold/runs/{}.jsonl (`sixfold approvals list` shows what waits)",
+            servers.join(", "),
+            g.get("session").and_then(|v| v.as_str()).unwrap_or("")
+        );
+    }
     for w in &outcome.warnings {
         errln!("  warning: {w}");
     }
@@ -173,7 +219,11 @@ fn print_text(outcome: &Outcome, strictness: Strictness) {
         (None, None) => {}
     }
     if strictness == Strictness::Off {
-        errln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
+        if governed.is_some() {
+            errln!("  nothing imposed but the governed controls, nothing checked (use --hermetic on|strict)");
+        } else {
+            errln!("  nothing imposed, nothing checked (use --hermetic on|strict)");
+        }
         errln!("exit {}", outcome.exit);
         return;
     }

@@ -1,5 +1,6 @@
 //! `sixfold`: the command line. It wires the core and the layers; it holds no policy.
 
+mod approvals;
 mod bundles;
 mod check;
 mod judge;
@@ -11,6 +12,7 @@ mod providers;
 mod replay;
 mod sandbox;
 mod schema;
+mod serve_tools;
 mod trust;
 
 use clap::{Parser, Subcommand};
@@ -39,9 +41,11 @@ enum Command {
     Install(live::InstallArgs),
     Uninstall(live::UninstallArgs),
     Trust(trust::Args),
-    Launch(launch::Args),
+    Launch(Box<launch::Args>),
     Providers(providers::Args),
     Sandbox(sandbox::Args),
+    ServeTools(serve_tools::Args),
+    Approvals(approvals::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -83,9 +87,11 @@ fn main() -> ExitCode {
         Command::Install(args) => live::install_hooks(args),
         Command::Uninstall(args) => live::uninstall_hooks(args),
         Command::Trust(args) => trust::run(args),
-        Command::Launch(args) => launch::run(args),
+        Command::Launch(args) => launch::run(*args),
         Command::Providers(args) => providers::run(args),
         Command::Sandbox(args) => sandbox::run(args),
+        Command::ServeTools(args) => serve_tools::run(args),
+        Command::Approvals(args) => approvals::run(args),
     };
     ExitCode::from(output::finish(code))
 }

@@ -54,6 +54,9 @@ pub struct LaunchFacts {
     pub memory_walk: MemoryWalkFacts,
     /// The policy bundle that governs sixfold's hooks in the run.
     pub bundle: BundleFacts,
+    /// The governed controls, when the run is governed (`--governed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governed: Option<GovernedFacts>,
 }
 
 /// Where the run works.
@@ -138,6 +141,27 @@ pub struct CredentialsFacts {
     /// Where it was copied to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copied_to: Option<String>,
+}
+
+/// A governed run: the vendor's own tools off, sixfold's governed tools served instead.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GovernedFacts {
+    /// Whether the governed controls were imposed.
+    pub imposed: bool,
+    /// The arguments that impose them.
+    pub args: Vec<String>,
+    /// The MCP servers serving sixfold's tools (and its approval tool).
+    pub servers: Vec<String>,
+    /// The files written for it (an MCP config, a model catalog).
+    pub files: Vec<String>,
+    /// Prefixes of the tool names the model may be offered; any other tool is a built-in one.
+    pub offered_prefixes: Vec<String>,
+    /// The mode the tools are pinned to; absent, the project's active mode is followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The session the tools record under.
+    pub session: String,
 }
 
 /// The MCP servers the vendor is given.
@@ -474,6 +498,7 @@ mod tests {
             pin: PinFacts::default(),
             memory_walk: MemoryWalkFacts::default(),
             bundle: BundleFacts::default(),
+            governed: None,
         }
     }
 

@@ -23,6 +23,7 @@ mod rows;
 mod run_dir;
 mod vendor;
 
+pub use control::governed::Governed;
 pub use error::LaunchError;
 pub use request::{EnvArg, Request, StdoutSink, Workdir};
 pub use vendor::{Vendor, EXIT_NOT_STARTED};
@@ -142,8 +143,10 @@ fn launch_off(req: &Request, binary: &Path, run_dir: &Path) -> Result<Outcome, L
             ignored.join(", ")
         ));
     }
+    let governed = governed(req, &workdir, run_dir)?;
     let mut argv = vec![binary.display().to_string()];
     argv.extend(headless.headless_args.iter().cloned());
+    argv.extend(governed.iter().flat_map(|g| g.args.iter().cloned()));
     argv.extend(req.vendor_args.iter().cloned());
     let env = control::env::inherited(&req.env)?;
     let attestation = json!({
@@ -155,6 +158,7 @@ fn launch_off(req: &Request, binary: &Path, run_dir: &Path) -> Result<Outcome, L
         "argv": argv,
         "workdir": workdir_facts,
         "run_dir": run_dir.display().to_string(),
+        "governed": governed.map(|g| g.facts),
     });
     run_dir::write_json(&run_dir.join("attestation.json"), &attestation, &mut warnings);
     let spawn = Spawn {
@@ -205,6 +209,12 @@ fn launch_hermetic(
     let setting_sources = control::setting_sources::impose(&scratch);
     let plugins = control::plugins::impose(&scratch, &req.plugins)?;
     let hooks = control::hooks::impose(&scratch, provider.hooks.as_ref(), &req.sixfold_exe)?;
+    let governed = governed(req, &scratch.workdir, run_dir)?;
+    let mut mcp = mcp;
+    if let Some(g) = &governed {
+        // The governed servers are given by the launch too: the MCP row counts them as given.
+        mcp.servers.extend(g.facts.servers.iter().cloned());
+    }
     let mut argv = vec![binary.display().to_string()];
     argv.extend(headless.headless_args.iter().cloned());
     argv.extend(spec.args.iter().cloned());
@@ -217,6 +227,7 @@ fn launch_hermetic(
     argv.extend(mcp.args.iter().flatten().cloned());
     argv.extend(setting_sources.args.iter().flatten().cloned());
     argv.extend(plugins.args.iter().cloned());
+    argv.extend(governed.iter().flat_map(|g| g.args.iter().cloned()));
     argv.extend(req.vendor_args.iter().cloned());
     let skips = control::hooks::skips(spec, &argv, &env.vars);
     let env_vars: Vec<_> = env.vars.into_iter().collect();
@@ -253,6 +264,7 @@ fn launch_hermetic(
         pin,
         memory_walk: governing.memory_walk,
         bundle: governing.bundle,
+        governed: governed.map(|g| g.facts),
     };
     let launch_value = serde_json::to_value(&launch).map_err(|e| format!("cannot write the launch facts: {e}"))?;
     let mut attestation = json!({
@@ -337,6 +349,23 @@ fn launch_hermetic(
     run_dir::write_json(&run_dir.join("attestation.json"), &outcome.attestation, &mut Vec::new());
     run_dir::write_json(&run_dir.join("report.json"), &report_json(&outcome), &mut Vec::new());
     Ok(outcome)
+}
+
+/// The governed controls, when the run is governed.
+fn governed(req: &Request, workdir: &Path, run_dir: &Path) -> Result<Option<control::governed::Imposed>, LaunchError> {
+    req.governed
+        .as_ref()
+        .map(|asked| {
+            control::governed::impose(
+                &req.provider.id,
+                req.provider.governed.as_ref(),
+                asked,
+                &req.sixfold_exe,
+                workdir,
+                run_dir,
+            )
+        })
+        .transpose()
 }
 
 /// The report as printed by `--json` and written as `report.json` beside the run.

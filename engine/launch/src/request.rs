@@ -78,6 +78,8 @@ pub struct Request {
     pub govern: Vec<PathBuf>,
     /// Where the CLI is, instead of searching `PATH`.
     pub binary: Option<PathBuf>,
+    /// Run it governed (its own tools off, sixfold's served instead); `None`: not governed.
+    pub governed: Option<crate::Governed>,
     /// The run's own arguments to the CLI.
     pub vendor_args: Vec<String>,
     /// The running sixfold binary (the hook command).

@@ -6,6 +6,7 @@
 
 mod closed;
 mod environment;
+mod governed;
 mod mode;
 mod pattern;
 mod policy;
@@ -14,6 +15,7 @@ mod rule;
 
 pub use closed::NoOtherKeys;
 pub use environment::{Access, EnvironmentFile, NetworkAccess};
+pub use governed::GovernedFile;
 pub use mode::{BehaviourFile, ModeFile};
 pub use pattern::{MetaTool, PatternFile, PatternLimits, SpawnExample};
 pub use policy::{

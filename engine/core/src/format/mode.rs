@@ -70,4 +70,8 @@ pub struct BehaviourFile {
     /// The tools offered; absent means the provider's own set.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
+    /// How long a step that asks waits for a person's answer in a governed run, in seconds,
+    /// before it is refused (absent: `sixfold serve-tools --ask-timeout`, else 300).
+    #[serde(default)]
+    pub ask_timeout_secs: Option<u64>,
 }

@@ -41,6 +41,9 @@ pub struct ProviderFile {
     /// Where its own record of a run is, and which of its fields evidence which row.
     #[serde(default)]
     pub record: Option<RecordFile>,
+    /// How it runs governed (`sixfold launch … --governed`). Absent: it cannot be.
+    #[serde(default)]
+    pub governed: Option<super::GovernedFile>,
 }
 
 /// How to find a provider's CLI and ask its version.

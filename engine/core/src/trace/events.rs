@@ -73,6 +73,21 @@ pub enum Event {
     },
     /// The session ended.
     Ended {},
+    /// A person answered a step that asked (or nobody did before the timeout).
+    Answered {
+        /// The step's id.
+        id: String,
+        /// The pending ask's id (`sixfold approvals answer ID`).
+        approval: String,
+        /// `allow`, `deny`, `allow-and-keep` or `timeout`.
+        answer: String,
+        /// The OS user who answered (empty at a timeout).
+        #[serde(default)]
+        by: String,
+        /// For `allow-and-keep`: the rule kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kept: Option<String>,
+    },
 }
 
 impl Trace {
@@ -117,7 +132,7 @@ impl Trace {
                 self.ended = true;
             }
             Event::Ended {} => self.ended = true,
-            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } => {}
+            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } | Event::Answered { .. } => {}
         }
     }
 }

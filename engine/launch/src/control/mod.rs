@@ -6,6 +6,7 @@
 
 pub(crate) mod credentials;
 pub(crate) mod env;
+pub(crate) mod governed;
 pub(crate) mod governing;
 pub(crate) mod hooks;
 pub(crate) mod mcp;
