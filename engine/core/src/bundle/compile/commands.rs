@@ -4,7 +4,7 @@ use super::Compiler;
 use crate::bundle::examples::{Example, ExampleKind};
 use crate::bundle::read::{Layered, Located};
 use crate::bundle::Bundle;
-use crate::classify::{CommandRule, Wrapper};
+use crate::command_rule::{CommandRule, Wrapper};
 use crate::effects::EffectProfile;
 use crate::format::PolicyFile;
 
