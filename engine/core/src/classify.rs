@@ -4,7 +4,7 @@
 //! are writes (or reads) of their targets; what cannot be understood — a substitution, `eval`, a
 //! program no rule knows — gets the conservative profile: writes `*`, reaches, irreversible.
 
-use crate::command_rule::{select, Args, CommandRule, Wrapper};
+use crate::command_rule::{not_understood, select, Args, CommandRule, Wrapper};
 use crate::effects::EffectProfile;
 use crate::shell::{self, SimpleCommand};
 use std::collections::HashMap;
@@ -122,7 +122,7 @@ impl Classifier {
             out.opaque = Some("commands nest too deeply".into());
         }
         if out.opaque.is_some() {
-            out.effects = EffectProfile::unknown();
+            out.effects = not_understood();
             return out;
         }
         let mut cwd = cwd.to_path_buf();
@@ -259,13 +259,13 @@ impl Classifier {
             .iter()
             .any(|w| w == "-C" || w.starts_with("--chdir"));
         if moved {
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             *cwd = PathBuf::from("*");
             return (effects, part(None));
         }
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             return (effects, part(None));
         }
         if program == "cd" || program == "pushd" {
@@ -278,16 +278,30 @@ impl Classifier {
         }
         // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
         let Some(rule) = self.select(&program, words) else {
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             return (effects, part(None));
         };
         let mut parts = part(Some(rule.id.clone()));
         if rule.unknown {
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             return (effects, parts);
         }
         let skip = rule.prefix.len();
-        let args = Args::new(words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
+        let (rest, rest_expanded) = (words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
+        let args = if rule.shell {
+            Args::new(rest, rest_expanded)
+        } else {
+            // INVARIANT (fail closed): an option the rule does not list, or a script its reader
+            // does not understand, makes the command not understood.
+            match Args::read(rule, rest, rest_expanded) {
+                Ok(args) => args,
+                Err(why) => {
+                    opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
+                    join(&mut effects, not_understood());
+                    return (effects, parts);
+                }
+            }
+        };
         if rule.shell {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
             match script {
@@ -300,7 +314,7 @@ impl Classifier {
                     // The shell itself did nothing; what it ran is what counts.
                     parts = inner.parts;
                 }
-                None => join(&mut effects, EffectProfile::unknown()),
+                None => join(&mut effects, not_understood()),
             }
             return (effects, parts);
         }
@@ -319,11 +333,13 @@ impl Classifier {
             }
             out
         };
-        join(
-            &mut effects,
-            rule.effects
-                .with_scopes(expand(&rule.effects.reads), expand(&rule.effects.writes)),
-        );
+        let mut own = rule
+            .effects
+            .with_scopes(expand(&rule.effects.reads), expand(&rule.effects.writes));
+        let place = |v: &Option<String>| v.as_ref().map(|v| absolute(cwd, v)).unwrap_or_else(|| "*".into());
+        own.reads.extend(args.option_reads.iter().map(place));
+        own.writes.extend(args.option_writes.iter().map(place));
+        join(&mut effects, own);
         (effects, parts)
     }
 
@@ -339,6 +355,9 @@ impl Classifier {
             let Some(wrapper) = self.wrappers.get(program) else {
                 return i;
             };
+            if words.get(i + 1).is_some_and(|w| wrapper.not_with.contains(w)) {
+                return i;
+            }
             i += 1;
             while let Some(w) = words.get(i) {
                 if w == "--" {
@@ -347,6 +366,11 @@ impl Classifier {
                 }
                 if !w.starts_with('-') || w == "-" {
                     break;
+                }
+                // INVARIANT (fail closed): an option the wrapper does not know (`env -S'…'`)
+                // ends the stripping: the command is then not understood.
+                if !wrapper.knows(w) {
+                    return i;
                 }
                 i += if wrapper.flags_with_value.contains(w) { 2 } else { 1 };
             }
@@ -401,6 +425,7 @@ fn join(into: &mut EffectProfile, other: EffectProfile) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command_rule::Options;
 
     fn rule(id: &str, program: &str, writes: &[&str]) -> CommandRule {
         CommandRule {
@@ -413,6 +438,12 @@ mod tests {
             },
             unknown: false,
             shell: false,
+            options: Options {
+                any: true,
+                ..Options::default()
+            },
+            reader: None,
+            max_args: None,
         }
     }
 
@@ -429,6 +460,8 @@ mod tests {
             Wrapper {
                 flags_with_value: vec!["-C".into()],
                 positional: 0,
+                flags: Vec::new(),
+                not_with: Vec::new(),
             },
         );
         let mut bash = rule("bash", "bash", &[]);
