@@ -214,6 +214,10 @@ impl Classifier {
                 continue;
             }
             let path = absolute(cwd, &r.target);
+            // Bash opens a socket for a redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/…`.
+            if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") {
+                effects.reaches = true;
+            }
             if r.output {
                 effects.writes.push(path);
             } else {

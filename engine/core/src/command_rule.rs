@@ -219,6 +219,11 @@ impl Args {
             "args" => positional,
             "first" => positional.into_iter().take(1).collect(),
             "last" => positional.into_iter().last().into_iter().collect(),
+            "but_last" => {
+                let mut all = positional;
+                all.pop();
+                all
+            }
             _ => match inner.strip_prefix("opt:") {
                 Some(name) => self.option(name),
                 None => vec![None],

@@ -182,7 +182,7 @@ pub struct CommandRuleFile {
     #[serde(default)]
     pub flags: Option<Vec<String>>,
     /// What it does. In `reads` and `writes`, `{args}` is every argument after the prefix that
-    /// is not a flag, `{first}` and `{last}` one of them, `{opt:-o}` the value of an option, `.`
+    /// is not an option or its value, `{first}` and `{last}` one of them, `{but_last}` all but the last, `{opt:-o}` the value of an option, `.`
     /// the working directory. A field left out takes a step's default (`reversible` is true).
     #[serde(flatten)]
     pub effects: EffectFields,
