@@ -104,8 +104,7 @@ impl Options {
                 continue;
             }
             // Combined short options: each a flag, until one that takes a value takes the rest.
-            let mut chars = word.char_indices().skip(1);
-            while let Some((offset, c)) = chars.next() {
+            for (offset, c) in word.char_indices().skip(1) {
                 let flag = format!("-{c}");
                 match self.takes(&flag) {
                     Some(Takes::Nothing) => continue,
