@@ -292,19 +292,16 @@ impl Classifier {
         }
         let skip = rule.prefix.len();
         let (rest, rest_expanded) = (words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
-        let args = if rule.shell {
-            Args::new(rest, rest_expanded)
-        } else {
-            // INVARIANT (fail closed): an option the rule does not list, or a script its reader
-            // does not understand, makes the command not understood.
-            match Args::read(rule, rest, rest_expanded) {
-                Ok(args) => args,
-                Err(why) => {
-                    opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
-                    join(&mut effects, not_understood());
-                    return (effects, parts);
-                }
-            }
+        // INVARIANT (fail closed): an option the rule does not list, or a script its reader does
+        // not understand, makes the command not understood: the conservative profile, joined to
+        // what the rule knows it does at least (`sixfold mode set full --x` still writes
+        // `.sixfold/`).
+        let (args, understood) = match rule.shell {
+            true => (Args::new(rest, rest_expanded), Ok(())),
+            false => match Args::read(rule, rest, rest_expanded) {
+                Ok(args) => (args, Ok(())),
+                Err(why) => (Args::new(rest, rest_expanded), Err(why)),
+            },
         };
         if rule.shell {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
@@ -344,6 +341,10 @@ impl Classifier {
         own.reads.extend(args.option_reads.iter().map(place));
         own.writes.extend(args.option_writes.iter().map(place));
         join(&mut effects, own);
+        if let Err(why) = understood {
+            opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
+            join(&mut effects, not_understood());
+        }
         (effects, parts)
     }
 

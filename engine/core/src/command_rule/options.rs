@@ -27,6 +27,9 @@ pub(crate) struct Options {
     pub(crate) listed: Vec<(String, Takes)>,
     /// `-NUM` (`head -5`) is understood.
     pub(crate) numeric: bool,
+    /// The list is every option the program has, none of them dangerous: an expansion can only
+    /// turn into one of them.
+    pub(crate) complete: bool,
     /// Every option is understood: for a rule whose effects already hold whatever an option
     /// could do (it writes the whole workspace, or it is not understood anyway).
     pub(crate) any: bool,
@@ -65,7 +68,7 @@ impl Options {
             if ended || word == "-" || !word.starts_with('-') {
                 // INVARIANT (fail closed): a word that holds an expansion may expand to an option
                 // (`sort $X f` with `X=-o/etc/x`): only after `--` is it surely an argument.
-                if !ended && !self.any && expanded.get(at) == Some(&true) && word.starts_with('$') {
+                if !ended && !self.any && !self.complete && expanded.get(at) == Some(&true) && word.starts_with('$') {
                     return Err(format!("`{word}` is expanded when run and may be an option"));
                 }
                 found.positional.push(at);
@@ -153,6 +156,7 @@ mod tests {
                 ("-T".into(), Takes::Read),
             ],
             numeric: false,
+            complete: false,
             any: false,
         }
     }
@@ -195,6 +199,14 @@ mod tests {
         assert!(read(&o, "--n f").is_err());
         assert!(read(&o, "-o").is_err(), "a value that is missing");
         assert!(read(&o, "$OPT f").is_err(), "an expansion may be an option");
+        let complete = Options {
+            complete: true,
+            ..sort()
+        };
+        assert!(
+            read(&complete, "$OPT f").is_ok(),
+            "unless every option the program has is listed"
+        );
         assert!(read(&o, "-- $OPT").is_ok());
         assert!(read(&o, "-5 f").is_err());
         let numeric = Options {

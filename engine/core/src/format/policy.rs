@@ -250,6 +250,10 @@ pub struct OptionsFile {
     /// `-NUM` is understood (`head -5`).
     #[serde(default)]
     pub numeric: bool,
+    /// The lists hold every option the program has, and none can write, read a path or run
+    /// code: an expansion (`echo $X`) can only turn into one of them, so it is understood.
+    #[serde(default)]
+    pub complete: bool,
     /// Every option is understood. Only for a rule whose effects already hold whatever an
     /// option could do: it writes the working directory `.` (judged like an unknown write
     /// unless contained); checked when the bundle loads.

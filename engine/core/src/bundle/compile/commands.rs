@@ -93,6 +93,7 @@ impl Compiler<'_> {
                     options: Options {
                         listed,
                         numeric: options.numeric,
+                        complete: options.complete,
                         any: options.any,
                     },
                     reader: r.reader,
