@@ -59,6 +59,17 @@ impl Options {
     /// or as the next word; `--` ends the options.
     pub(crate) fn read(&self, words: &[String], expanded: &[bool]) -> Result<Found, String> {
         let mut found = Found::default();
+        // INVARIANT (fail closed): a word that holds an expansion may turn into options when it
+        // runs (`sort $X f` with `X=-o/etc/x`; unquoted, `a$X` or `--key=$X` split into several
+        // words): before `--`, unless every option the program has is listed and harmless, the
+        // command is not understood.
+        if !self.any && !self.complete {
+            let options_end = words.iter().position(|w| w == "--").unwrap_or(words.len());
+            if let Some(at) = (0..options_end).find(|&i| expanded.get(i) == Some(&true)) {
+                let word = words.get(at).map(String::as_str).unwrap_or("");
+                return Err(format!("`{word}` is expanded when run and may turn into options"));
+            }
+        }
         let known = |i: usize, value: &str| (expanded.get(i) != Some(&true)).then(|| value.to_string());
         let mut i = 0;
         let mut ended = false;
@@ -66,11 +77,6 @@ impl Options {
             let at = i;
             i += 1;
             if ended || word == "-" || !word.starts_with('-') {
-                // INVARIANT (fail closed): a word that holds an expansion may expand to an option
-                // (`sort $X f` with `X=-o/etc/x`): only after `--` is it surely an argument.
-                if !ended && !self.any && !self.complete && expanded.get(at) == Some(&true) && word.starts_with('$') {
-                    return Err(format!("`{word}` is expanded when run and may be an option"));
-                }
                 found.positional.push(at);
                 continue;
             }
@@ -163,7 +169,7 @@ mod tests {
 
     fn read(options: &Options, line: &str) -> Result<Found, String> {
         let words: Vec<String> = line.split(' ').map(String::from).collect();
-        let expanded: Vec<bool> = words.iter().map(|w| w.starts_with('$')).collect();
+        let expanded: Vec<bool> = words.iter().map(|w| w.contains('$')).collect();
         options.read(&words, &expanded)
     }
 
@@ -177,7 +183,14 @@ mod tests {
         assert_eq!(read(&o, "--output=/etc/x f").unwrap().writes, [Some("/etc/x".into())]);
         assert_eq!(read(&o, "-k 2 -n f").unwrap().positional, [3]);
         assert_eq!(read(&o, "-- -o f").unwrap().positional, [1, 2]);
-        assert_eq!(read(&o, "-o $OUT f").unwrap().writes, [None]);
+        assert!(
+            read(&o, "-o $OUT f").is_err(),
+            "an expanded value may split into options"
+        );
+        assert!(
+            read(&o, "-k2 a$X").is_err(),
+            "so may a word that only holds an expansion"
+        );
     }
 
     #[test]
