@@ -201,13 +201,14 @@ impl Args {
         })
     }
 
-    /// Arguments that are not options; `None` for one holding an expansion (unknown).
+    /// Arguments that are not options; `None` for one whose place is not known (it holds an
+    /// expansion, or a glob that may match a dot name).
     fn positional(&self) -> Vec<Option<String>> {
         self.positional
             .iter()
             .map(|&i| match self.expanded.get(i) {
                 Some(true) => None,
-                _ => self.words.get(i).cloned(),
+                _ => self.words.get(i).filter(|w| !may_glob_a_dot_name(w)).cloned(),
             })
             .collect()
     }
@@ -267,6 +268,16 @@ impl Args {
         }
         self.words.get(at + 1).cloned()
     }
+}
+
+/// Whether `word`, as a path, has a component that starts with `.` and holds a glob character:
+/// the shell expands it to names it cannot be told from (`.e*` may be `.env`, `.s*` may be
+/// `.sixfold`), so its place is not known. A component starting with anything else cannot match
+/// a name starting with `.` (bash's `dotglob` is off unless a command turns it on, which is not
+/// understood), and every secret or protected name a glob could hide that way starts with `.`.
+pub(crate) fn may_glob_a_dot_name(word: &str) -> bool {
+    word.split('/')
+        .any(|part| part.starts_with('.') && part.contains(['*', '?', '[']))
 }
 
 /// The words with `$HOME/…` and `${HOME}/…` spelled `~/…` (no longer an expansion), so a path
@@ -355,6 +366,23 @@ mod tests {
         let config = rule(None, Some(1), Options::default());
         assert!(read(&config, "user.name").is_ok());
         assert!(read(&config, "core.hooksPath /tmp/h").is_err());
+    }
+
+    #[test]
+    fn a_glob_that_may_match_a_dot_name_is_not_a_known_place() {
+        for word in [
+            ".e*",
+            "config/.env.?",
+            "~/.aw?/credentials",
+            ".[a-z]*",
+            ".*/hooks",
+            "./.s*",
+        ] {
+            assert!(may_glob_a_dot_name(word), "{word}");
+        }
+        for word in ["*.rs", "src/*.rs", "build/*", "./*", ".env", "~/.aws/credentials", "?x"] {
+            assert!(!may_glob_a_dot_name(word), "{word}");
+        }
     }
 
     #[test]

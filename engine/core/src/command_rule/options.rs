@@ -70,7 +70,9 @@ impl Options {
                 return Err(format!("`{word}` is expanded when run and may turn into options"));
             }
         }
-        let known = |i: usize, value: &str| (expanded.get(i) != Some(&true)).then(|| value.to_string());
+        let known = |i: usize, value: &str| {
+            (expanded.get(i) != Some(&true) && !super::may_glob_a_dot_name(value)).then(|| value.to_string())
+        };
         let mut i = 0;
         let mut ended = false;
         while let Some(word) = words.get(i) {
