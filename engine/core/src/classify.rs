@@ -84,6 +84,7 @@ fn pipefail_after(words: &[String], before: bool) -> bool {
 pub struct Classifier {
     rules: HashMap<String, Vec<std::sync::Arc<CommandRule>>>,
     wrappers: HashMap<String, Wrapper>,
+    inert: Vec<String>,
 }
 
 impl Classifier {
@@ -104,6 +105,11 @@ impl Classifier {
     /// Adds a wrapper.
     pub(crate) fn add_wrapper(&mut self, program: &str, wrapper: Wrapper) {
         self.wrappers.insert(program.to_string(), wrapper);
+    }
+
+    /// Adds assignments that do not change what a command runs (see [`inert`]).
+    pub(crate) fn add_inert(&mut self, names: &[String]) {
+        self.inert.extend(names.iter().cloned());
     }
 
     /// Classifies shell text run in `cwd` (absolute). `home` expands a leading `~`.
@@ -272,6 +278,14 @@ impl Classifier {
             join(&mut effects, not_understood());
             return (effects, part(None));
         }
+        // INVARIANT (fail closed): an assignment before the program that is not listed as inert
+        // (`LD_PRELOAD=…`, `GIT_PAGER=sh`, `PYTHONSTARTUP=…`) may change what it runs: the
+        // command is not understood, joined to what its rule says it does.
+        let assigned = command.words.get(..start).unwrap_or(&[]);
+        if let Some(word) = assigned.iter().find(|w| is_assignment(w) && !inert(&self.inert, w)) {
+            opaque.get_or_insert_with(|| format!("the assignment `{word}` may change what `{program}` runs"));
+            join(&mut effects, not_understood());
+        }
         if program == "cd" || program == "pushd" {
             match words.get(1) {
                 Some(dir) if expanded.get(1) != Some(&true) => *cwd = PathBuf::from(absolute(cwd, dir)),
@@ -386,6 +400,17 @@ impl Classifier {
             }
         }
     }
+}
+
+/// Whether the assignment `word` (`NAME=VALUE`) is listed as inert: by its name, a name prefix
+/// (`LC_*`), or the whole assignment (`GIT_PAGER=cat`).
+fn inert(listed: &[String], word: &str) -> bool {
+    let name = word.split_once('=').map_or(word, |(n, _)| n);
+    listed.iter().any(|entry| match entry.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None if entry.contains('=') => entry == word,
+        None => entry == name,
+    })
 }
 
 fn is_assignment(word: &str) -> bool {
