@@ -49,7 +49,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "JSON", requires = "tool")]
     input: Option<String>,
     /// The provider whose tool map reads a tool call.
-    #[arg(long, value_name = "ID", default_value = sixfold_hook::claude::PROVIDER)]
+    #[arg(long, value_name = "ID", default_value = sixfold_hook::claude_code::PROVIDER)]
     provider: String,
     /// Judge one step per line of stdin (JSON lines), answering one line each.
     #[arg(long)]
