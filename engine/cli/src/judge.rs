@@ -2,36 +2,58 @@
 
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, outln};
+use serde_json::{json, Value};
 use sixfold_core::effects::EffectProfile;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
-use std::io::Read;
-use std::path::PathBuf;
+use sixfold_core::{ActView, Bundle, Judgement};
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
 
 /// Effects JSON larger than this is refused: it is untrusted input.
 const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 
-/// Judge one step's effects under a mode. Prints one JSON object
+/// Judge one step under a mode: its effects, or a tool call judged as the hook judges it (the
+/// provider's tool map, the command classifier, kept rules). Prints one JSON object
 /// `{"decision","reason","rules","mode","by"}` (`by`: what decided it, `ceiling`, `rules`,
-/// `default` or `unjudgeable`) and exits 0 whatever the decision (2 for a usage or bundle error).
+/// `default` or `unjudgeable`; a tool call adds `effects` and `parts`) and exits 0 whatever the
+/// decision (2 for a usage or bundle error). With `--batch`, one step per line of stdin, one
+/// answer per line of stdout, the bundle loaded once.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n\n\
+    after_help = "Examples:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n  \
+sixfold judge --mode workspace-write --tool Bash --input '{\"command\":\"sed -n 1w/etc/x f\"}'\n  \
+printf '%s\\n' '{\"tool\":\"Bash\",\"input\":{\"command\":\"git status\"}}' | sixfold judge --batch --mode ask\n\n\
 Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's \
 name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false \
-defaults, except `reversible`, which defaults to true."
+defaults, except `reversible`, which defaults to true.\n\n\
+A batch line is an object: `mode` (else --mode), and either `effects` or `tool` with `input`; an optional \
+`cwd` (absolute, else the primary root) is where a tool call runs. Each answer line carries the input's \
+`line` number; a line that cannot be read answers a refusal saying why."
 )]
 pub(crate) struct Args {
-    /// The mode to judge under (see `sixfold modes`).
-    #[arg(long, value_name = "ID")]
-    mode: String,
+    /// The mode to judge under (see `sixfold modes`); in a batch, the default for lines that name none.
+    #[arg(long, value_name = "ID", required_unless_present = "batch")]
+    mode: Option<String>,
     /// A workspace root: `DIR` for the primary one (where relative paths resolve), `NAME=DIR` for a
     /// named one (repeatable). Defaults to the current directory.
     #[arg(long = "root", value_name = "[NAME=]DIR")]
     roots: Vec<String>,
-    /// The effects as JSON; read from stdin when absent.
-    #[arg(long, value_name = "JSON")]
+    /// The effects as JSON; read from stdin when neither they nor `--tool` are given.
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["tool", "batch"])]
     effects: Option<String>,
+    /// A tool call's name (`Bash`, `Write`, …), judged as the hook would with `--input`.
+    #[arg(long, value_name = "NAME", requires = "input", conflicts_with = "batch")]
+    tool: Option<String>,
+    /// The tool call's input, a JSON object (`{"command":"…"}` for `Bash`).
+    #[arg(long, value_name = "JSON", requires = "tool")]
+    input: Option<String>,
+    /// The provider whose tool map reads a tool call.
+    #[arg(long, value_name = "ID", default_value = sixfold_hook::claude::PROVIDER)]
+    provider: String,
+    /// Judge one step per line of stdin (JSON lines), answering one line each.
+    #[arg(long)]
+    batch: bool,
     /// Extra context for scripts, as a JSON object.
     #[arg(long, value_name = "JSON")]
     context: Option<String>,
@@ -75,54 +97,190 @@ pub(crate) fn workspace(roots: &[String]) -> Result<Workspace, String> {
     Ok(ws)
 }
 
-/// `sixfold judge`: prints the judgement of one step's effects.
-pub(crate) fn run(args: Args) -> u8 {
-    let text = match args.effects {
-        Some(t) => t,
-        None => {
-            let mut buf = String::new();
-            let read = std::io::stdin().take(MAX_EFFECTS_BYTES + 1).read_to_string(&mut buf);
-            if let Err(e) = read {
-                return usage_error(
-                    &format!("cannot read effects from stdin: {e}"),
-                    "pass them with --effects JSON",
-                );
+/// One step to judge.
+enum StepInput {
+    /// Effects as given.
+    Effects(EffectProfile),
+    /// A tool call, mapped through the provider.
+    Tool {
+        tool: String,
+        input: Value,
+        cwd: Option<PathBuf>,
+    },
+}
+
+/// What judges: the bundle (and, for an untrusted project, the bundle without it), loaded once.
+struct Judger {
+    bundle: Bundle,
+    without: Option<Bundle>,
+    context: Context,
+    provider: String,
+}
+
+impl Judger {
+    /// The judgement of one step under `mode`, as a JSON object.
+    fn judge(&self, mode: &str, step: &StepInput) -> Value {
+        let (mut judgement, extra) = self.judge_in(&self.bundle, mode, step);
+        // A project `.sixfold/` that is not trusted only narrows: judged without it too, the
+        // stricter stands (under the default mode where the mode is the project's own).
+        if let Some(without) = &self.without {
+            let mode = if without.mode(mode).is_some() {
+                mode
+            } else {
+                sixfold_hook::DEFAULT_MODE
+            };
+            let narrowed = sixfold_core::narrow::narrowed(self.judge_in(without, mode, step).0, judgement);
+            if let Some(ignored) = &narrowed.ignored {
+                errln!("note: untrusted project bundle ignored: {ignored}");
             }
-            if buf.len() as u64 > MAX_EFFECTS_BYTES {
-                return usage_error(
-                    "the effects on stdin are larger than 1 MiB",
-                    "effects are a small JSON object",
-                );
-            }
-            buf
+            judgement = narrowed.judgement;
         }
-    };
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => {
-            return usage_error(
-                &format!(
-                    "the effects are not valid JSON (line {}, column {}): {e}",
-                    e.line(),
-                    e.column()
-                ),
-                "pass an object such as {\"writes\":[\"workspace\"]}",
-            )
+        let mut out = serde_json::to_value(&judgement).unwrap_or(Value::Null);
+        if let (Value::Object(out), Some(Value::Object(extra))) = (&mut out, extra) {
+            out.extend(extra);
         }
-    };
-    if !value.is_object() {
-        return usage_error(
-            "the effects must be a JSON object",
-            "pass an object such as {\"reads\":[\"workspace\"],\"reaches\":false}",
-        );
+        out
     }
-    let effects: EffectProfile = match serde_json::from_value(value) {
-        Ok(e) => e,
-        Err(e) => {
-            return usage_error(
-                &format!("the effects do not fit the effect profile: {e}"),
-                "the fields are reads, writes (lists of scopes), reaches, reversible, contained, costs (booleans)",
-            )
+
+    /// The judgement in one bundle and, for a tool call, what it was mapped to.
+    fn judge_in(&self, bundle: &Bundle, mode: &str, step: &StepInput) -> (Judgement, Option<Value>) {
+        let (tool, input, cwd) = match step {
+            StepInput::Effects(effects) => return (bundle.judge(mode, effects, &self.context), None),
+            StepInput::Tool { tool, input, cwd } => (tool, input, cwd),
+        };
+        let Some(provider) = bundle.provider(&self.provider) else {
+            let why = format!("the bundle has no provider `{}`", self.provider);
+            return (Judgement::refuse_unjudgeable(mode, why), None);
+        };
+        // INVARIANT (fail closed): input the provider file cannot read is refused, as the hook does.
+        if let Some(why) = provider.unreadable_input(tool, input) {
+            let why = format!("the tool input cannot be read: {why}");
+            return (Judgement::refuse_unjudgeable(mode, why), None);
+        }
+        let cwd = cwd
+            .clone()
+            .unwrap_or_else(|| self.context.workspace.primary().to_path_buf());
+        let mapped = provider.tool_effects(tool, input, &cwd, bundle.classifier());
+        let commands: Vec<String> = mapped
+            .classified
+            .iter()
+            .flat_map(|c| c.parts.iter().map(|p| p.text.clone()))
+            .collect();
+        let act = ActView {
+            kind: mapped.act.kind,
+            text: &mapped.act.text,
+            commands: &commands,
+        };
+        let effects = mapped.effects.resolve(&self.context.workspace);
+        let judgement = bundle.judge_step(mode, &act, &effects, &self.context);
+        let extra = json!({
+            "effects": mapped.effects,
+            "parts": mapped.classified.as_ref().map(|c| &c.parts),
+            "opaque": mapped.classified.as_ref().and_then(|c| c.opaque.as_ref()),
+        });
+        (judgement, Some(extra))
+    }
+}
+
+/// Reads effects JSON (untrusted, bounded).
+fn effects_from(text: &str) -> Result<EffectProfile, (String, &'static str)> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        (
+            format!(
+                "the effects are not valid JSON (line {}, column {}): {e}",
+                e.line(),
+                e.column()
+            ),
+            "pass an object such as {\"writes\":[\"workspace\"]}",
+        )
+    })?;
+    if !value.is_object() {
+        return Err((
+            "the effects must be a JSON object".into(),
+            "pass an object such as {\"reads\":[\"workspace\"],\"reaches\":false}",
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        (
+            format!("the effects do not fit the effect profile: {e}"),
+            "the fields are reads, writes (lists of scopes), reaches, reversible, contained, costs (booleans)",
+        )
+    })
+}
+
+/// Reads stdin to a bound.
+fn read_stdin(bound: u64) -> Result<String, String> {
+    let mut buf = String::new();
+    std::io::stdin()
+        .take(bound + 1)
+        .read_to_string(&mut buf)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    if buf.len() as u64 > bound {
+        return Err(format!("stdin is larger than {bound} bytes"));
+    }
+    Ok(buf)
+}
+
+/// One batch line read into a mode and a step, or why it cannot be.
+fn batch_step(line: &str, default_mode: Option<&str>) -> Result<(String, StepInput), (Option<String>, String)> {
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| (None, format!("not JSON (column {}): {e}", e.column())))?;
+    let Value::Object(mut fields) = value else {
+        return Err((None, "a batch line must be a JSON object".into()));
+    };
+    let mode = match fields.get("mode") {
+        Some(Value::String(m)) => m.clone(),
+        None => default_mode
+            .map(String::from)
+            .ok_or((None, "the line names no `mode` and there is no --mode".into()))?,
+        Some(_) => return Err((None, "`mode` is not a string".into())),
+    };
+    if let Some(effects) = fields.remove("effects") {
+        let effects = effects_from(&effects.to_string()).map_err(|(why, _)| (Some(mode.clone()), why))?;
+        return Ok((mode, StepInput::Effects(effects)));
+    }
+    let tool = match fields.get("tool") {
+        Some(Value::String(t)) => t.clone(),
+        _ => return Err((Some(mode), "the line has neither `effects` nor a string `tool`".into())),
+    };
+    let cwd = match fields.get("cwd") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if Path::new(c).is_absolute() => Some(PathBuf::from(c)),
+        Some(_) => return Err((Some(mode), "`cwd` is not an absolute path".into())),
+    };
+    let input = fields.remove("input").unwrap_or(Value::Null);
+    Ok((mode, StepInput::Tool { tool, input, cwd }))
+}
+
+/// `sixfold judge`: prints the judgement of one step, or of each step of a batch.
+pub(crate) fn run(args: Args) -> u8 {
+    let single = if args.batch {
+        None
+    } else if let (Some(tool), Some(input)) = (&args.tool, &args.input) {
+        match serde_json::from_str::<Value>(input) {
+            Ok(input) => Some(StepInput::Tool {
+                tool: tool.clone(),
+                input,
+                cwd: None,
+            }),
+            Err(e) => {
+                return usage_error(
+                    &format!("--input is not valid JSON (column {}): {e}", e.column()),
+                    "pass the tool input as an object, e.g. {\"command\":\"ls\"}",
+                )
+            }
+        }
+    } else {
+        let text = match &args.effects {
+            Some(t) => t.clone(),
+            None => match read_stdin(MAX_EFFECTS_BYTES) {
+                Ok(t) => t,
+                Err(why) => return usage_error(&why, "effects are a small JSON object; pass them with --effects JSON"),
+            },
+        };
+        match effects_from(&text) {
+            Ok(effects) => Some(StepInput::Effects(effects)),
+            Err((message, hint)) => return usage_error(&message, hint),
         }
     };
     let workspace = match workspace(&args.roots) {
@@ -131,8 +289,8 @@ pub(crate) fn run(args: Args) -> u8 {
     };
     let mut context = Context::new(workspace);
     if let Some(extra) = &args.context {
-        match serde_json::from_str::<serde_json::Value>(extra) {
-            Ok(serde_json::Value::Object(map)) => context.extra = map,
+        match serde_json::from_str::<Value>(extra) {
+            Ok(Value::Object(map)) => context.extra = map,
             _ => {
                 return usage_error(
                     "--context must be a JSON object",
@@ -149,37 +307,72 @@ pub(crate) fn run(args: Args) -> u8 {
             "run `sixfold check` for the full report",
         );
     }
-    if bundle.mode(&args.mode).is_none() {
+    let known = |mode: &str| bundle.mode(mode).is_some();
+    if let Some(mode) = args.mode.as_deref().filter(|m| !known(m)) {
         let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
         return usage_error(
-            &format!("there is no mode `{}`", args.mode),
+            &format!("there is no mode `{mode}`"),
             &format!("the modes are {}", known.join(", ")),
         );
     }
-    let mut judgement = bundle.judge(&args.mode, &effects, &context);
-    // A project `.sixfold/` that is not trusted only narrows: judged without it too, the
-    // stricter stands (under the default mode where the mode is the project's own).
-    if let Some(without) = bundles::without_untrusted_project(&args.bundle) {
-        let mode = if without.mode(&args.mode).is_some() {
-            args.mode.as_str()
-        } else {
-            sixfold_hook::DEFAULT_MODE
-        };
-        let narrowed = sixfold_core::narrow::narrowed(without.judge(mode, &effects, &context), judgement);
-        if let Some(ignored) = &narrowed.ignored {
-            errln!("note: untrusted project bundle ignored: {ignored}");
-        }
-        judgement = narrowed.judgement;
-        std::mem::forget(without);
-    }
+    let judger = Judger {
+        without: bundles::without_untrusted_project(&args.bundle),
+        bundle,
+        context,
+        provider: args.provider.clone(),
+    };
+    let code = match single {
+        Some(step) => match args.mode.as_deref() {
+            Some(mode) => {
+                let answer = judger.judge(mode, &step);
+                outln!("{answer}");
+                0
+            }
+            None => usage_error("no mode to judge under", "pass --mode ID"),
+        },
+        None => batch(&judger, args.mode.as_deref()),
+    };
     // The process ends right after printing: freeing the bundle would be wasted work on the
     // path whose latency is measured.
-    std::mem::forget(bundle);
-    match serde_json::to_string(&judgement) {
-        Ok(line) => {
-            outln!("{line}");
-            0
+    std::mem::forget(judger);
+    code
+}
+
+/// Judges each line of stdin; a line that cannot be read answers a refusal saying why.
+fn batch(judger: &Judger, default_mode: Option<&str>) -> u8 {
+    let mut stdin = std::io::stdin().lock();
+    let mut number = 0usize;
+    loop {
+        let mut buf = Vec::new();
+        let read = (&mut stdin).take(MAX_EFFECTS_BYTES + 1).read_until(b'\n', &mut buf);
+        match read {
+            Ok(0) => return 0,
+            Ok(_) => {}
+            Err(e) => return usage_error(&format!("cannot read stdin: {e}"), "pass one JSON object per line"),
         }
-        Err(e) => usage_error(&format!("cannot print the judgement: {e}"), "this is a bug in sixfold"),
+        number += 1;
+        if buf.len() as u64 > MAX_EFFECTS_BYTES {
+            return usage_error(
+                &format!("line {number} of stdin is longer than 1 MiB"),
+                "a batch line is one small JSON object",
+            );
+        }
+        let line = String::from_utf8_lossy(&buf);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut answer = match batch_step(&line, default_mode) {
+            Ok((mode, step)) => judger.judge(&mode, &step),
+            // INVARIANT (fail closed): a line that cannot be read is answered with a refusal.
+            Err((mode, why)) => {
+                let why = format!("line {number} of the batch cannot be read: {why}");
+                serde_json::to_value(Judgement::refuse_unjudgeable(mode.as_deref().unwrap_or(""), why))
+                    .unwrap_or(Value::Null)
+            }
+        };
+        if let Value::Object(fields) = &mut answer {
+            fields.insert("line".into(), json!(number));
+        }
+        outln!("{answer}");
     }
 }

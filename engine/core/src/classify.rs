@@ -4,6 +4,7 @@
 //! are writes (or reads) of their targets; what cannot be understood — a substitution, `eval`, a
 //! program no rule knows — gets the conservative profile: writes `*`, reaches, irreversible.
 
+use crate::command_rule::{not_understood, select, Args, CommandRule, Wrapper};
 use crate::effects::EffectProfile;
 use crate::shell::{self, SimpleCommand};
 use std::collections::HashMap;
@@ -14,32 +15,6 @@ const MAX_SHELL_DEPTH: usize = 4;
 
 /// Redirection targets that are not files.
 const DEVICES: [&str; 5] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"];
-
-/// A compiled command rule.
-#[derive(Debug, Clone)]
-pub(crate) struct CommandRule {
-    /// `POLICY/ID`.
-    pub(crate) id: String,
-    /// Each word's alternatives.
-    pub(crate) prefix: Vec<Vec<String>>,
-    /// Flag patterns, when the rule needs one.
-    pub(crate) flags: Option<Vec<String>>,
-    /// What a command it classifies does; scopes hold placeholders.
-    pub(crate) effects: EffectProfile,
-    /// Not understood: the conservative profile.
-    pub(crate) unknown: bool,
-    /// Classify the word after the matched flag as a command line.
-    pub(crate) shell: bool,
-}
-
-/// A wrapper program to strip.
-#[derive(Debug, Clone)]
-pub(crate) struct Wrapper {
-    /// Options that take a value.
-    pub(crate) flags_with_value: Vec<String>,
-    /// Positional arguments before the command.
-    pub(crate) positional: usize,
-}
 
 /// What one simple command was classified as.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -121,6 +96,11 @@ impl Classifier {
         }
     }
 
+    /// The rule for a command (see [`select`]).
+    pub(crate) fn select(&self, program: &str, words: &[String]) -> Option<&CommandRule> {
+        select(self.rules.get(program)?, words)
+    }
+
     /// Adds a wrapper.
     pub(crate) fn add_wrapper(&mut self, program: &str, wrapper: Wrapper) {
         self.wrappers.insert(program.to_string(), wrapper);
@@ -142,7 +122,7 @@ impl Classifier {
             out.opaque = Some("commands nest too deeply".into());
         }
         if out.opaque.is_some() {
-            out.effects = EffectProfile::unknown();
+            out.effects = not_understood();
             return out;
         }
         let mut cwd = cwd.to_path_buf();
@@ -234,6 +214,10 @@ impl Classifier {
                 continue;
             }
             let path = absolute(cwd, &r.target);
+            // Bash opens a socket for a redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/…`.
+            if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") {
+                effects.reaches = true;
+            }
             if r.output {
                 effects.writes.push(path);
             } else {
@@ -279,13 +263,13 @@ impl Classifier {
             .iter()
             .any(|w| w == "-C" || w.starts_with("--chdir"));
         if moved {
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             *cwd = PathBuf::from("*");
             return (effects, part(None));
         }
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             return (effects, part(None));
         }
         if program == "cd" || program == "pushd" {
@@ -298,16 +282,30 @@ impl Classifier {
         }
         // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
         let Some(rule) = self.select(&program, words) else {
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             return (effects, part(None));
         };
         let mut parts = part(Some(rule.id.clone()));
         if rule.unknown {
-            join(&mut effects, EffectProfile::unknown());
+            join(&mut effects, not_understood());
             return (effects, parts);
         }
         let skip = rule.prefix.len();
-        let args = Args::new(words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
+        let (rest, rest_expanded) = (words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
+        let args = if rule.shell {
+            Args::new(rest, rest_expanded)
+        } else {
+            // INVARIANT (fail closed): an option the rule does not list, or a script its reader
+            // does not understand, makes the command not understood.
+            match Args::read(rule, rest, rest_expanded) {
+                Ok(args) => args,
+                Err(why) => {
+                    opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
+                    join(&mut effects, not_understood());
+                    return (effects, parts);
+                }
+            }
+        };
         if rule.shell {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
             match script {
@@ -320,7 +318,7 @@ impl Classifier {
                     // The shell itself did nothing; what it ran is what counts.
                     parts = inner.parts;
                 }
-                None => join(&mut effects, EffectProfile::unknown()),
+                None => join(&mut effects, not_understood()),
             }
             return (effects, parts);
         }
@@ -339,11 +337,13 @@ impl Classifier {
             }
             out
         };
-        join(
-            &mut effects,
-            rule.effects
-                .with_scopes(expand(&rule.effects.reads), expand(&rule.effects.writes)),
-        );
+        let mut own = rule
+            .effects
+            .with_scopes(expand(&rule.effects.reads), expand(&rule.effects.writes));
+        let place = |v: &Option<String>| v.as_ref().map(|v| absolute(cwd, v)).unwrap_or_else(|| "*".into());
+        own.reads.extend(args.option_reads.iter().map(place));
+        own.writes.extend(args.option_writes.iter().map(place));
+        join(&mut effects, own);
         (effects, parts)
     }
 
@@ -359,6 +359,9 @@ impl Classifier {
             let Some(wrapper) = self.wrappers.get(program) else {
                 return i;
             };
+            if words.get(i + 1).is_some_and(|w| wrapper.not_with.contains(w)) {
+                return i;
+            }
             i += 1;
             while let Some(w) = words.get(i) {
                 if w == "--" {
@@ -368,6 +371,11 @@ impl Classifier {
                 if !w.starts_with('-') || w == "-" {
                     break;
                 }
+                // INVARIANT (fail closed): an option the wrapper does not know (`env -S'…'`)
+                // ends the stripping: the command is then not understood.
+                if !wrapper.knows(w) {
+                    return i;
+                }
                 i += if wrapper.flags_with_value.contains(w) { 2 } else { 1 };
             }
             for _ in 0..wrapper.positional {
@@ -376,42 +384,6 @@ impl Classifier {
                 }
             }
         }
-    }
-
-    /// The rule for a command: the longest matching prefix; with equal prefixes, one whose flag
-    /// is present wins over one without flags; later rules win remaining ties.
-    pub(crate) fn select(&self, program: &str, words: &[String]) -> Option<&CommandRule> {
-        let candidates = self.rules.get(program)?;
-        let mut best: Option<(&std::sync::Arc<CommandRule>, (usize, bool))> = None;
-        for rule in candidates {
-            if rule.prefix.len() > words.len() {
-                continue;
-            }
-            let prefix_ok = rule
-                .prefix
-                .iter()
-                .zip(words)
-                .skip(1)
-                .all(|(alts, word)| alts.iter().any(|a| a == word));
-            if !prefix_ok {
-                continue;
-            }
-            let rest = words.get(rule.prefix.len()..).unwrap_or(&[]);
-            let flagged = match &rule.flags {
-                None => false,
-                Some(flags) => {
-                    if !rest.iter().any(|w| flags.iter().any(|f| flag_matches(f, w))) {
-                        continue;
-                    }
-                    true
-                }
-            };
-            let rank = (rule.prefix.len(), flagged);
-            if best.is_none_or(|(_, r)| rank >= r) {
-                best = Some((rule, rank));
-            }
-        }
-        best.map(|(rule, _)| rule.as_ref())
     }
 }
 
@@ -423,18 +395,6 @@ fn is_assignment(word: &str) -> bool {
                 && !name.starts_with(|c: char| c.is_ascii_digit())
         }
         None => false,
-    }
-}
-
-fn flag_matches(pattern: &str, word: &str) -> bool {
-    match pattern.split_once('*') {
-        // `-i*`: a prefix (`-i`, `-i.bak`).
-        Some((head, "")) => word.starts_with(head),
-        // `-*c`: a bundle of short flags ending in `c` (`-c`, `-lc`), never a long option.
-        Some((head, tail)) => {
-            word.starts_with(head) && word.ends_with(tail) && word.len() > head.len() && !word.starts_with("--")
-        }
-        None => word == pattern,
     }
 }
 
@@ -466,104 +426,10 @@ fn join(into: &mut EffectProfile, other: EffectProfile) {
     into.contained &= other.contained;
 }
 
-/// A command's arguments after the rule's prefix.
-struct Args<'a> {
-    words: &'a [String],
-    expanded: &'a [bool],
-}
-
-impl<'a> Args<'a> {
-    fn new(words: &'a [String], expanded: &'a [bool]) -> Args<'a> {
-        Args { words, expanded }
-    }
-
-    /// Non-flag arguments; `None` for one holding an expansion (unknown).
-    fn positional(&self) -> Vec<Option<String>> {
-        let mut out = Vec::new();
-        let mut all_positional = false;
-        for (i, w) in self.words.iter().enumerate() {
-            if !all_positional && w == "--" {
-                all_positional = true;
-                continue;
-            }
-            if !all_positional && w.starts_with('-') && w != "-" {
-                continue;
-            }
-            out.push(if self.expanded.get(i) == Some(&true) {
-                None
-            } else {
-                Some(w.clone())
-            });
-        }
-        out
-    }
-
-    fn placeholder(&self, scope: &str) -> Option<Vec<Option<String>>> {
-        let inner = scope.strip_prefix('{')?.strip_suffix('}')?;
-        let positional = self.positional();
-        Some(match inner {
-            "args" => positional,
-            "first" => positional.into_iter().take(1).collect(),
-            "last" => positional.into_iter().last().into_iter().collect(),
-            _ => match inner.strip_prefix("opt:") {
-                Some(name) => self.option(name),
-                None => vec![None],
-            },
-        })
-    }
-
-    /// The value of option `name` as the placeholder `{opt:NAME}` lists it: empty when the
-    /// option is not given, else one entry, `None` where the value is not known (expanded).
-    fn option(&self, name: &str) -> Vec<Option<String>> {
-        for (i, w) in self.words.iter().enumerate() {
-            let unknown = |j: usize| self.expanded.get(j) == Some(&true);
-            if w == name {
-                return self
-                    .words
-                    .get(i + 1)
-                    .map(|v| if unknown(i + 1) { None } else { Some(v.clone()) })
-                    .into_iter()
-                    .collect();
-            }
-            if let Some(v) = w.strip_prefix(&format!("{name}=")) {
-                return vec![if unknown(i) { None } else { Some(v.to_string()) }];
-            }
-            if !name.starts_with("--") {
-                if let Some(v) = w.strip_prefix(name).filter(|v| !v.is_empty()) {
-                    return vec![if unknown(i) { None } else { Some(v.to_string()) }];
-                }
-            }
-        }
-        Vec::new()
-    }
-
-    /// The word after the first flag matching one of `flags`.
-    fn after_flag(&self, flags: &[String]) -> Option<String> {
-        let at = self
-            .words
-            .iter()
-            .position(|w| flags.iter().any(|f| flag_matches(f, w)))?;
-        if self.expanded.get(at + 1) == Some(&true) {
-            return None;
-        }
-        self.words.get(at + 1).cloned()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flag_patterns() {
-        assert!(flag_matches("-i*", "-i"));
-        assert!(flag_matches("-i*", "-i.bak"));
-        assert!(!flag_matches("-i*", "-n"));
-        assert!(flag_matches("-*c", "-lc"));
-        assert!(flag_matches("-*c", "-c"));
-        assert!(!flag_matches("-*c", "--rcfile"));
-        assert!(flag_matches("--in-place", "--in-place"));
-    }
+    use crate::command_rule::Options;
 
     fn rule(id: &str, program: &str, writes: &[&str]) -> CommandRule {
         CommandRule {
@@ -576,6 +442,12 @@ mod tests {
             },
             unknown: false,
             shell: false,
+            options: Options {
+                any: true,
+                ..Options::default()
+            },
+            reader: None,
+            max_args: None,
         }
     }
 
@@ -592,6 +464,8 @@ mod tests {
             Wrapper {
                 flags_with_value: vec!["-C".into()],
                 positional: 0,
+                flags: Vec::new(),
+                not_with: Vec::new(),
             },
         );
         let mut bash = rule("bash", "bash", &[]);

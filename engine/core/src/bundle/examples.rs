@@ -88,6 +88,14 @@ impl Bundle {
                         self.classifier.select(&program, words).map(|r| r.id.clone())
                     };
                     for command in matches {
+                        // A command a rule claims must also be understood by it: its options listed,
+                        // its script read.
+                        let opaque = self.classifier.classify(command, std::path::Path::new("/w")).opaque;
+                        if let Some(why) = opaque {
+                            let mut d = example.at.diagnostic();
+                            d.message = format!("{}: `{command}` should be understood, but {why}", d.message);
+                            failures.push(d.with_hint("list the option in the rule's `options`, or fix the example"));
+                        }
                         let got = selected(command);
                         if got.as_deref() != Some(rule.as_str()) {
                             let mut d = example.at.diagnostic();

@@ -325,7 +325,7 @@ fn classify(command: &str) -> crate::classify::Classified {
 #[test]
 fn commands_are_classified_by_effects() {
     let c = classify("cat src/lib.rs");
-    assert_eq!(c.effects.reads, ["/workspace/src/lib.rs", "/workspace"]);
+    assert_eq!(c.effects.reads, ["/workspace/src/lib.rs"]);
     assert!(c.effects.writes.is_empty() && !c.effects.reaches);
 
     let c = classify("rm -rf /etc/x");
@@ -341,11 +341,8 @@ fn compound_commands_join_their_effects() {
     let c = classify("cd sub && cargo test 2>&1 | tee ../out.log; curl -s https://x.test");
     let programs: Vec<&str> = c.parts.iter().map(|p| p.program.as_str()).collect();
     assert_eq!(programs, ["cd", "cargo", "tee", "curl"]);
-    assert!(
-        c.effects.writes.contains(&"/workspace/sub".to_string()),
-        "cargo writes in the new cwd: {:?}",
-        c.effects.writes
-    );
+    // `cargo test` runs the project's code: what it writes is not known.
+    assert!(c.effects.writes.contains(&"*".to_string()), "{:?}", c.effects.writes);
     assert!(c.effects.writes.contains(&"/workspace/sub/../out.log".to_string()));
     assert!(c.effects.reaches);
 }
@@ -375,8 +372,10 @@ fn what_cannot_be_understood_is_conservative() {
         "sudo ls",
     ] {
         let c = classify(text);
-        assert_eq!(c.effects.writes, ["*"], "{text}");
-        assert!(c.effects.reaches && !c.effects.reversible, "{text}");
+        assert!(c.effects.writes.iter().any(|w| w == "*"), "{text}");
+        assert!(!c.effects.reversible && !c.effects.contained, "{text}");
+        // Not understood is not taken to reach the network; a privileged command is.
+        assert_eq!(c.effects.reaches, text.starts_with("sudo"), "{text}");
     }
 }
 

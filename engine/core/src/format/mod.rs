@@ -17,8 +17,8 @@ pub use environment::{Access, EnvironmentFile, NetworkAccess};
 pub use mode::{BehaviourFile, ModeFile};
 pub use pattern::{MetaTool, PatternFile, PatternLimits, SpawnExample};
 pub use policy::{
-    ActRuleFile, CommandRuleFile, FactCheckFile, FactsKind, PathSetFile, PolicyFile, RowFile, VerdictExample,
-    WrapperFile,
+    ActRuleFile, CommandRuleFile, FactCheckFile, FactsKind, OptionsFile, PathSetFile, PolicyFile, RowFile,
+    ScriptReader, VerdictExample, WrapperFile,
 };
 pub use provider::{
     AmbientFile, BinaryFile, BuiltinPlugins, HermeticFile, HooksFile, LaunchFile, ProviderFile, ReadinessFile,

@@ -182,7 +182,7 @@ pub struct CommandRuleFile {
     #[serde(default)]
     pub flags: Option<Vec<String>>,
     /// What it does. In `reads` and `writes`, `{args}` is every argument after the prefix that
-    /// is not a flag, `{first}` and `{last}` one of them, `{opt:-o}` the value of an option, `.`
+    /// is not an option or its value, `{first}` and `{last}` one of them, `{but_last}` all but the last, `{opt:-o}` the value of an option, `.`
     /// the working directory. A field left out takes a step's default (`reversible` is true).
     #[serde(flatten)]
     pub effects: EffectFields,
@@ -192,6 +192,24 @@ pub struct CommandRuleFile {
     /// The word after the matched flag is itself a command line (`bash -c '…'`), classified in turn.
     #[serde(default)]
     pub shell: bool,
+    /// It runs the project's own code (a build, a test runner, an interpreter on a script, a
+    /// package manager's scripts): what that code does is not known, so the command gets the
+    /// conservative profile, as `unknown` does; a proven sandbox is what lets a mode allow it.
+    #[serde(default)]
+    pub runs_code: bool,
+    /// The options the rule understands. A rule that is not `unknown`, `runs_code` or `shell`
+    /// understands only these: any other option makes the command not understood (the
+    /// conservative profile). Absent: no option at all is understood.
+    #[serde(default)]
+    pub options: Option<OptionsFile>,
+    /// The script language its arguments hold, read by the core's allow-list reader: the
+    /// script is the value of an option listed in `options.scripts`, else the first argument.
+    #[serde(default)]
+    pub reader: Option<ScriptReader>,
+    /// At most this many arguments that are not options or their values; more make the command
+    /// not understood (`git config KEY` reads, `git config KEY VALUE` writes).
+    #[serde(default)]
+    pub max_args: Option<usize>,
     /// Commands this rule must be the one to classify (checked when the bundle loads).
     #[serde(default, rename = "match")]
     pub matches: Vec<String>,
@@ -202,6 +220,55 @@ pub struct CommandRuleFile {
     #[serde(flatten, skip_serializing)]
     #[schemars(skip)]
     pub others: NoOtherKeys,
+}
+
+/// The options a command rule understands, by what their value is. Each is written as the
+/// command line spells it (`-o`, `--output`, `-name`); a short one is understood combined
+/// (`-nr`) and with its value attached (`-o/etc/x`), a long one with `=` (`--output=f`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionsFile {
+    /// Options that take no value.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Options whose value is neither a path nor code (`-k 2`, `--format=%H`).
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// Options whose value, if any, is attached (`-i.bak`, `--in-place=.bak`,
+    /// `--color=auto`), never the next word; neither a path nor code.
+    #[serde(default)]
+    pub attached: Vec<String>,
+    /// Options whose value is a path the command reads.
+    #[serde(default)]
+    pub reads: Vec<String>,
+    /// Options whose value is a path the command writes (`sort -o`, `git diff --output`).
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// Options whose value is a script for the rule's `reader` (`sed -e`).
+    #[serde(default)]
+    pub scripts: Vec<String>,
+    /// `-NUM` is understood (`head -5`).
+    #[serde(default)]
+    pub numeric: bool,
+    /// Every option is understood. Only for a rule whose effects already hold whatever an
+    /// option could do: it writes the working directory `.` (judged like an unknown write
+    /// unless contained); checked when the bundle loads.
+    #[serde(default)]
+    pub any: bool,
+}
+
+/// A script language the core reads in a command's arguments, by an allow-list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScriptReader {
+    /// A `sed` script: printing, deleting and substituting only (no `w`, `r`, `e`, `s///w|e`).
+    Sed,
+    /// An `awk` program that only reads its input and prints (no `system`, pipes,
+    /// redirections, `getline`, `ENVIRON`).
+    Awk,
+    /// A `find` expression of tests and printing actions (no `-exec`, `-ok`, `-delete`,
+    /// `-fprint*`, `-fls`); its starting paths are its arguments.
+    Find,
 }
 
 /// A wrapper program, stripped before classification: `timeout 10 cargo test` is `cargo test`.
@@ -216,6 +283,14 @@ pub struct WrapperFile {
     /// How many positional arguments it takes before the command (`timeout`'s duration: 1).
     #[serde(default)]
     pub positional: usize,
+    /// Its options that take no value. Any option it does not list (here or in
+    /// `flags_with_value`) ends the stripping, so the command is not understood (`env -S'…'`).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Options with which it is not a wrapper but a command of its own, classified by the
+    /// command rules (`command -v git` looks a program up; it does not run it).
+    #[serde(default)]
+    pub not_with: Vec<String>,
 }
 
 /// A rule about a named act rather than effects: kept from a person's approval.

@@ -4,7 +4,7 @@ use super::Compiler;
 use crate::bundle::examples::{Example, ExampleKind};
 use crate::bundle::read::{Layered, Located};
 use crate::bundle::Bundle;
-use crate::classify::{CommandRule, Wrapper};
+use crate::command_rule::{CommandRule, Options, Takes, Wrapper};
 use crate::effects::EffectProfile;
 use crate::format::PolicyFile;
 
@@ -17,6 +17,8 @@ impl Compiler<'_> {
                     Wrapper {
                         flags_with_value: w.flags_with_value.clone(),
                         positional: w.positional,
+                        flags: w.flags.clone(),
+                        not_with: w.not_with.clone(),
                     },
                 );
             }
@@ -41,6 +43,41 @@ impl Compiler<'_> {
                     );
                     continue;
                 }
+                let options = r.options.clone().unwrap_or_default();
+                // INVARIANT (fail closed): "every option understood" only where the rule's own
+                // effects already hold whatever an option could do.
+                let holds_any = r.unknown
+                    || r.runs_code
+                    || r.effects
+                        .writes
+                        .as_ref()
+                        .is_some_and(|w| w.iter().any(|w| w == "." || w == "*"));
+                if options.any && !holds_any {
+                    self.diagnostics.push(
+                        doc.diag(
+                            spanned.span(),
+                            format!(
+                                "command rule `{}` understands any option but its effects do not hold them",
+                                r.id
+                            ),
+                        )
+                        .with_hint(
+                            "list the options it understands; `any = true` is only for a rule that writes `.` or `*`",
+                        ),
+                    );
+                    continue;
+                }
+                let listed = [
+                    (&options.flags, Takes::Nothing),
+                    (&options.values, Takes::Value),
+                    (&options.attached, Takes::Attached),
+                    (&options.reads, Takes::Read),
+                    (&options.writes, Takes::Write),
+                    (&options.scripts, Takes::Script),
+                ]
+                .into_iter()
+                .flat_map(|(names, takes)| names.iter().map(move |n| (n.clone(), takes)))
+                .collect();
                 let id = format!("{}/{}", policy.id, r.id);
                 bundle.classifier.add_rule(CommandRule {
                     id: id.clone(),
@@ -51,8 +88,15 @@ impl Compiler<'_> {
                         .collect(),
                     flags: r.flags.clone(),
                     effects: EffectProfile::from(r.effects.clone()),
-                    unknown: r.unknown,
+                    unknown: r.unknown || r.runs_code,
                     shell: r.shell,
+                    options: Options {
+                        listed,
+                        numeric: options.numeric,
+                        any: options.any,
+                    },
+                    reader: r.reader,
+                    max_args: r.max_args,
                 });
                 // Examples run with the bundle's other examples (`sixfold check`), against the
                 // whole classifier, so they also catch a rule shadowed by another.

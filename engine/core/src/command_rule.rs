@@ -1,0 +1,303 @@
+//! Command rules: a prefix of words mapped to effects, how a rule is selected for a command, and
+//! how a command's arguments are read (the options the rule understands, the scripts its reader
+//! reads) and fill the rule's placeholders. A rule that claims to understand a command lists every
+//! option it understands; any other option, or a script its reader does not understand, makes the
+//! command not understood.
+
+mod awk;
+mod find;
+mod options;
+mod sed;
+
+use crate::effects::EffectProfile;
+pub(crate) use crate::format::ScriptReader;
+pub(crate) use options::{Options, Takes};
+use std::sync::Arc;
+
+/// The profile of a command the classifier does not understand: it may read and write anything
+/// and cannot be undone, and nothing proves it contained. It is not taken to reach the network:
+/// an unknown write already asks in `workspace-write` (a person decides) and is allowed there
+/// only inside a proven sandbox, whose environment cuts the network; what is known to reach
+/// (`curl`, `git push`, `pip install`) says so in its rule.
+pub(crate) fn not_understood() -> EffectProfile {
+    EffectProfile {
+        reaches: false,
+        ..EffectProfile::unknown()
+    }
+}
+
+/// A compiled command rule.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandRule {
+    /// `POLICY/ID`.
+    pub(crate) id: String,
+    /// Each word's alternatives.
+    pub(crate) prefix: Vec<Vec<String>>,
+    /// Flag patterns, when the rule needs one.
+    pub(crate) flags: Option<Vec<String>>,
+    /// What a command it classifies does; scopes hold placeholders.
+    pub(crate) effects: EffectProfile,
+    /// Not understood: the conservative profile.
+    pub(crate) unknown: bool,
+    /// Classify the word after the matched flag as a command line.
+    pub(crate) shell: bool,
+    /// The options it understands.
+    pub(crate) options: Options,
+    /// The script language its arguments hold, read by one of the core's readers.
+    pub(crate) reader: Option<ScriptReader>,
+    /// At most this many arguments that are not options.
+    pub(crate) max_args: Option<usize>,
+}
+
+/// A wrapper program to strip.
+#[derive(Debug, Clone)]
+pub(crate) struct Wrapper {
+    /// Options that take a value.
+    pub(crate) flags_with_value: Vec<String>,
+    /// Positional arguments before the command.
+    pub(crate) positional: usize,
+    /// Options that take no value; any option in neither list ends the stripping.
+    pub(crate) flags: Vec<String>,
+    /// Options with which it is a command of its own, not a wrapper.
+    pub(crate) not_with: Vec<String>,
+}
+
+impl Wrapper {
+    /// Whether the wrapper understands option `word` (so stripping goes on past it).
+    pub(crate) fn knows(&self, word: &str) -> bool {
+        self.flags.iter().chain(&self.flags_with_value).any(|f| f == word)
+    }
+}
+
+/// The rule for a command among `candidates` (the rules of its program): the longest matching prefix; with equal prefixes, one whose flag
+/// is present wins over one without flags; later rules win remaining ties.
+pub(crate) fn select<'r>(candidates: &'r [Arc<CommandRule>], words: &[String]) -> Option<&'r CommandRule> {
+    let mut best: Option<(&Arc<CommandRule>, (usize, bool))> = None;
+    for rule in candidates {
+        if rule.prefix.len() > words.len() {
+            continue;
+        }
+        let prefix_ok = rule
+            .prefix
+            .iter()
+            .zip(words)
+            .skip(1)
+            .all(|(alts, word)| alts.iter().any(|a| a == word));
+        if !prefix_ok {
+            continue;
+        }
+        let rest = words.get(rule.prefix.len()..).unwrap_or(&[]);
+        let flagged = match &rule.flags {
+            None => false,
+            Some(flags) => {
+                if !rest.iter().any(|w| flags.iter().any(|f| flag_matches(f, w))) {
+                    continue;
+                }
+                true
+            }
+        };
+        let rank = (rule.prefix.len(), flagged);
+        if best.is_none_or(|(_, r)| rank >= r) {
+            best = Some((rule, rank));
+        }
+    }
+    best.map(|(rule, _)| rule.as_ref())
+}
+
+pub(crate) fn flag_matches(pattern: &str, word: &str) -> bool {
+    match pattern.split_once('*') {
+        // `-i*`: a prefix (`-i`, `-i.bak`).
+        Some((head, "")) => word.starts_with(head),
+        // `-*c`: a bundle of short flags ending in `c` (`-c`, `-lc`), never a long option.
+        Some((head, tail)) => {
+            word.starts_with(head) && word.ends_with(tail) && word.len() > head.len() && !word.starts_with("--")
+        }
+        None => word == pattern,
+    }
+}
+
+/// A command's arguments after the rule's prefix, read as its rule understands them.
+pub(crate) struct Args {
+    words: Vec<String>,
+    expanded: Vec<bool>,
+    /// The indices of the arguments that are not options, their values or a script.
+    positional: Vec<usize>,
+    /// Paths the understood options read (`None`: not known).
+    pub(crate) option_reads: Vec<Option<String>>,
+    /// Paths the understood options write.
+    pub(crate) option_writes: Vec<Option<String>>,
+}
+
+impl Args {
+    /// The arguments as words: every word that does not start with `-` is an argument (for a
+    /// rule that reads its arguments no further, such as a shell's).
+    pub(crate) fn new(words: &[String], expanded: &[bool]) -> Args {
+        let (words, expanded) = home_spelled(words, expanded);
+        let mut positional = Vec::new();
+        let mut ended = false;
+        for (i, w) in words.iter().enumerate() {
+            if !ended && w == "--" {
+                ended = true;
+            } else if ended || !w.starts_with('-') || w == "-" {
+                positional.push(i);
+            }
+        }
+        Args {
+            words,
+            expanded,
+            positional,
+            option_reads: Vec::new(),
+            option_writes: Vec::new(),
+        }
+    }
+
+    /// The arguments as `rule` understands them, or why it does not: an option it does not
+    /// list, too many arguments, or a script its reader does not understand.
+    pub(crate) fn read(rule: &CommandRule, words: &[String], expanded: &[bool]) -> Result<Args, String> {
+        let (words, expanded) = home_spelled(words, expanded);
+        if rule.reader == Some(ScriptReader::Find) {
+            let positional = find::read(&words, &expanded)?;
+            return Ok(Args {
+                words,
+                expanded,
+                positional,
+                option_reads: Vec::new(),
+                option_writes: Vec::new(),
+            });
+        }
+        let found = rule.options.read(&words, &expanded)?;
+        let mut positional = found.positional;
+        let mut scripts = found.scripts;
+        if let Some(reader) = rule.reader {
+            // Without a script option, the first argument is the script (`sed -n 1p f`).
+            if scripts.is_empty() && !positional.is_empty() {
+                let at = positional.remove(0);
+                let known = expanded.get(at) != Some(&true);
+                scripts.push(words.get(at).filter(|_| known).cloned());
+            }
+            for script in &scripts {
+                // INVARIANT (fail closed): a script not known when read is not understood.
+                let script = script.as_deref().ok_or("the script is expanded when run")?;
+                match reader {
+                    ScriptReader::Sed => sed::understood(script)?,
+                    ScriptReader::Awk => awk::understood(script)?,
+                    ScriptReader::Find => {}
+                }
+            }
+        } else if !scripts.is_empty() {
+            return Err("an option holds a script, and this rule names no reader for it".into());
+        }
+        if let Some(max) = rule.max_args {
+            if positional.len() > max {
+                return Err(format!("more than {max} argument(s)"));
+            }
+        }
+        Ok(Args {
+            words,
+            expanded,
+            positional,
+            option_reads: found.reads,
+            option_writes: found.writes,
+        })
+    }
+
+    /// Arguments that are not options; `None` for one holding an expansion (unknown).
+    fn positional(&self) -> Vec<Option<String>> {
+        self.positional
+            .iter()
+            .map(|&i| match self.expanded.get(i) {
+                Some(true) => None,
+                _ => self.words.get(i).cloned(),
+            })
+            .collect()
+    }
+
+    pub(crate) fn placeholder(&self, scope: &str) -> Option<Vec<Option<String>>> {
+        let inner = scope.strip_prefix('{')?.strip_suffix('}')?;
+        let positional = self.positional();
+        Some(match inner {
+            "args" => positional,
+            "first" => positional.into_iter().take(1).collect(),
+            "last" => positional.into_iter().last().into_iter().collect(),
+            "but_last" => {
+                let mut all = positional;
+                all.pop();
+                all
+            }
+            _ => match inner.strip_prefix("opt:") {
+                Some(name) => self.option(name),
+                None => vec![None],
+            },
+        })
+    }
+
+    /// The value of option `name` as the placeholder `{opt:NAME}` lists it: empty when the
+    /// option is not given, else one entry, `None` where the value is not known (expanded).
+    fn option(&self, name: &str) -> Vec<Option<String>> {
+        for (i, w) in self.words.iter().enumerate() {
+            let unknown = |j: usize| self.expanded.get(j) == Some(&true);
+            if w == name {
+                return self
+                    .words
+                    .get(i + 1)
+                    .map(|v| if unknown(i + 1) { None } else { Some(v.clone()) })
+                    .into_iter()
+                    .collect();
+            }
+            if let Some(v) = w.strip_prefix(&format!("{name}=")) {
+                return vec![if unknown(i) { None } else { Some(v.to_string()) }];
+            }
+            if !name.starts_with("--") {
+                if let Some(v) = w.strip_prefix(name).filter(|v| !v.is_empty()) {
+                    return vec![if unknown(i) { None } else { Some(v.to_string()) }];
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// The word after the first flag matching one of `flags`.
+    pub(crate) fn after_flag(&self, flags: &[String]) -> Option<String> {
+        let at = self
+            .words
+            .iter()
+            .position(|w| flags.iter().any(|f| flag_matches(f, w)))?;
+        if self.expanded.get(at + 1) == Some(&true) {
+            return None;
+        }
+        self.words.get(at + 1).cloned()
+    }
+}
+
+/// The words with `$HOME/…` and `${HOME}/…` spelled `~/…` (no longer an expansion), so a path
+/// under the home is seen as the place it is: `cat $HOME/.ssh/id_rsa` reads a secret.
+fn home_spelled(words: &[String], expanded: &[bool]) -> (Vec<String>, Vec<bool>) {
+    let mut words = words.to_vec();
+    let mut expanded = expanded.to_vec();
+    for (i, word) in words.iter_mut().enumerate() {
+        let rest = word.strip_prefix("$HOME").or_else(|| word.strip_prefix("${HOME}"));
+        if let Some(rest) = rest.filter(|r| (r.is_empty() || r.starts_with('/')) && !r.contains('$')) {
+            *word = format!("~{rest}");
+            if let Some(e) = expanded.get_mut(i) {
+                *e = false;
+            }
+        }
+    }
+    (words, expanded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_patterns() {
+        assert!(flag_matches("-i*", "-i"));
+        assert!(flag_matches("-i*", "-i.bak"));
+        assert!(!flag_matches("-i*", "-n"));
+        assert!(flag_matches("-*c", "-lc"));
+        assert!(flag_matches("-*c", "-c"));
+        assert!(!flag_matches("-*c", "--rcfile"));
+        assert!(flag_matches("--in-place", "--in-place"));
+    }
+}
