@@ -6,7 +6,8 @@
 
 use crate::command_rule::{not_understood, select, Args, CommandRule, Wrapper};
 use crate::effects::EffectProfile;
-use crate::shell::{self, SimpleCommand};
+use crate::line_state::{absolute, is_assignment, unknown_dir, Dirs, Names};
+use crate::shell::{self, CommandLine, SimpleCommand};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -106,13 +107,18 @@ impl Classifier {
         self.wrappers.insert(program.to_string(), wrapper);
     }
 
-    /// Classifies shell text run in `cwd` (absolute). `home` expands a leading `~`.
+    /// Classifies shell text run in `cwd` (absolute).
     pub fn classify(&self, text: &str, cwd: &Path) -> Classified {
-        self.classify_at(text, cwd, 0)
+        self.classify_at(text, &[cwd.to_path_buf()], 0, &Names::default())
     }
 
-    fn classify_at(&self, text: &str, cwd: &Path, depth: usize) -> Classified {
-        let line = shell::parse(text);
+    fn classify_at(&self, text: &str, cwd: &[PathBuf], depth: usize, names: &Names) -> Classified {
+        self.classify_line(&shell::parse(text), cwd, depth, names)
+    }
+
+    /// Classifies a parsed line run in one of `cwd`; `names` says what the text around it
+    /// already changed.
+    fn classify_line(&self, line: &CommandLine, cwd: &[PathBuf], depth: usize, names: &Names) -> Classified {
         let mut out = Classified {
             effects: nothing(),
             parts: Vec::new(),
@@ -125,10 +131,29 @@ impl Classifier {
             out.effects = not_understood();
             return out;
         }
-        let mut cwd = cwd.to_path_buf();
+        let mut names = names.clone().with_functions(&line.functions);
+        let mut dirs = Dirs::new(cwd);
         let mut pipefail = false;
+        let changes_dir = |c: &SimpleCommand| {
+            let start = self.skip_wrappers(&c.words, &Names::default());
+            c.words.get(start).is_some_and(|w| matches!(w.as_str(), "cd" | "pushd" | "popd"))
+        };
         for (i, command) in line.commands.iter().enumerate() {
-            let (effects, mut parts) = self.classify_simple(command, &mut cwd, depth, &mut out.opaque);
+            dirs.enter(&line.commands, i, changes_dir);
+            // Substitutions run first, each in a subshell: their parts never decide the status.
+            for substitution in &command.substitutions {
+                let inner = self.classify_line(substitution, &dirs.now, depth + 1, &names);
+                if let Some(why) = inner.opaque {
+                    out.opaque.get_or_insert(why);
+                }
+                join(&mut out.effects, inner.effects);
+                out.parts.extend(inner.parts.into_iter().map(|p| Part {
+                    decides_status: false,
+                    ..p
+                }));
+            }
+            names.note(command);
+            let (effects, mut parts) = self.classify_simple(command, &mut dirs, depth, &names, &mut out.opaque);
             let shown = decides_status(line.commands.get(i..).unwrap_or(&[]), pipefail);
             for part in &mut parts {
                 part.decides_status &= shown;
@@ -146,24 +171,53 @@ impl Classifier {
         out
     }
 
-    /// Classifies one simple command; each part it yields carries its own writes and directory.
+    /// Classifies one simple command in every directory it may run in; each part it yields
+    /// carries its own writes and directory. A `cd` moves `dirs`.
     fn classify_simple(
         &self,
         command: &SimpleCommand,
-        cwd: &mut PathBuf,
+        dirs: &mut Dirs,
         depth: usize,
+        names: &Names,
         opaque: &mut Option<String>,
     ) -> (EffectProfile, Vec<Part>) {
-        let dir = cwd.to_string_lossy().into_owned();
-        let (effects, mut parts) = self.classify_words(command, cwd, depth, opaque);
+        let dir = dirs.one();
+        let start = self.skip_wrappers(&command.words, names);
+        let words = command.words.get(start..).unwrap_or(&[]);
+        if let Some(program @ ("cd" | "pushd" | "popd")) = words.first().map(String::as_str) {
+            let expanded: Vec<bool> = (start..command.words.len()).map(|i| command.expanded.contains(&i)).collect();
+            let mut effects = nothing();
+            for cwd in dirs.now.clone() {
+                join(&mut effects, self.redirections(command, &cwd));
+            }
+            dirs.change(command, words, &expanded, names.cdpath);
+            let part = Part {
+                program: program.to_string(),
+                text: words.join(" "),
+                rule: Some("cd".into()),
+                writes: effects.writes.clone(),
+                dir: dir.to_string_lossy().into_owned(),
+                decides_status: true,
+            };
+            return (effects, vec![part]);
+        }
+        let mut effects = nothing();
+        let mut parts = Vec::new();
+        for cwd in dirs.now.clone() {
+            let (more, these) = self.classify_words(command, &cwd, depth, names, opaque);
+            join(&mut effects, more);
+            if parts.is_empty() {
+                parts = these;
+            }
+        }
         match parts.as_mut_slice() {
             [one] if one.dir.is_empty() => {
-                one.writes = if dir == "*" {
-                    self.writes_below_unknown(command, depth)
+                one.writes = if dir.as_os_str() == "*" && dirs.now.len() == 1 {
+                    self.writes_below_unknown(command, depth, names)
                 } else {
                     effects.writes.clone()
                 };
-                one.dir = dir;
+                one.dir = dir.to_string_lossy().into_owned();
             }
             // `bash -c '…' > f`: the inner parts keep their own writes; the outer redirections
             // are written by all of them.
@@ -172,7 +226,7 @@ impl Classifier {
                     .redirects
                     .iter()
                     .filter(|r| r.output && !DEVICES.contains(&r.target.as_str()))
-                    .map(|r| absolute(Path::new(&dir), &r.target))
+                    .flat_map(|r| dirs.now.iter().map(|d| absolute(d, &r.target)).collect::<Vec<_>>())
                     .collect();
                 for part in inner {
                     part.writes.extend(redirected.iter().cloned());
@@ -185,12 +239,11 @@ impl Classifier {
     /// What a simple command run in a directory nobody knows writes, its relative paths kept
     /// below that directory (`*/tests/a.rs`, `*/` for the directory itself) rather than lost in
     /// `*`: where the record has no working directory, the step's own directory is the run's.
-    fn writes_below_unknown(&self, command: &SimpleCommand, depth: usize) -> Vec<String> {
+    fn writes_below_unknown(&self, command: &SimpleCommand, depth: usize, names: &Names) -> Vec<String> {
         // No path holds a NUL, so nothing real lies below this directory.
         const NOWHERE: &str = "/\u{0}";
-        let mut at = PathBuf::from(NOWHERE);
         let mut ignored = None;
-        let (effects, _) = self.classify_words(command, &mut at, depth, &mut ignored);
+        let (effects, _) = self.classify_words(command, Path::new(NOWHERE), depth, names, &mut ignored);
         effects
             .writes
             .into_iter()
@@ -201,13 +254,8 @@ impl Classifier {
             .collect()
     }
 
-    fn classify_words(
-        &self,
-        command: &SimpleCommand,
-        cwd: &mut PathBuf,
-        depth: usize,
-        opaque: &mut Option<String>,
-    ) -> (EffectProfile, Vec<Part>) {
+    /// What a command's redirections read and write, run in `cwd`.
+    fn redirections(&self, command: &SimpleCommand, cwd: &Path) -> EffectProfile {
         let mut effects = nothing();
         for r in &command.redirects {
             if DEVICES.contains(&r.target.as_str()) {
@@ -224,11 +272,24 @@ impl Classifier {
                 effects.reads.push(path);
             }
         }
-        let start = self.skip_wrappers(&command.words);
+        effects
+    }
+
+    fn classify_words(
+        &self,
+        command: &SimpleCommand,
+        cwd: &Path,
+        depth: usize,
+        names: &Names,
+        opaque: &mut Option<String>,
+    ) -> (EffectProfile, Vec<Part>) {
+        let mut effects = self.redirections(command, cwd);
+        let start = self.skip_wrappers(&command.words, names);
         let words = command.words.get(start..).unwrap_or(&[]);
         let expanded: Vec<bool> = (0..command.words.len())
             .map(|i| command.expanded.contains(&i))
             .collect();
+        let wrapped = expanded.get(..start).unwrap_or(&[]);
         let expanded = expanded.get(start..).unwrap_or(&[]);
         let Some(first) = words.first() else {
             // `> f` alone still writes `f`: a part of its own, so rows see where in the line.
@@ -254,31 +315,32 @@ impl Classifier {
                 decides_status: true,
             }]
         };
-        // INVARIANT (fail closed): a wrapper that changes directory (`env -C dir rm x`) moves
-        // every relative path out of reach of this reading, so the command is not understood.
-        let moved = command
-            .words
-            .get(..start)
-            .unwrap_or(&[])
-            .iter()
-            .any(|w| w == "-C" || w.starts_with("--chdir"));
-        if moved {
-            join(&mut effects, not_understood());
-            *cwd = PathBuf::from("*");
-            return (effects, part(None));
-        }
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
             join(&mut effects, not_understood());
             return (effects, part(None));
         }
-        if program == "cd" || program == "pushd" {
-            match words.get(1) {
-                Some(dir) if expanded.get(1) != Some(&true) => *cwd = PathBuf::from(absolute(cwd, dir)),
-                Some(_) => *cwd = PathBuf::from("*"),
-                None => {}
-            }
-            return (effects, part(Some("cd".into())));
+        // INVARIANT (fail closed): a program named by a path outside the system's directories,
+        // or after the line changed what names mean, is not the program the rules know.
+        let run = command.words.get(..=start).unwrap_or(&[]);
+        if let Some(why) = run.iter().filter(|w| !is_assignment(w)).find_map(|w| names.foreign(w)) {
+            opaque.get_or_insert(why);
+            join(&mut effects, not_understood());
+            return (effects, part(None));
+        }
+        // A wrapper that changes directory (`env -C dir rm x`) runs the command there.
+        if let Some(dir) = chdir(command.words.get(..start).unwrap_or(&[]), wrapped) {
+            let there = match dir {
+                Some(dir) => PathBuf::from(absolute(cwd, &dir)),
+                None => unknown_dir(),
+            };
+            let mut inner = command.clone();
+            inner.words = words.to_vec();
+            inner.expanded = expanded.iter().enumerate().filter(|(_, e)| **e).map(|(i, _)| i).collect();
+            inner.redirects.clear();
+            let (more, parts) = self.classify_words(&inner, &there, depth, names, opaque);
+            join(&mut effects, more);
+            return (effects, parts);
         }
         // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
         let Some(rule) = self.select(&program, words) else {
@@ -310,7 +372,7 @@ impl Classifier {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
             match script {
                 Some(script) => {
-                    let inner = self.classify_at(&script, cwd, depth + 1);
+                    let inner = self.classify_at(&script, &[cwd.to_path_buf()], depth + 1, names);
                     if inner.opaque.is_some() {
                         opaque.get_or_insert_with(|| inner.opaque.clone().unwrap_or_default());
                     }
@@ -348,7 +410,7 @@ impl Classifier {
     }
 
     /// The index of the first word after wrappers and `VAR=value` assignments.
-    fn skip_wrappers(&self, words: &[String]) -> usize {
+    fn skip_wrappers(&self, words: &[String], names: &Names) -> usize {
         let mut i = 0;
         loop {
             while words.get(i).is_some_and(|w| is_assignment(w)) {
@@ -356,7 +418,8 @@ impl Classifier {
             }
             let Some(word) = words.get(i) else { return i };
             let program = word.rsplit('/').next().unwrap_or(word);
-            let Some(wrapper) = self.wrappers.get(program) else {
+            // A wrapper named by a path of its own, or redefined, is the program: not stripped.
+            let Some(wrapper) = self.wrappers.get(program).filter(|_| names.foreign(word).is_none()) else {
                 return i;
             };
             if words.get(i + 1).is_some_and(|w| wrapper.not_with.contains(w)) {
@@ -387,25 +450,27 @@ impl Classifier {
     }
 }
 
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-                && !name.starts_with(|c: char| c.is_ascii_digit())
+/// The directory a wrapper moves to (`env -C DIR`, `--chdir=DIR`, `-CDIR`): `Some(None)` when
+/// its value is not known.
+fn chdir(wrappers: &[String], expanded: &[bool]) -> Option<Option<String>> {
+    let mut moved = None;
+    for (i, w) in wrappers.iter().enumerate() {
+        let unknown = |j: usize| expanded.get(j) == Some(&true);
+        let value = if w == "-C" || w == "--chdir" {
+            Some(wrappers.get(i + 1).filter(|_| !unknown(i + 1)).cloned())
+        } else if let Some(v) = w.strip_prefix("--chdir=") {
+            Some(Some(v.to_string()).filter(|_| !unknown(i)))
+        } else if let Some(v) = w.strip_prefix("-C").filter(|v| !v.is_empty() && !w.starts_with("--")) {
+            Some(Some(v.to_string()).filter(|_| !unknown(i)))
+        } else {
+            None
+        };
+        if let Some(value) = value {
+            // A second move is relative to the first; keep it simple: unknown.
+            moved = if moved.is_some() { Some(None) } else { Some(value) };
         }
-        None => false,
     }
-}
-
-fn absolute(cwd: &Path, word: &str) -> String {
-    if word.starts_with('/') || word.starts_with('~') || word == "*" {
-        word.to_string()
-    } else if cwd.as_os_str() == "*" {
-        "*".to_string()
-    } else {
-        cwd.join(word).to_string_lossy().into_owned()
-    }
+    moved
 }
 
 /// What joining starts from: no effects, and contained until a part is not.
@@ -545,10 +610,11 @@ mod tests {
         let c = classifier().classify("rm tests/a.rs", Path::new("*"));
         assert_eq!(c.effects.writes, ["*"]);
         assert_eq!(c.parts[0].writes, ["*/tests/a.rs"]);
-        // A wrapper that changes directory is not understood.
+        // A wrapper that changes directory runs the command there.
         let c = classifier().classify("env -C tests rm x.rs", Path::new("/w"));
+        assert_eq!(c.effects.writes, ["/w/tests/x.rs"]);
+        let c = classifier().classify("env -C \"$D\" rm x.rs", Path::new("/w"));
         assert_eq!(c.effects.writes, ["*"]);
-        assert_eq!(c.parts[0].writes, ["*"]);
     }
 
     #[test]

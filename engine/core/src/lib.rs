@@ -11,6 +11,7 @@ pub mod bounded;
 pub mod bundle;
 mod classify;
 mod command_rule;
+mod line_state;
 pub mod decision;
 pub mod diag;
 pub mod effects;

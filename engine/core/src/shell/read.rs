@@ -168,7 +168,7 @@ impl<'t> Reader<'t> {
             "command" | "declaration_command" | "unset_command" | "variable_assignment" | "variable_assignments" => {
                 self.command(node, ctx, Gathered::default(), depth)
             }
-            "redirected_statement" => self.redirected(node, ctx, depth),
+            "redirected_statement" => self.redirected(node, ctx, depth, false),
             "list" => self.list(node, ctx, depth),
             "pipeline" => self.pipeline(&[node], ctx, depth),
             "subshell" => {
@@ -225,8 +225,25 @@ impl<'t> Reader<'t> {
     /// `a && b || c`: flattened (the grammar nests to the left); a command is gated while every
     /// operator before it in the list is `&&`.
     fn list(&mut self, node: Node<'t>, ctx: &Ctx, depth: usize) {
+        let (last, gated) = self.list_lead(node, ctx, depth);
+        if let Some(last) = last {
+            self.statement(last, &Ctx { gated, ..ctx.clone() }, depth + 1);
+        }
+    }
+
+    /// Reads every item of a list but its last; returns the last and whether it is gated. The
+    /// grammar reads `a && b 2>&1 | c` as `(a && b 2>&1) | c` where bash runs `a && (b | c)`:
+    /// a pipeline's first element that is a list is read this way, only its last item piped.
+    fn list_lead(&mut self, node: Node<'t>, ctx: &Ctx, depth: usize) -> (Option<Node<'t>>, bool) {
         let mut items = Vec::new();
         self.flatten(node, &mut items, depth);
+        let last = match items.pop() {
+            Some(Ok(last)) => Some(last),
+            _ => {
+                self.opaque("a list is not understood");
+                None
+            }
+        };
         let mut gated = ctx.gated;
         for item in items {
             match item {
@@ -245,6 +262,7 @@ impl<'t> Reader<'t> {
                 Err(_) => self.opaque("an operator in a list is not understood"),
             }
         }
+        (last, gated)
     }
 
     fn flatten(&mut self, node: Node<'t>, items: &mut Vec<Result<Node<'t>, &'static str>>, depth: usize) {
@@ -275,9 +293,31 @@ impl<'t> Reader<'t> {
             if i > 0 {
                 self.after("|");
             }
+            if i == 0 {
+                self.first_element(element, ctx, depth + 1);
+                continue;
+            }
             let mut inner = self.scoped(ctx, ScopeKind::Subshell);
-            inner.fed |= i > 0;
+            inner.fed = true;
             self.statement(element, &inner, depth + 1);
+        }
+    }
+
+    /// A pipeline's first element, in its own subshell (see [`Reader::list_lead`]).
+    fn first_element(&mut self, node: Node<'t>, ctx: &Ctx, depth: usize) {
+        match node.kind() {
+            "list" => {
+                let (last, gated) = self.list_lead(node, ctx, depth);
+                if let Some(last) = last {
+                    let inner = self.scoped(&Ctx { gated, ..ctx.clone() }, ScopeKind::Subshell);
+                    self.statement(last, &inner, depth + 1);
+                }
+            }
+            "redirected_statement" => self.redirected(node, ctx, depth, true),
+            _ => {
+                let inner = self.scoped(ctx, ScopeKind::Subshell);
+                self.statement(node, &inner, depth + 1);
+            }
         }
     }
 
@@ -299,7 +339,9 @@ impl<'t> Reader<'t> {
         }
     }
 
-    fn redirected(&mut self, node: Node<'t>, ctx: &Ctx, depth: usize) {
+    /// A statement with redirections; `element` when it is a pipeline's first element (its
+    /// last command then runs in a subshell of its own).
+    fn redirected(&mut self, node: Node<'t>, ctx: &Ctx, depth: usize, element: bool) {
         let mut gathered = Gathered::default();
         let mut body = None;
         let mut cursor = node.walk();
@@ -312,17 +354,26 @@ impl<'t> Reader<'t> {
             }
         }
         let tails = std::mem::take(&mut gathered.tails);
-        let mut body_ctx = if tails.iter().any(|t| t.kind() == "pipeline") {
-            self.scoped(ctx, ScopeKind::Subshell)
+        let piped = element || tails.iter().any(|t| t.kind() == "pipeline");
+        // The grammar hangs a redirection after `a && b` on the whole list; bash gives it to
+        // the last command (and only that one is piped).
+        let (body, ctx_for_body) = match body {
+            Some(b) if b.kind() == "list" => {
+                let (last, gated) = self.list_lead(b, ctx, depth + 1);
+                (last, Ctx { gated, ..ctx.clone() })
+            }
+            other => (other, ctx.clone()),
+        };
+        let mut body_ctx = if piped {
+            self.scoped(&ctx_for_body, ScopeKind::Subshell)
         } else {
-            ctx.clone()
+            ctx_for_body
         };
         match body {
             Some(b) if matches!(b.kind(), "command" | "declaration_command" | "unset_command") => {
                 self.command(b, &body_ctx, gathered, depth + 1)
             }
-            // The grammar hangs a redirection after `a && b` or `a | b` on the whole list; bash
-            // gives it to the last command.
+            // `a | b > f`: the redirection is the last command's.
             Some(b) if matches!(b.kind(), "list" | "pipeline") => {
                 self.statement(b, &body_ctx, depth + 1);
                 if let Some(last) = self.line.commands.last_mut() {
@@ -343,7 +394,14 @@ impl<'t> Reader<'t> {
                 }
                 self.statement(b, &body_ctx, depth + 1);
             }
-            None => self.not_understood(node),
+            // `> f` alone opens (and truncates) `f`.
+            None => {
+                let mut command = self.blank(&body_ctx);
+                command.redirects.extend(gathered.redirects);
+                command.substitutions.append(&mut gathered.substitutions);
+                command.fed |= gathered.fed;
+                self.push(command);
+            }
         }
         for tail in tails {
             match tail.kind() {
