@@ -113,7 +113,12 @@ impl Classifier {
     }
 
     fn classify_at(&self, text: &str, cwd: &[PathBuf], depth: usize, names: &Names) -> Classified {
-        self.classify_line(&shell::parse(text), cwd, depth, names)
+        let mut classified = self.classify_line(&shell::parse(text), cwd, depth, names);
+        // Text not understood that names bash's network devices may open a socket.
+        if classified.opaque.is_some() && (text.contains("/dev/tcp/") || text.contains("/dev/udp/")) {
+            classified.effects.reaches = true;
+        }
+        classified
     }
 
     /// Classifies a parsed line run in one of `cwd`; `names` says what the text around it
@@ -322,8 +327,16 @@ impl Classifier {
         }
         // INVARIANT (fail closed): a program named by a path outside the system's directories,
         // or after the line changed what names mean, is not the program the rules know.
-        let run = command.words.get(..=start).unwrap_or(&[]);
-        if let Some(why) = run.iter().filter(|w| !is_assignment(w)).find_map(|w| names.foreign(w)) {
+        let run: Vec<String> = command
+            .words
+            .get(..=start)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| *i == start || is_assignment(w) || self.wrappers.contains_key(w.rsplit('/').next().unwrap_or(w)))
+            .map(|(_, w)| w.clone())
+            .collect();
+        if let Some(why) = names.foreign_in(&run) {
             opaque.get_or_insert(why);
             join(&mut effects, not_understood());
             return (effects, part(None));
@@ -341,6 +354,30 @@ impl Classifier {
             let (more, parts) = self.classify_words(&inner, &there, depth, names, opaque);
             join(&mut effects, more);
             return (effects, parts);
+        }
+        // `find … -exec CMD {} ;` runs CMD: a part of its own, on paths below the roots.
+        if program == "find" {
+            if let Some((find, runs)) = find_exec(words, expanded) {
+                let mut plain = command.clone();
+                (plain.words, plain.expanded) = find;
+                let (more, mut parts) = self.classify_words(&plain, cwd, depth, names, opaque);
+                join(&mut effects, more);
+                for (run, in_place) in runs {
+                    let mut inner = SimpleCommand::default();
+                    (inner.words, inner.expanded) = run;
+                    // `-execdir` runs in each found file's directory: not one the text fixes.
+                    let at = if in_place { cwd.to_path_buf() } else { unknown_dir() };
+                    let (more, these) = self.classify_words(&inner, &at, depth, names, opaque);
+                    parts.extend(these.into_iter().map(|p| Part {
+                        decides_status: false,
+                        dir: at.to_string_lossy().into_owned(),
+                        writes: more.writes.clone(),
+                        ..p
+                    }));
+                    join(&mut effects, more);
+                }
+                return (effects, parts);
+            }
         }
         // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
         let Some(rule) = self.select(&program, words) else {
@@ -436,6 +473,13 @@ impl Classifier {
                 }
                 // INVARIANT (fail closed): an option the wrapper does not know (`env -S'…'`)
                 // ends the stripping: the command is then not understood.
+                // `--chdir=DIR`: a listed option with its value attached.
+                let attached = w.starts_with("--")
+                    && w.split_once('=').is_some_and(|(name, _)| wrapper.flags_with_value.iter().any(|f| f == name));
+                if attached {
+                    i += 1;
+                    continue;
+                }
                 if !wrapper.knows(w) {
                     return i;
                 }
@@ -448,6 +492,61 @@ impl Classifier {
             }
         }
     }
+}
+
+type Words = (Vec<String>, Vec<usize>);
+
+/// `find ROOTS… EXPR` split into the find without its `-exec`/`-execdir`/`-ok`/`-okdir`
+/// clauses and the commands those run (with `{}` a path below each root; `true` when the
+/// command runs in find's own directory, `-exec`/`-ok`); `None` when it runs nothing or a
+/// clause has no end (`;` or `{} +`), which the find rule then does not understand.
+fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, bool)>)> {
+    let roots_end = words
+        .iter()
+        .skip(1)
+        .position(|w| w.starts_with('-') || w == "(" || w == "!")
+        .map_or(words.len(), |p| p + 1);
+    let roots: Vec<Option<&String>> = match words.get(1..roots_end) {
+        Some([]) | None => vec![None],
+        Some(rs) => rs.iter().enumerate().map(|(i, r)| (expanded.get(i + 1) != Some(&true)).then_some(r)).collect(),
+    };
+    let mut find: Words = (Vec::new(), Vec::new());
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        let in_place = matches!(word.as_str(), "-exec" | "-ok");
+        if !(in_place || matches!(word.as_str(), "-execdir" | "-okdir")) {
+            if expanded.get(i) == Some(&true) {
+                find.1.push(find.0.len());
+            }
+            find.0.push(word.clone());
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let end = (start..words.len()).find(|&j| {
+            words.get(j).is_some_and(|w| w == ";" || (w == "+" && j > start && words.get(j - 1).is_some_and(|p| p == "{}")))
+        })?;
+        for root in &roots {
+            let mut run: Words = (Vec::new(), Vec::new());
+            for j in start..end {
+                let w = words.get(j)?;
+                let unknown = expanded.get(j) == Some(&true) || (w.contains("{}") && root.is_none() && !in_place);
+                let value = match (w.contains("{}"), root, in_place) {
+                    (true, Some(root), true) => w.replace("{}", &format!("{root}/{{}}")),
+                    (true, None, true) => w.replace("{}", "./{}"),
+                    _ => w.clone(),
+                };
+                if unknown || (w.contains("{}") && root.is_none() && words.get(1..roots_end).is_some_and(|r| !r.is_empty())) {
+                    run.1.push(run.0.len());
+                }
+                run.0.push(value);
+            }
+            runs.push((run, in_place));
+        }
+        i = end + 1;
+    }
+    (!runs.is_empty()).then_some((find, runs))
 }
 
 /// The directory a wrapper moves to (`env -C DIR`, `--chdir=DIR`, `-CDIR`): `Some(None)` when

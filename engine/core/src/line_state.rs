@@ -79,6 +79,19 @@ impl Names {
         }
     }
 
+    /// Why the program of a simple command is not the one its name says, given `run`, its
+    /// words up to and including the program (wrappers and their assignments: `env PATH=. cat`).
+    pub(crate) fn foreign_in(&self, run: &[String]) -> Option<String> {
+        let assigned = run.iter().filter(|w| is_assignment(w)).find(|w| {
+            let name = w.split(['=', '+']).next().unwrap_or("");
+            PROGRAM_VARIABLES.contains(&name)
+        });
+        if let Some(assigned) = assigned {
+            return Some(format!("`{assigned}` changes which program runs"));
+        }
+        run.iter().filter(|w| !is_assignment(w)).find_map(|w| self.foreign(w))
+    }
+
     /// Why `word`, run as a program (or a wrapper) in the line, is not the program its name
     /// says; `None` when it is.
     pub(crate) fn foreign(&self, word: &str) -> Option<String> {

@@ -496,18 +496,27 @@ impl<'t> Reader<'t> {
         let mut sink = SimpleCommand::default();
         let values = self.words(*target, &mut sink, depth + 1);
         gathered.substitutions.append(&mut sink.substitutions);
-        let known = match values.as_slice() {
-            [one] if !one.unknown => Some(one.text.clone()),
-            _ => None,
-        };
         // `>&2`, `<&0`, `>&-`: a descriptor, not a file.
-        if duplicates && known.as_deref().is_some_and(|t| t == "-" || t.chars().all(|c| c.is_ascii_digit())) {
+        if let [one] = values.as_slice() {
+            if duplicates && !one.unknown && (one.text == "-" || one.text.chars().all(|c| c.is_ascii_digit())) {
+                return;
+            }
+        }
+        // Several values (a loop variable's) are each a target; bash refuses a brace expansion's
+        // several words, so counting each is only more.
+        if !values.is_empty() && values.iter().all(|v| !v.unknown) {
+            for value in values {
+                gathered.redirects.push(Redirect {
+                    output,
+                    target: value.text,
+                });
+            }
             return;
         }
+        // INVARIANT (fail closed): a target the text does not fix is every file.
         gathered.redirects.push(Redirect {
             output,
-            // INVARIANT (fail closed): a target the text does not fix is every file.
-            target: known.unwrap_or_else(|| "*".into()),
+            target: "*".into(),
         });
     }
 
@@ -1066,7 +1075,10 @@ fn only_expanded(body: &str, name: &str) -> bool {
     for (at, _) in body.match_indices(name) {
         let before = body.get(..at).and_then(|b| b.chars().next_back());
         let after = body.get(at + name.len()..).and_then(|a| a.chars().next());
-        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+        // A mention is the name as a word of its own (`f=…`, `read f`) or expanded; `-f`,
+        // `src/f` and `file` are not.
+        let starts_word = before.is_none_or(|c| c.is_whitespace() || ";&|(){}'\"`$".contains(c));
+        if !starts_word || after.is_some_and(is_ident) {
             continue;
         }
         mentions += 1;
@@ -1136,5 +1148,7 @@ mod tests {
         assert!(!only_expanded("do f=/etc/x; cat $f; done", "f"));
         assert!(!only_expanded("do read f; cat $f; done", "f"));
         assert!(only_expanded("do echo $file; done", "f"));
+        assert!(only_expanded("do rm -f \"$f\"; done", "f"));
+        assert!(!only_expanded("do printf -v f x; done", "f"));
     }
 }
