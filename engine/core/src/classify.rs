@@ -37,6 +37,14 @@ pub struct Part {
     /// `;`, `&`, or `|` without `pipefail` follows it).
     #[serde(default)]
     pub decides_status: bool,
+    /// What this simple command alone does (its rule's effects and its redirections'), paths
+    /// absolute: what judging a line part by part reads (a kept rule covers one part). Not
+    /// recorded.
+    #[serde(skip)]
+    pub effects: EffectProfile,
+    /// What its redirections alone do (a kept rule never covers them). Not recorded.
+    #[serde(skip)]
+    pub redirected: EffectProfile,
 }
 
 /// The classification of a command line.
@@ -141,7 +149,9 @@ impl Classifier {
         let mut pipefail = false;
         let changes_dir = |c: &SimpleCommand| {
             let start = self.skip_wrappers(&c.words, &Names::default());
-            c.words.get(start).is_some_and(|w| matches!(w.as_str(), "cd" | "pushd" | "popd"))
+            c.words
+                .get(start)
+                .is_some_and(|w| matches!(w.as_str(), "cd" | "pushd" | "popd"))
         };
         for (i, command) in line.commands.iter().enumerate() {
             dirs.enter(&line.commands, i, changes_dir);
@@ -190,7 +200,9 @@ impl Classifier {
         let start = self.skip_wrappers(&command.words, names);
         let words = command.words.get(start..).unwrap_or(&[]);
         if let Some(program @ ("cd" | "pushd" | "popd")) = words.first().map(String::as_str) {
-            let expanded: Vec<bool> = (start..command.words.len()).map(|i| command.expanded.contains(&i)).collect();
+            let expanded: Vec<bool> = (start..command.words.len())
+                .map(|i| command.expanded.contains(&i))
+                .collect();
             let mut effects = nothing();
             for cwd in dirs.now.clone() {
                 join(&mut effects, self.redirections(command, &cwd));
@@ -203,14 +215,18 @@ impl Classifier {
                 writes: effects.writes.clone(),
                 dir: dir.to_string_lossy().into_owned(),
                 decides_status: true,
+                effects: effects.clone(),
+                redirected: effects.clone(),
             };
             return (effects, vec![part]);
         }
         let mut effects = nothing();
+        let mut redirected = nothing();
         let mut parts = Vec::new();
         for cwd in dirs.now.clone() {
             let (more, these) = self.classify_words(command, &cwd, depth, names, opaque);
             join(&mut effects, more);
+            join(&mut redirected, self.redirections(command, &cwd));
             if parts.is_empty() {
                 parts = these;
             }
@@ -223,18 +239,16 @@ impl Classifier {
                     effects.writes.clone()
                 };
                 one.dir = dir.to_string_lossy().into_owned();
+                one.effects = effects.clone();
+                one.redirected = redirected;
             }
             // `bash -c '…' > f`: the inner parts keep their own writes; the outer redirections
             // are written by all of them.
             inner => {
-                let redirected: Vec<String> = command
-                    .redirects
-                    .iter()
-                    .filter(|r| r.output && !DEVICES.contains(&r.target.as_str()))
-                    .flat_map(|r| dirs.now.iter().map(|d| absolute(d, &r.target)).collect::<Vec<_>>())
-                    .collect();
                 for part in inner {
-                    part.writes.extend(redirected.iter().cloned());
+                    part.writes.extend(redirected.writes.iter().cloned());
+                    join(&mut part.effects, redirected.clone());
+                    join(&mut part.redirected, redirected.clone());
                 }
             }
         }
@@ -315,9 +329,8 @@ impl Classifier {
                 program: program.clone(),
                 text: text.clone(),
                 rule,
-                writes: Vec::new(),
-                dir: String::new(),
                 decides_status: true,
+                ..Part::default()
             }]
         };
         if expanded.first() == Some(&true) {
@@ -333,7 +346,9 @@ impl Classifier {
             .unwrap_or(&[])
             .iter()
             .enumerate()
-            .filter(|(i, w)| *i == start || is_assignment(w) || self.wrappers.contains_key(w.rsplit('/').next().unwrap_or(w)))
+            .filter(|(i, w)| {
+                *i == start || is_assignment(w) || self.wrappers.contains_key(w.rsplit('/').next().unwrap_or(w))
+            })
             .map(|(_, w)| w.clone())
             .collect();
         if let Some(why) = names.foreign_in(&run) {
@@ -349,7 +364,12 @@ impl Classifier {
             };
             let mut inner = command.clone();
             inner.words = words.to_vec();
-            inner.expanded = expanded.iter().enumerate().filter(|(_, e)| **e).map(|(i, _)| i).collect();
+            inner.expanded = expanded
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| **e)
+                .map(|(i, _)| i)
+                .collect();
             inner.redirects.clear();
             let (more, parts) = self.classify_words(&inner, &there, depth, names, opaque);
             join(&mut effects, more);
@@ -361,6 +381,11 @@ impl Classifier {
                 let mut plain = command.clone();
                 (plain.words, plain.expanded) = find;
                 let (more, mut parts) = self.classify_words(&plain, cwd, depth, names, opaque);
+                for part in &mut parts {
+                    part.dir = cwd.to_string_lossy().into_owned();
+                    part.writes = more.writes.clone();
+                    part.effects = more.clone();
+                }
                 join(&mut effects, more);
                 for (run, in_place) in runs {
                     let mut inner = SimpleCommand::default();
@@ -372,6 +397,7 @@ impl Classifier {
                         decides_status: false,
                         dir: at.to_string_lossy().into_owned(),
                         writes: more.writes.clone(),
+                        effects: more.clone(),
                         ..p
                     }));
                     join(&mut effects, more);
@@ -475,7 +501,8 @@ impl Classifier {
                 // ends the stripping: the command is then not understood.
                 // `--chdir=DIR`: a listed option with its value attached.
                 let attached = w.starts_with("--")
-                    && w.split_once('=').is_some_and(|(name, _)| wrapper.flags_with_value.iter().any(|f| f == name));
+                    && w.split_once('=')
+                        .is_some_and(|(name, _)| wrapper.flags_with_value.iter().any(|f| f == name));
                 if attached {
                     i += 1;
                     continue;
@@ -508,7 +535,11 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
         .map_or(words.len(), |p| p + 1);
     let roots: Vec<Option<&String>> = match words.get(1..roots_end) {
         Some([]) | None => vec![None],
-        Some(rs) => rs.iter().enumerate().map(|(i, r)| (expanded.get(i + 1) != Some(&true)).then_some(r)).collect(),
+        Some(rs) => rs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (expanded.get(i + 1) != Some(&true)).then_some(r))
+            .collect(),
     };
     let mut find: Words = (Vec::new(), Vec::new());
     let mut runs = Vec::new();
@@ -525,7 +556,9 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
         }
         let start = i + 1;
         let end = (start..words.len()).find(|&j| {
-            words.get(j).is_some_and(|w| w == ";" || (w == "+" && j > start && words.get(j - 1).is_some_and(|p| p == "{}")))
+            words
+                .get(j)
+                .is_some_and(|w| w == ";" || (w == "+" && j > start && words.get(j - 1).is_some_and(|p| p == "{}")))
         })?;
         for root in &roots {
             let mut run: Words = (Vec::new(), Vec::new());
@@ -537,7 +570,9 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
                     (true, None, true) => w.replace("{}", "./{}"),
                     _ => w.clone(),
                 };
-                if unknown || (w.contains("{}") && root.is_none() && words.get(1..roots_end).is_some_and(|r| !r.is_empty())) {
+                if unknown
+                    || (w.contains("{}") && root.is_none() && words.get(1..roots_end).is_some_and(|r| !r.is_empty()))
+                {
                     run.1.push(run.0.len());
                 }
                 run.0.push(value);

@@ -9,7 +9,14 @@ use std::path::{Path, PathBuf};
 const MAX_DIRS: usize = 4;
 
 /// Directories whose programs are the system's own: `/usr/bin/cat` is `cat`, `./cat` is not.
-const SYSTEM_DIRS: [&str; 6] = ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin"];
+const SYSTEM_DIRS: [&str; 6] = [
+    "/usr/bin",
+    "/bin",
+    "/usr/sbin",
+    "/sbin",
+    "/usr/local/bin",
+    "/usr/local/sbin",
+];
 
 /// Variables that change which program or which code a command runs: the search path, the
 /// dynamic loader's, and the shell's startup file.
@@ -99,9 +106,7 @@ impl Names {
         if word.contains('/') {
             let dir = word.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
             if !SYSTEM_DIRS.contains(&dir) {
-                return Some(format!(
-                    "`{word}` names a program by its path, not the known `{name}`"
-                ));
+                return Some(format!("`{word}` names a program by its path, not the known `{name}`"));
             }
         }
         if self.changed {
@@ -158,7 +163,11 @@ impl Dirs {
             }
             self.open.pop();
             // A fallback from inside the closed region goes with it.
-            if self.fallback.as_ref().is_some_and(|(_, _, depth)| *depth > self.open.len()) {
+            if self
+                .fallback
+                .as_ref()
+                .is_some_and(|(_, _, depth)| *depth > self.open.len())
+            {
                 self.fallback = None;
             }
             self.now = match scope.kind {
@@ -178,10 +187,7 @@ impl Dirs {
             // INVARIANT (fail closed): a body that changes directory and may run again runs
             // its second time somewhere else.
             let loops_and_moves = scope.kind == ScopeKind::Loop
-                && commands
-                    .iter()
-                    .skip(at)
-                    .any(|c| c.scopes.contains(scope) && changes(c));
+                && commands.iter().skip(at).any(|c| c.scopes.contains(scope) && changes(c));
             if loops_and_moves {
                 self.now = vec![unknown_dir()];
             }

@@ -202,7 +202,10 @@ mod tests {
         let line = parse("rm $(cat list) `id` <(ls a)");
         assert!(line.opaque.is_none(), "{:?}", line.opaque);
         let subs: Vec<Vec<Vec<String>>> = line.commands[0].substitutions.iter().map(words_of).collect();
-        assert_eq!(subs, [vec![vec!["cat", "list"]], vec![vec!["id"]], vec![vec!["ls", "a"]]]);
+        assert_eq!(
+            subs,
+            [vec![vec!["cat", "list"]], vec![vec!["id"]], vec![vec!["ls", "a"]]]
+        );
         assert_eq!(line.commands[0].expanded, [1, 2, 3]);
         // Quoted text runs nothing.
         assert!(parse("echo '$(not run)'").commands[0].substitutions.is_empty());
@@ -240,7 +243,12 @@ mod tests {
         ] {
             assert!(parse(text).opaque.is_some(), "{text}");
         }
-        for text in ["printf '[%s]\\n' x", "[ -f a ] && [[ -d b ]]", "declare -p x", "test -n \"$x\""] {
+        for text in [
+            "printf '[%s]\\n' x",
+            "[ -f a ] && [[ -d b ]]",
+            "declare -p x",
+            "test -n \"$x\"",
+        ] {
             assert!(parse(text).opaque.is_none(), "{text}: {:?}", parse(text).opaque);
         }
     }
@@ -267,7 +275,9 @@ mod tests {
     fn scopes_chains_and_feeding() {
         let line = parse("(cd x; ls) | sh; a || cd y && pwd");
         let c = &line.commands;
-        assert!(matches!(c[0].scopes.as_slice(), [s, t] if s.kind == ScopeKind::Subshell && t.kind == ScopeKind::Subshell));
+        assert!(
+            matches!(c[0].scopes.as_slice(), [s, t] if s.kind == ScopeKind::Subshell && t.kind == ScopeKind::Subshell)
+        );
         assert!(c[2].fed && !c[0].fed);
         assert_eq!(words_of(&line)[3..], [vec!["a"], vec!["cd", "y"], vec!["pwd"]]);
         assert!(c[3].gated && !c[4].gated && !c[5].gated);

@@ -248,10 +248,7 @@ impl<'t> Reader<'t> {
         for item in items {
             match item {
                 Ok(statement) => {
-                    let inner = Ctx {
-                        gated,
-                        ..ctx.clone()
-                    };
+                    let inner = Ctx { gated, ..ctx.clone() };
                     self.statement(statement, &inner, depth + 1);
                 }
                 Err("&&") => self.after("&&"),
@@ -419,7 +416,12 @@ impl<'t> Reader<'t> {
                 "||" => self.after("||"),
                 _ => {
                     let inner = Ctx {
-                        gated: ctx.gated && self.line.commands.last().is_some_and(|c| !c.after.iter().any(|op| op == "||")),
+                        gated: ctx.gated
+                            && self
+                                .line
+                                .commands
+                                .last()
+                                .is_some_and(|c| !c.after.iter().any(|op| op == "||")),
                         ..ctx.clone()
                     };
                     self.statement(tail, &inner, depth + 1);
@@ -646,7 +648,12 @@ impl<'t> Reader<'t> {
                 "&&" => self.after("&&"),
                 "||" => self.after("||"),
                 _ => {
-                    let gated = ctx.gated && self.line.commands.last().is_some_and(|c| !c.after.iter().any(|op| op == "||"));
+                    let gated = ctx.gated
+                        && self
+                            .line
+                            .commands
+                            .last()
+                            .is_some_and(|c| !c.after.iter().any(|op| op == "||"));
                     let inner = Ctx { gated, ..ctx.clone() };
                     self.statement(tail, &inner, depth + 1);
                 }
@@ -1027,14 +1034,19 @@ impl<'t> Reader<'t> {
             words
                 .windows(2)
                 .any(|pair| matches!(pair, [f, name] if flags.contains(&f.as_str()) && subscript(name)))
-                || words
-                    .iter()
-                    .any(|w| flags.iter().any(|f| w.len() > f.len() && w.starts_with(f) && subscript(w)))
+                || words.iter().any(|w| {
+                    flags
+                        .iter()
+                        .any(|f| w.len() > f.len() && w.starts_with(f) && subscript(w))
+                })
         };
         let why = match program.as_str() {
             "let" => Some("`let` evaluates arithmetic"),
             "declare" | "typeset" | "local"
-                if words.iter().skip(1).any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('i')) =>
+                if words
+                    .iter()
+                    .skip(1)
+                    .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('i')) =>
             {
                 Some("an integer variable evaluates arithmetic")
             }
@@ -1095,7 +1107,9 @@ fn only_expanded(body: &str, name: &str) -> bool {
 /// `,`). Indirection (`${!x}`), substrings (`${x:1}`, arithmetic), subscripts that are not
 /// literal (arithmetic) and transformations (`${x@P}` runs prompt expansion) are not.
 fn expansion_understood(text: &str) -> bool {
-    let Some(body) = text.strip_prefix('$') else { return false };
+    let Some(body) = text.strip_prefix('$') else {
+        return false;
+    };
     let Some(body) = body.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
         // `$name`, `$1`, `$?`.
         return true;
@@ -1115,7 +1129,9 @@ fn expansion_understood(text: &str) -> bool {
     };
     let mut rest = body.get(name_end..).unwrap_or("");
     if let Some(after) = rest.strip_prefix('[') {
-        let Some((index, tail)) = after.split_once(']') else { return false };
+        let Some((index, tail)) = after.split_once(']') else {
+            return false;
+        };
         if !(index == "@" || index == "*" || (!index.is_empty() && index.chars().all(|c| c.is_ascii_digit()))) {
             return false;
         }
@@ -1133,10 +1149,14 @@ mod tests {
 
     #[test]
     fn expansions_read() {
-        for ok in ["$x", "${x}", "${#x}", "${x:-d}", "${x%.rs}", "${a[@]}", "${a[0]}", "${#}", "${x/a/b}", "$1", "${10}"] {
+        for ok in [
+            "$x", "${x}", "${#x}", "${x:-d}", "${x%.rs}", "${a[@]}", "${a[0]}", "${#}", "${x/a/b}", "$1", "${10}",
+        ] {
             assert!(expansion_understood(ok), "{ok}");
         }
-        for no in ["${!x}", "${x:1}", "${x: -1}", "${a[$i]}", "${a[i]}", "${x@P}", "${x@Q}", "${}"] {
+        for no in [
+            "${!x}", "${x:1}", "${x: -1}", "${a[$i]}", "${a[i]}", "${x@P}", "${x@Q}", "${}",
+        ] {
             assert!(!expansion_understood(no), "{no}");
         }
     }
