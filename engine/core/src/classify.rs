@@ -358,10 +358,7 @@ impl Classifier {
         }
         // A wrapper that changes directory (`env -C dir rm x`) runs the command there.
         if let Some(dir) = chdir(command.words.get(..start).unwrap_or(&[]), wrapped) {
-            let there = match dir {
-                Some(dir) => PathBuf::from(absolute(cwd, &dir)),
-                None => unknown_dir(),
-            };
+            let there = PathBuf::from(absolute(cwd, &dir));
             let mut inner = command.clone();
             inner.words = words.to_vec();
             inner.expanded = expanded
@@ -584,24 +581,30 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
     (!runs.is_empty()).then_some((find, runs))
 }
 
-/// The directory a wrapper moves to (`env -C DIR`, `--chdir=DIR`, `-CDIR`): `Some(None)` when
-/// its value is not known.
-fn chdir(wrappers: &[String], expanded: &[bool]) -> Option<Option<String>> {
-    let mut moved = None;
+/// The directory a wrapper moves to (`env -C DIR`, `--chdir=DIR`, `-CDIR`), `*` when its value
+/// is not known; `None` when none moves.
+fn chdir(wrappers: &[String], expanded: &[bool]) -> Option<String> {
+    let mut moved: Option<String> = None;
     for (i, w) in wrappers.iter().enumerate() {
-        let unknown = |j: usize| expanded.get(j) == Some(&true);
+        let known = |j: usize, v: &str| {
+            if expanded.get(j) == Some(&true) {
+                "*".to_string()
+            } else {
+                v.to_string()
+            }
+        };
         let value = if w == "-C" || w == "--chdir" {
-            Some(wrappers.get(i + 1).filter(|_| !unknown(i + 1)).cloned())
+            Some(wrappers.get(i + 1).map_or_else(|| "*".to_string(), |v| known(i + 1, v)))
         } else if let Some(v) = w.strip_prefix("--chdir=") {
-            Some(Some(v.to_string()).filter(|_| !unknown(i)))
-        } else if let Some(v) = w.strip_prefix("-C").filter(|v| !v.is_empty() && !w.starts_with("--")) {
-            Some(Some(v.to_string()).filter(|_| !unknown(i)))
+            Some(known(i, v))
         } else {
-            None
+            w.strip_prefix("-C")
+                .filter(|v| !v.is_empty() && !w.starts_with("--"))
+                .map(|v| known(i, v))
         };
         if let Some(value) = value {
-            // A second move is relative to the first; keep it simple: unknown.
-            moved = if moved.is_some() { Some(None) } else { Some(value) };
+            // A second move is relative to the first; kept simple: unknown.
+            moved = Some(if moved.is_some() { "*".to_string() } else { value });
         }
     }
     moved
