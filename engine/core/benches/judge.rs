@@ -331,7 +331,10 @@ fn classifying(c: &mut Criterion) {
     const LINES: [(&str, &str); 5] = [
         ("simple", "git status"),
         ("chain", "cd src && cargo test 2>&1 | tail -20; echo done"),
-        ("substitution", "echo \"head: $(git rev-parse --short HEAD)\" > notes.txt"),
+        (
+            "substitution",
+            "echo \"head: $(git rev-parse --short HEAD)\" > notes.txt",
+        ),
         ("loop", "for f in src/*.rs; do wc -l \"$f\"; done"),
         (
             "heredoc",

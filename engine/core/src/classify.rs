@@ -754,6 +754,68 @@ mod tests {
         assert_eq!(c.effects.writes, ["*"]);
     }
 
+    fn writes(line: &str) -> Vec<String> {
+        let mut w = classifier().classify(line, Path::new("/w")).effects.writes;
+        w.sort();
+        w.dedup();
+        w
+    }
+
+    #[test]
+    fn directories_are_the_few_a_command_may_run_in() {
+        // Gated by `&&`: only the new directory.
+        assert_eq!(writes("cd /etc && rm passwd"), ["/etc/passwd"]);
+        // After `;` the cd may have failed: both.
+        assert_eq!(writes("cd /etc; rm passwd"), ["/etc/passwd", "/w/passwd"]);
+        assert_eq!(writes("true && cd /etc; rm x"), ["/etc/x", "/w/x"]);
+        assert_eq!(writes("true || cd /etc && rm x"), ["/etc/x", "/w/x"]);
+        // A subshell does not leak; a pipeline's element neither.
+        assert_eq!(writes("(cd /etc && true); rm x"), ["/w/x"]);
+        assert_eq!(writes("cd /etc | true; rm x"), ["/w/x"]);
+        // A branch may have run; a loop that moves runs anywhere.
+        assert_eq!(writes("if true; then cd /etc; fi; rm x"), ["/etc/x", "/w/x"]);
+        assert_eq!(writes("for d in a; do cd /etc; rm x; done"), ["*"]);
+        // Unknown targets.
+        assert_eq!(writes("cd - && rm x"), ["*"]);
+        assert_eq!(writes("cd \"$D\" && rm x"), ["*"]);
+        assert_eq!(writes("CDPATH=/etc cd x && rm y"), ["*"]);
+        assert_eq!(writes("cd && rm x"), ["~/x"]);
+        assert_eq!(writes("pushd /etc && popd && rm x"), ["/w/x"]);
+        // The grammar's `(a && b 2>&1) | c` is bash's `a && (b 2>&1 | c)`.
+        assert_eq!(writes("cd /etc && true 2>&1 | rm x"), ["/etc/x"]);
+    }
+
+    #[test]
+    fn substitutions_are_parts_of_their_own() {
+        let c = classifier().classify("true $(rm a) `rm b` <(rm c) > \"$(rm d)\"", Path::new("/w"));
+        let texts: Vec<&str> = c.parts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts[..4], ["rm a", "rm b", "rm c", "rm d"]);
+        assert!(c.parts[..4].iter().all(|p| !p.decides_status));
+        let mut w = c.effects.writes.clone();
+        w.sort();
+        assert_eq!(w, ["*", "/w/a", "/w/b", "/w/c", "/w/d"]);
+        // A substitution's cd stays in it.
+        assert_eq!(writes("true $(cd /etc) && rm x"), ["/w/x"]);
+    }
+
+    #[test]
+    fn a_program_by_path_or_renamed_is_not_the_known_one() {
+        for line in [
+            "./rm x",
+            "bin/rm x",
+            "PATH=. rm x",
+            "env PATH=. rm x",
+            "rm() { true; }; rm x",
+            "./env rm x",
+        ] {
+            let c = classifier().classify(line, Path::new("/w"));
+            assert!(c.parts.iter().any(|p| p.rule.is_none()), "{line}");
+            assert_eq!(c.effects.writes, ["*"], "{line}");
+        }
+        let c = classifier().classify("/bin/rm x", Path::new("/w"));
+        assert_eq!(c.effects.writes, ["/w/x"]);
+    }
+
     #[test]
     fn assignments() {
         assert!(is_assignment("RUST_LOG=debug"));
