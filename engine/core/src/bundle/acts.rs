@@ -171,6 +171,9 @@ impl Bundle {
             contained: true,
             ..EffectProfile::default()
         };
+        // The parts no kept rule covers, together: a rule about a combination (a secret read
+        // and the network) still sees it.
+        let mut rest = accounted.clone();
         for part in act.parts {
             join(&mut accounted, &part.effects);
             let own = part.effects.resolve(workspace);
@@ -198,12 +201,17 @@ impl Bundle {
                 }
                 Some(d) if d < alone => {
                     beyond.extend(naming.iter().filter(|r| r.decision == d));
+                    join(&mut rest, &part.effects);
                     alone
                 }
-                _ => alone,
+                _ => {
+                    join(&mut rest, &part.effects);
+                    alone
+                }
             };
             worst = worst.max(decided);
         }
+        worst = worst.max(self.judge_effects(mode, &rest.resolve(workspace), context).decision);
         // INVARIANT (fail closed): the parts must account for everything the line does.
         let whole = Profile::from(effects);
         let parts = Profile::from(&accounted.resolve(workspace));
