@@ -65,7 +65,9 @@ impl Options {
             if ended || word == "-" || !word.starts_with('-') {
                 // INVARIANT (fail closed): a word that holds an expansion may expand to an option
                 // (`sort $X f` with `X=-o/etc/x`): only after `--` is it surely an argument.
-                if !ended && !self.any && expanded.get(at) == Some(&true) && word.starts_with('$') {
+                // `$?`, `$#`, `$$`, `$!` expand to digits: never an option.
+                let digits = matches!(word.as_str(), "$?" | "$#" | "$$" | "$!");
+                if !ended && !self.any && expanded.get(at) == Some(&true) && word.starts_with('$') && !digits {
                     return Err(format!("`{word}` is expanded when run and may be an option"));
                 }
                 found.positional.push(at);
