@@ -393,9 +393,9 @@ fn the_example_runs_show_judged_steps_and_verdicts() {
     let text = String::from_utf8_lossy(&out.stdout);
     for needle in [
         "mode workspace-write: 3 allow, 1 ask, 0 refuse",
-        // `cargo test` writes the workspace, which holds the protected paths: outside a proven
+        // `cargo test` runs the project's code, so what it writes is unknown: outside a proven
         // sandbox, workspace-write asks.
-        "(rule `workspace-write/writes-covering-protected-uncontained`)",
+        "(rule `workspace-write/writes-unknown-uncontained`)",
         "  1  allow   Read src/lib.rs",
         "ask     exec_command /bin/bash -lc 'cargo test || true'",
         "(rule `boundaries/reads-outside`)",

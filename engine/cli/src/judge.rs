@@ -13,15 +13,15 @@ use std::path::{Path, PathBuf};
 /// Effects JSON larger than this is refused: it is untrusted input.
 const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 
-/// Judge one step under a mode: its effects, or a tool call judged as the hook judges it (the
-/// provider's tool map, the command classifier, kept rules). Prints one JSON object
+/// Judge one step's effects under a mode, or a tool call as the hook judges it (the provider's
+/// tool map, the command classifier, kept rules). Prints one JSON object
 /// `{"decision","reason","rules","mode","by"}` (`by`: what decided it, `ceiling`, `rules`,
 /// `default` or `unjudgeable`; a tool call adds `effects` and `parts`) and exits 0 whatever the
 /// decision (2 for a usage or bundle error). With `--batch`, one step per line of stdin, one
 /// answer per line of stdout, the bundle loaded once.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n  \
+    after_help = "Example:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n  \
 sixfold judge --mode workspace-write --tool Bash --input '{\"command\":\"sed -n 1w/etc/x f\"}'\n  \
 printf '%s\\n' '{\"tool\":\"Bash\",\"input\":{\"command\":\"git status\"}}' | sixfold judge --batch --mode ask\n\n\
 Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's \

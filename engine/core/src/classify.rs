@@ -93,6 +93,7 @@ fn pipefail_after(words: &[String], before: bool) -> bool {
 pub struct Classifier {
     rules: HashMap<String, Vec<std::sync::Arc<CommandRule>>>,
     wrappers: HashMap<String, Wrapper>,
+    inert: Vec<String>,
 }
 
 impl Classifier {
@@ -113,6 +114,11 @@ impl Classifier {
     /// Adds a wrapper.
     pub(crate) fn add_wrapper(&mut self, program: &str, wrapper: Wrapper) {
         self.wrappers.insert(program.to_string(), wrapper);
+    }
+
+    /// Adds assignments that do not change what a command runs (see [`inert`]).
+    pub(crate) fn add_inert(&mut self, names: &[String]) {
+        self.inert.extend(names.iter().cloned());
     }
 
     /// Classifies shell text run in `cwd` (absolute).
@@ -356,6 +362,14 @@ impl Classifier {
             join(&mut effects, not_understood());
             return (effects, part(None));
         }
+        // INVARIANT (fail closed): an assignment before the program that is not listed as inert
+        // (`LD_PRELOAD=…`, `GIT_PAGER=sh`, `PYTHONSTARTUP=…`) may change what it runs: the
+        // command is not understood, joined to what its rule says it does.
+        let assigned = command.words.get(..start).unwrap_or(&[]);
+        if let Some(word) = assigned.iter().find(|w| is_assignment(w) && !inert(&self.inert, w)) {
+            opaque.get_or_insert_with(|| format!("the assignment `{word}` may change what `{program}` runs"));
+            join(&mut effects, not_understood());
+        }
         // A wrapper that changes directory (`env -C dir rm x`) runs the command there.
         if let Some(dir) = chdir(command.words.get(..start).unwrap_or(&[]), wrapped) {
             let there = PathBuf::from(absolute(cwd, &dir));
@@ -414,19 +428,16 @@ impl Classifier {
         }
         let skip = rule.prefix.len();
         let (rest, rest_expanded) = (words.get(skip..).unwrap_or(&[]), expanded.get(skip..).unwrap_or(&[]));
-        let args = if rule.shell {
-            Args::new(rest, rest_expanded)
-        } else {
-            // INVARIANT (fail closed): an option the rule does not list, or a script its reader
-            // does not understand, makes the command not understood.
-            match Args::read(rule, rest, rest_expanded) {
-                Ok(args) => args,
-                Err(why) => {
-                    opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
-                    join(&mut effects, not_understood());
-                    return (effects, parts);
-                }
-            }
+        // INVARIANT (fail closed): an option the rule does not list, or a script its reader does
+        // not understand, makes the command not understood: the conservative profile, joined to
+        // what the rule knows it does at least (`sixfold mode set full --x` still writes
+        // `.sixfold/`).
+        let (args, understood) = match rule.shell {
+            true => (Args::new(rest, rest_expanded), Ok(())),
+            false => match Args::read(rule, rest, rest_expanded) {
+                Ok(args) => (args, Ok(())),
+                Err(why) => (Args::new(rest, rest_expanded), Err(why)),
+            },
         };
         if rule.shell {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
@@ -466,6 +477,10 @@ impl Classifier {
         own.reads.extend(args.option_reads.iter().map(place));
         own.writes.extend(args.option_writes.iter().map(place));
         join(&mut effects, own);
+        if let Err(why) = understood {
+            opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
+            join(&mut effects, not_understood());
+        }
         (effects, parts)
     }
 
@@ -579,6 +594,17 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
         i = end + 1;
     }
     (!runs.is_empty()).then_some((find, runs))
+}
+
+/// Whether the assignment `word` (`NAME=VALUE`) is listed as inert: by its name, a name prefix
+/// (`LC_*`), or the whole assignment (`GIT_PAGER=cat`).
+fn inert(listed: &[String], word: &str) -> bool {
+    let name = word.split_once('=').map_or(word, |(n, _)| n);
+    listed.iter().any(|entry| match entry.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None if entry.contains('=') => entry == word,
+        None => entry == name,
+    })
 }
 
 /// The directory a wrapper moves to (`env -C DIR`, `--chdir=DIR`, `-CDIR`), `*` when its value

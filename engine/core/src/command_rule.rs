@@ -201,13 +201,14 @@ impl Args {
         })
     }
 
-    /// Arguments that are not options; `None` for one holding an expansion (unknown).
+    /// Arguments that are not options; `None` for one whose place is not known (it holds an
+    /// expansion, or a glob that may match a dot name).
     fn positional(&self) -> Vec<Option<String>> {
         self.positional
             .iter()
             .map(|&i| match self.expanded.get(i) {
                 Some(true) => None,
-                _ => self.words.get(i).cloned(),
+                _ => self.words.get(i).filter(|w| !may_glob_a_dot_name(w)).cloned(),
             })
             .collect()
     }
@@ -269,6 +270,16 @@ impl Args {
     }
 }
 
+/// Whether `word`, as a path, has a component that starts with `.` and holds a glob character:
+/// the shell expands it to names it cannot be told from (`.e*` may be `.env`, `.s*` may be
+/// `.sixfold`), so its place is not known. A component starting with anything else cannot match
+/// a name starting with `.` (bash's `dotglob` is off unless a command turns it on, which is not
+/// understood), and every secret or protected name a glob could hide that way starts with `.`.
+pub(crate) fn may_glob_a_dot_name(word: &str) -> bool {
+    word.split('/')
+        .any(|part| part.starts_with('.') && part.contains(['*', '?', '[']))
+}
+
 /// The words with `$HOME/…` and `${HOME}/…` spelled `~/…` (no longer an expansion), so a path
 /// under the home is seen as the place it is: `cat $HOME/.ssh/id_rsa` reads a secret.
 fn home_spelled(words: &[String], expanded: &[bool]) -> (Vec<String>, Vec<bool>) {
@@ -299,5 +310,86 @@ mod tests {
         assert!(flag_matches("-*c", "-c"));
         assert!(!flag_matches("-*c", "--rcfile"));
         assert!(flag_matches("--in-place", "--in-place"));
+    }
+
+    fn words(line: &str) -> (Vec<String>, Vec<bool>) {
+        let words: Vec<String> = line.split(' ').map(String::from).collect();
+        let expanded = words.iter().map(|w| w.contains('$')).collect();
+        (words, expanded)
+    }
+
+    fn rule(reader: Option<ScriptReader>, max_args: Option<usize>, options: Options) -> CommandRule {
+        CommandRule {
+            id: "r".into(),
+            prefix: vec![vec!["p".into()]],
+            flags: None,
+            effects: EffectProfile::default(),
+            unknown: false,
+            shell: false,
+            options,
+            reader,
+            max_args,
+        }
+    }
+
+    fn read(rule: &CommandRule, line: &str) -> Result<Args, String> {
+        let (w, e) = words(line);
+        Args::read(rule, &w, &e)
+    }
+
+    #[test]
+    fn a_reader_reads_the_first_argument_or_the_script_options() {
+        let sed = rule(
+            Some(ScriptReader::Sed),
+            None,
+            Options {
+                listed: vec![("-n".into(), Takes::Nothing), ("-e".into(), Takes::Script)],
+                ..Options::default()
+            },
+        );
+        let args = read(&sed, "-n 1,10p f").unwrap();
+        assert_eq!(args.positional(), [Some("f".to_string())], "the script is not a file");
+        assert!(read(&sed, "-n 1w/etc/x f").is_err());
+        assert_eq!(
+            read(&sed, "-e p -e s/a/b/ f").unwrap().positional(),
+            [Some("f".to_string())]
+        );
+        assert!(read(&sed, "-e p -e 1e/bin/id f").is_err());
+        assert!(
+            read(&sed, "-f x.sed f").is_err(),
+            "a script file is an option it does not list"
+        );
+    }
+
+    #[test]
+    fn more_arguments_than_allowed_are_not_understood() {
+        let config = rule(None, Some(1), Options::default());
+        assert!(read(&config, "user.name").is_ok());
+        assert!(read(&config, "core.hooksPath /tmp/h").is_err());
+    }
+
+    #[test]
+    fn a_glob_that_may_match_a_dot_name_is_not_a_known_place() {
+        for word in [
+            ".e*",
+            "config/.env.?",
+            "~/.aw?/credentials",
+            ".[a-z]*",
+            ".*/hooks",
+            "./.s*",
+        ] {
+            assert!(may_glob_a_dot_name(word), "{word}");
+        }
+        for word in ["*.rs", "src/*.rs", "build/*", "./*", ".env", "~/.aws/credentials", "?x"] {
+            assert!(!may_glob_a_dot_name(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn the_home_spelled_as_a_variable_is_the_home() {
+        let (w, e) = words("$HOME/.ssh/id_rsa ${HOME}/x $HOMEX/y");
+        let (w, e) = home_spelled(&w, &e);
+        assert_eq!(w, ["~/.ssh/id_rsa", "~/x", "$HOMEX/y"]);
+        assert_eq!(e, [false, false, true]);
     }
 }

@@ -400,7 +400,7 @@ fn shell_wrappers_are_classified_inside() {
 #[test]
 fn expanded_arguments_are_unknown_places() {
     let c = classify("rm -rf \"$TARGET\"");
-    assert_eq!(c.effects.writes, ["*"]);
+    assert!(!c.effects.writes.is_empty() && c.effects.writes.iter().all(|w| w == "*"));
 }
 
 #[test]

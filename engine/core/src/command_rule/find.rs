@@ -85,6 +85,12 @@ const ONE: [&str; 37] = [
 /// Reads `find`'s arguments: the indices of its starting paths (what it reads), or why the
 /// expression is not understood.
 pub(crate) fn read(words: &[String], expanded: &[bool]) -> Result<Vec<usize>, String> {
+    // INVARIANT (fail closed): an expanded word may split into primaries when it runs
+    // (`-name $X` with `X='x -delete'`).
+    if let Some(at) = expanded.iter().position(|&e| e) {
+        let word = words.get(at).map(String::as_str).unwrap_or("");
+        return Err(format!("`{word}` is expanded when run and may turn into primaries"));
+    }
     let mut paths = Vec::new();
     let mut i = 0;
     // Leading options, then the starting paths, then the expression.
@@ -99,10 +105,6 @@ pub(crate) fn read(words: &[String], expanded: &[bool]) -> Result<Vec<usize>, St
     while let Some(word) = words.get(i) {
         if word.starts_with('-') || word == "(" || word == "!" {
             break;
-        }
-        // INVARIANT (fail closed): an expanded starting path may expand to a primary.
-        if expanded.get(i) == Some(&true) && word.starts_with('$') {
-            return Err(format!("`{word}` is expanded when run and may be a primary"));
         }
         paths.push(i);
         i += 1;
@@ -141,7 +143,7 @@ mod tests {
 
     fn find(line: &str) -> Result<Vec<usize>, String> {
         let words: Vec<String> = line.split(' ').map(String::from).collect();
-        let expanded: Vec<bool> = words.iter().map(|w| w.starts_with('$')).collect();
+        let expanded: Vec<bool> = words.iter().map(|w| w.contains('$')).collect();
         read(&words, &expanded)
     }
 
@@ -168,6 +170,7 @@ mod tests {
             ". -fls /etc/x",
             ". -name x -frobnicate",
             "$DIR -name x",
+            ". -name $X",
             ". -name",
         ] {
             assert!(find(line).is_err(), "{line}");

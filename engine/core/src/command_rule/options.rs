@@ -27,6 +27,9 @@ pub(crate) struct Options {
     pub(crate) listed: Vec<(String, Takes)>,
     /// `-NUM` (`head -5`) is understood.
     pub(crate) numeric: bool,
+    /// The list is every option the program has, none of them dangerous: an expansion can only
+    /// turn into one of them.
+    pub(crate) complete: bool,
     /// Every option is understood: for a rule whose effects already hold whatever an option
     /// could do (it writes the whole workspace, or it is not understood anyway).
     pub(crate) any: bool,
@@ -56,20 +59,26 @@ impl Options {
     /// or as the next word; `--` ends the options.
     pub(crate) fn read(&self, words: &[String], expanded: &[bool]) -> Result<Found, String> {
         let mut found = Found::default();
-        let known = |i: usize, value: &str| (expanded.get(i) != Some(&true)).then(|| value.to_string());
+        // INVARIANT (fail closed): a word that holds an expansion may turn into options when it
+        // runs (`sort $X f` with `X=-o/etc/x`; unquoted, `a$X` or `--key=$X` split into several
+        // words): before `--`, unless every option the program has is listed and harmless, the
+        // command is not understood.
+        if !self.any && !self.complete {
+            let options_end = words.iter().position(|w| w == "--").unwrap_or(words.len());
+            if let Some(at) = (0..options_end).find(|&i| expanded.get(i) == Some(&true)) {
+                let word = words.get(at).map(String::as_str).unwrap_or("");
+                return Err(format!("`{word}` is expanded when run and may turn into options"));
+            }
+        }
+        let known = |i: usize, value: &str| {
+            (expanded.get(i) != Some(&true) && !super::may_glob_a_dot_name(value)).then(|| value.to_string())
+        };
         let mut i = 0;
         let mut ended = false;
         while let Some(word) = words.get(i) {
             let at = i;
             i += 1;
             if ended || word == "-" || !word.starts_with('-') {
-                // INVARIANT (fail closed): a word that holds an expansion may expand to an option
-                // (`sort $X f` with `X=-o/etc/x`): only after `--` is it surely an argument.
-                // `$?`, `$#`, `$$`, `$!` expand to digits: never an option.
-                let digits = matches!(word.as_str(), "$?" | "$#" | "$$" | "$!");
-                if !ended && !self.any && expanded.get(at) == Some(&true) && word.starts_with('$') && !digits {
-                    return Err(format!("`{word}` is expanded when run and may be an option"));
-                }
                 found.positional.push(at);
                 continue;
             }
@@ -155,13 +164,14 @@ mod tests {
                 ("-T".into(), Takes::Read),
             ],
             numeric: false,
+            complete: false,
             any: false,
         }
     }
 
     fn read(options: &Options, line: &str) -> Result<Found, String> {
         let words: Vec<String> = line.split(' ').map(String::from).collect();
-        let expanded: Vec<bool> = words.iter().map(|w| w.starts_with('$')).collect();
+        let expanded: Vec<bool> = words.iter().map(|w| w.contains('$')).collect();
         options.read(&words, &expanded)
     }
 
@@ -175,7 +185,14 @@ mod tests {
         assert_eq!(read(&o, "--output=/etc/x f").unwrap().writes, [Some("/etc/x".into())]);
         assert_eq!(read(&o, "-k 2 -n f").unwrap().positional, [3]);
         assert_eq!(read(&o, "-- -o f").unwrap().positional, [1, 2]);
-        assert_eq!(read(&o, "-o $OUT f").unwrap().writes, [None]);
+        assert!(
+            read(&o, "-o $OUT f").is_err(),
+            "an expanded value may split into options"
+        );
+        assert!(
+            read(&o, "-k2 a$X").is_err(),
+            "so may a word that only holds an expansion"
+        );
     }
 
     #[test]
@@ -197,6 +214,14 @@ mod tests {
         assert!(read(&o, "--n f").is_err());
         assert!(read(&o, "-o").is_err(), "a value that is missing");
         assert!(read(&o, "$OPT f").is_err(), "an expansion may be an option");
+        let complete = Options {
+            complete: true,
+            ..sort()
+        };
+        assert!(
+            read(&complete, "$OPT f").is_ok(),
+            "unless every option the program has is listed"
+        );
         assert!(read(&o, "-- $OPT").is_ok());
         assert!(read(&o, "-5 f").is_err());
         let numeric = Options {

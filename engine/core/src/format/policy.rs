@@ -55,6 +55,11 @@ pub struct PolicyFile {
     /// Wrapper programs (`timeout`, `nice`, `env`, …) stripped before a command is classified.
     #[serde(default)]
     pub wrappers: Vec<WrapperFile>,
+    /// Assignments before a command (`NAME=VALUE cmd`, `env NAME=VALUE cmd`) that do not change
+    /// what it runs: a name (`RUST_LOG`), a name prefix (`LC_*`) or a whole assignment
+    /// (`GIT_PAGER=cat`). Any other assignment makes the command not understood.
+    #[serde(default)]
+    pub inert_assignments: Vec<String>,
     /// What MCP tools do, by `SERVER` or `SERVER/TOOL` (the more specific wins). A tool of a
     /// server named nowhere gets the conservative profile.
     #[serde(default)]
@@ -250,6 +255,10 @@ pub struct OptionsFile {
     /// `-NUM` is understood (`head -5`).
     #[serde(default)]
     pub numeric: bool,
+    /// The lists hold every option the program has, and none can write, read a path or run
+    /// code: an expansion (`echo $X`) can only turn into one of them, so it is understood.
+    #[serde(default)]
+    pub complete: bool,
     /// Every option is understood. Only for a rule whose effects already hold whatever an
     /// option could do: it writes the working directory `.` (judged like an unknown write
     /// unless contained); checked when the bundle loads.

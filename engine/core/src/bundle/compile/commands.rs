@@ -11,6 +11,7 @@ use crate::format::PolicyFile;
 impl Compiler<'_> {
     pub(crate) fn compile_commands(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
         for (doc, policy) in policies.in_load_order() {
+            bundle.classifier.add_inert(&policy.inert_assignments);
             for w in &policy.wrappers {
                 bundle.classifier.add_wrapper(
                     &w.program,
@@ -93,6 +94,7 @@ impl Compiler<'_> {
                     options: Options {
                         listed,
                         numeric: options.numeric,
+                        complete: options.complete,
                         any: options.any,
                     },
                     reader: r.reader,
