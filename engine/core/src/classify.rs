@@ -175,6 +175,14 @@ impl Classifier {
             }
             names.note(command);
             let (effects, mut parts) = self.classify_simple(command, &mut dirs, depth, &names, &mut out.opaque);
+            // INVARIANT (fail closed): text run as commands (`eval`, `source`) or a function of
+            // the line may change directory where the reader cannot see.
+            let start = self.skip_wrappers(&command.words, &Names::default());
+            if let Some(program) = command.words.get(start) {
+                if matches!(program.as_str(), "eval" | "source" | ".") || names.redefines(program) {
+                    dirs.lose();
+                }
+            }
             let shown = decides_status(line.commands.get(i..).unwrap_or(&[]), pipefail);
             for part in &mut parts {
                 part.decides_status &= shown;
@@ -807,6 +815,9 @@ mod tests {
         assert_eq!(writes("CDPATH=/etc cd x && rm y"), ["*"]);
         assert_eq!(writes("cd && rm x"), ["~/x"]);
         assert_eq!(writes("pushd /etc && popd && rm x"), ["/w/x"]);
+        // Text run as commands may have moved.
+        assert_eq!(writes("eval cd /etc; rm x"), ["*"]);
+        assert_eq!(writes("f() { cd /etc; }; f; rm x"), ["*"]);
         // The grammar's `(a && b 2>&1) | c` is bash's `a && (b 2>&1 | c)`.
         assert_eq!(writes("cd /etc && true 2>&1 | rm x"), ["/etc/x"]);
     }

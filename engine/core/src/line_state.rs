@@ -86,6 +86,11 @@ impl Names {
         }
     }
 
+    /// Whether the line redefines `name` (a function, an alias, `hash -p`).
+    pub(crate) fn redefines(&self, name: &str) -> bool {
+        self.redefined.iter().any(|r| r == name)
+    }
+
     /// Why the program of a simple command is not the one its name says, given `run`, its
     /// words up to and including the program (wrappers and their assignments: `env PATH=. cat`).
     pub(crate) fn foreign_in(&self, run: &[String]) -> Option<String> {
@@ -235,6 +240,13 @@ impl Dirs {
         } else {
             self.now = union(&old, &new);
         }
+    }
+
+    /// After a command that may have changed directory in ways the text does not show (`eval`,
+    /// `source`, a function the line defines): an unknown directory.
+    pub(crate) fn lose(&mut self) {
+        self.now = vec![unknown_dir()];
+        self.fallback = None;
     }
 
     /// The one directory the next command runs in, or `*`.
