@@ -24,12 +24,7 @@ pub(super) fn read(text: &str) -> CommandLine {
         line.opaque = Some("the command is too long to read".into());
         return line;
     }
-    let mut parser = tree_sitter::Parser::new();
-    if parser.set_language(&tree_sitter_bash::LANGUAGE.into()).is_err() {
-        line.opaque = Some("the shell grammar cannot be loaded".into());
-        return line;
-    }
-    let Some(tree) = parser.parse(text, None) else {
+    let Some(tree) = with_parser(|parser| parser.parse(text, None)).flatten() else {
         line.opaque = Some("the command cannot be read".into());
         return line;
     };
@@ -49,6 +44,35 @@ pub(super) fn read(text: &str) -> CommandLine {
     let ctx = Ctx::default();
     reader.sequence(root, &ctx, 0, &[]);
     reader.line
+}
+
+thread_local! {
+    /// One parser per thread: making one and loading the grammar is most of a short line's cost.
+    static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's parser, made on first use; `None` when the grammar cannot be
+/// loaded.
+fn with_parser<T>(f: impl FnOnce(&mut tree_sitter::Parser) -> T) -> Option<T> {
+    let fresh = || {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .ok()
+            .map(|_| parser)
+    };
+    PARSER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) => {
+            if kept.is_none() {
+                *kept = fresh();
+            }
+            let parser = kept.as_mut()?;
+            parser.reset();
+            Some(f(parser))
+        }
+        // Never re-entered; if it were, a parser of its own.
+        Err(_) => fresh().map(|mut parser| f(&mut parser)),
+    })
 }
 
 /// Where a statement runs.
