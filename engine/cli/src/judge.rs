@@ -170,6 +170,7 @@ impl Judger {
             kind: mapped.act.kind,
             text: &mapped.act.text,
             commands: &commands,
+            parts: mapped.classified.as_ref().map(|c| c.parts.as_slice()).unwrap_or(&[]),
         };
         let effects = mapped.effects.resolve(&self.context.workspace);
         let judgement = bundle.judge_step(mode, &act, &effects, &self.context);

@@ -291,11 +291,13 @@ fn loading(c: &mut Criterion) {
     group.bench_function("shipped-bundle-without-drop", |b| {
         b.iter_with_large_drop(|| Bundle::load(black_box(&[shipped::source()])))
     });
-    // Only what `workspace-write` judges with: the modes and the three policies they include.
+    // Only what `workspace-write` judges with: the modes, the three policies they include and
+    // the environments they name.
     let needed = [
         "policies/secrets.toml",
         "policies/protected.toml",
         "policies/boundaries.toml",
+        "policies/environments.toml",
     ];
     let subset = BundleSource::new(
         Origin::Shipped,
@@ -323,9 +325,40 @@ fn loading(c: &mut Criterion) {
     group.finish();
 }
 
+/// The shell reader (tree-sitter-bash, walked by an allow-list) and the command classifier on
+/// lines agents write: `shell::parse` alone, and `Bundle::classify` (parse, rules, directories).
+fn classifying(c: &mut Criterion) {
+    const LINES: [(&str, &str); 5] = [
+        ("simple", "git status"),
+        ("chain", "cd src && cargo test 2>&1 | tail -20; echo done"),
+        (
+            "substitution",
+            "echo \"head: $(git rev-parse --short HEAD)\" > notes.txt",
+        ),
+        ("loop", "for f in src/*.rs; do wc -l \"$f\"; done"),
+        (
+            "heredoc",
+            "cat > notes.md <<'EOF'\n# Notes\n\nA few lines of text that an agent writes.\nEOF\ngit add notes.md",
+        ),
+    ];
+    let bundle = load(&[shipped::source()]);
+    let cwd = std::path::Path::new("/workspace");
+    let mut group = c.benchmark_group("shell");
+    for (name, line) in LINES {
+        assert!(sixfold_core::shell::parse(line).opaque.is_none(), "{name}");
+        group.bench_function(BenchmarkId::new("parse", name), |b| {
+            b.iter(|| sixfold_core::shell::parse(black_box(line)))
+        });
+        group.bench_function(BenchmarkId::new("classify", name), |b| {
+            b.iter(|| bundle.classify(black_box(line), black_box(cwd)))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = data_only, one_script, ceiling_paths, scaling, resolution, loading
+    targets = data_only, one_script, ceiling_paths, scaling, resolution, classifying, loading
 }
 criterion_main!(benches);

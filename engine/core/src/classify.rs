@@ -6,7 +6,8 @@
 
 use crate::command_rule::{not_understood, select, Args, CommandRule, Wrapper};
 use crate::effects::EffectProfile;
-use crate::shell::{self, SimpleCommand};
+use crate::line_state::{absolute, is_assignment, unknown_dir, Dirs, Names};
+use crate::shell::{self, CommandLine, SimpleCommand};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,14 @@ pub struct Part {
     /// `;`, `&`, or `|` without `pipefail` follows it).
     #[serde(default)]
     pub decides_status: bool,
+    /// What this simple command alone does (its rule's effects and its redirections'), paths
+    /// absolute: what judging a line part by part reads (a kept rule covers one part). Not
+    /// recorded.
+    #[serde(skip)]
+    pub effects: EffectProfile,
+    /// What its redirections alone do (a kept rule never covers them). Not recorded.
+    #[serde(skip)]
+    pub redirected: EffectProfile,
 }
 
 /// The classification of a command line.
@@ -112,13 +121,23 @@ impl Classifier {
         self.inert.extend(names.iter().cloned());
     }
 
-    /// Classifies shell text run in `cwd` (absolute). `home` expands a leading `~`.
+    /// Classifies shell text run in `cwd` (absolute).
     pub fn classify(&self, text: &str, cwd: &Path) -> Classified {
-        self.classify_at(text, cwd, 0)
+        self.classify_at(text, &[cwd.to_path_buf()], 0, &Names::default())
     }
 
-    fn classify_at(&self, text: &str, cwd: &Path, depth: usize) -> Classified {
-        let line = shell::parse(text);
+    fn classify_at(&self, text: &str, cwd: &[PathBuf], depth: usize, names: &Names) -> Classified {
+        let mut classified = self.classify_line(&shell::parse(text), cwd, depth, names);
+        // Text not understood that names bash's network devices may open a socket.
+        if classified.opaque.is_some() && (text.contains("/dev/tcp/") || text.contains("/dev/udp/")) {
+            classified.effects.reaches = true;
+        }
+        classified
+    }
+
+    /// Classifies a parsed line run in one of `cwd`; `names` says what the text around it
+    /// already changed.
+    fn classify_line(&self, line: &CommandLine, cwd: &[PathBuf], depth: usize, names: &Names) -> Classified {
         let mut out = Classified {
             effects: nothing(),
             parts: Vec::new(),
@@ -131,10 +150,39 @@ impl Classifier {
             out.effects = not_understood();
             return out;
         }
-        let mut cwd = cwd.to_path_buf();
+        let mut names = names.clone().with_functions(&line.functions);
+        let mut dirs = Dirs::new(cwd);
         let mut pipefail = false;
+        let changes_dir = |c: &SimpleCommand| {
+            let start = self.skip_wrappers(&c.words, &Names::default());
+            c.words
+                .get(start)
+                .is_some_and(|w| matches!(w.as_str(), "cd" | "pushd" | "popd"))
+        };
         for (i, command) in line.commands.iter().enumerate() {
-            let (effects, mut parts) = self.classify_simple(command, &mut cwd, depth, &mut out.opaque);
+            dirs.enter(&line.commands, i, changes_dir);
+            // Substitutions run first, each in a subshell: their parts never decide the status.
+            for substitution in &command.substitutions {
+                let inner = self.classify_line(substitution, &dirs.now, depth + 1, &names);
+                if let Some(why) = inner.opaque {
+                    out.opaque.get_or_insert(why);
+                }
+                join(&mut out.effects, inner.effects);
+                out.parts.extend(inner.parts.into_iter().map(|p| Part {
+                    decides_status: false,
+                    ..p
+                }));
+            }
+            names.note(command);
+            let (effects, mut parts) = self.classify_simple(command, &mut dirs, depth, &names, &mut out.opaque);
+            // INVARIANT (fail closed): text run as commands (`eval`, `source`) or a function of
+            // the line may change directory where the reader cannot see.
+            let start = self.skip_wrappers(&command.words, &Names::default());
+            if let Some(program) = command.words.get(start) {
+                if matches!(program.as_str(), "eval" | "source" | ".") || names.redefines(program) {
+                    dirs.lose();
+                }
+            }
             let shown = decides_status(line.commands.get(i..).unwrap_or(&[]), pipefail);
             for part in &mut parts {
                 part.decides_status &= shown;
@@ -152,36 +200,69 @@ impl Classifier {
         out
     }
 
-    /// Classifies one simple command; each part it yields carries its own writes and directory.
+    /// Classifies one simple command in every directory it may run in; each part it yields
+    /// carries its own writes and directory. A `cd` moves `dirs`.
     fn classify_simple(
         &self,
         command: &SimpleCommand,
-        cwd: &mut PathBuf,
+        dirs: &mut Dirs,
         depth: usize,
+        names: &Names,
         opaque: &mut Option<String>,
     ) -> (EffectProfile, Vec<Part>) {
-        let dir = cwd.to_string_lossy().into_owned();
-        let (effects, mut parts) = self.classify_words(command, cwd, depth, opaque);
+        let dir = dirs.one();
+        let start = self.skip_wrappers(&command.words, names);
+        let words = command.words.get(start..).unwrap_or(&[]);
+        if let Some(program @ ("cd" | "pushd" | "popd")) = words.first().map(String::as_str) {
+            let expanded: Vec<bool> = (start..command.words.len())
+                .map(|i| command.expanded.contains(&i))
+                .collect();
+            let mut effects = nothing();
+            for cwd in dirs.now.clone() {
+                join(&mut effects, self.redirections(command, &cwd));
+            }
+            dirs.change(command, words, &expanded, names.cdpath);
+            let part = Part {
+                program: program.to_string(),
+                text: words.join(" "),
+                rule: Some("cd".into()),
+                writes: effects.writes.clone(),
+                dir: dir.to_string_lossy().into_owned(),
+                decides_status: true,
+                effects: effects.clone(),
+                redirected: effects.clone(),
+            };
+            return (effects, vec![part]);
+        }
+        let mut effects = nothing();
+        let mut redirected = nothing();
+        let mut parts = Vec::new();
+        for cwd in dirs.now.clone() {
+            let (more, these) = self.classify_words(command, &cwd, depth, names, opaque);
+            join(&mut effects, more);
+            join(&mut redirected, self.redirections(command, &cwd));
+            if parts.is_empty() {
+                parts = these;
+            }
+        }
         match parts.as_mut_slice() {
             [one] if one.dir.is_empty() => {
-                one.writes = if dir == "*" {
-                    self.writes_below_unknown(command, depth)
+                one.writes = if dir.as_os_str() == "*" && dirs.now.len() == 1 {
+                    self.writes_below_unknown(command, depth, names)
                 } else {
                     effects.writes.clone()
                 };
-                one.dir = dir;
+                one.dir = dir.to_string_lossy().into_owned();
+                one.effects = effects.clone();
+                one.redirected = redirected;
             }
             // `bash -c '…' > f`: the inner parts keep their own writes; the outer redirections
             // are written by all of them.
             inner => {
-                let redirected: Vec<String> = command
-                    .redirects
-                    .iter()
-                    .filter(|r| r.output && !DEVICES.contains(&r.target.as_str()))
-                    .map(|r| absolute(Path::new(&dir), &r.target))
-                    .collect();
                 for part in inner {
-                    part.writes.extend(redirected.iter().cloned());
+                    part.writes.extend(redirected.writes.iter().cloned());
+                    join(&mut part.effects, redirected.clone());
+                    join(&mut part.redirected, redirected.clone());
                 }
             }
         }
@@ -191,12 +272,11 @@ impl Classifier {
     /// What a simple command run in a directory nobody knows writes, its relative paths kept
     /// below that directory (`*/tests/a.rs`, `*/` for the directory itself) rather than lost in
     /// `*`: where the record has no working directory, the step's own directory is the run's.
-    fn writes_below_unknown(&self, command: &SimpleCommand, depth: usize) -> Vec<String> {
+    fn writes_below_unknown(&self, command: &SimpleCommand, depth: usize, names: &Names) -> Vec<String> {
         // No path holds a NUL, so nothing real lies below this directory.
         const NOWHERE: &str = "/\u{0}";
-        let mut at = PathBuf::from(NOWHERE);
         let mut ignored = None;
-        let (effects, _) = self.classify_words(command, &mut at, depth, &mut ignored);
+        let (effects, _) = self.classify_words(command, Path::new(NOWHERE), depth, names, &mut ignored);
         effects
             .writes
             .into_iter()
@@ -207,13 +287,8 @@ impl Classifier {
             .collect()
     }
 
-    fn classify_words(
-        &self,
-        command: &SimpleCommand,
-        cwd: &mut PathBuf,
-        depth: usize,
-        opaque: &mut Option<String>,
-    ) -> (EffectProfile, Vec<Part>) {
+    /// What a command's redirections read and write, run in `cwd`.
+    fn redirections(&self, command: &SimpleCommand, cwd: &Path) -> EffectProfile {
         let mut effects = nothing();
         for r in &command.redirects {
             if DEVICES.contains(&r.target.as_str()) {
@@ -230,11 +305,24 @@ impl Classifier {
                 effects.reads.push(path);
             }
         }
-        let start = self.skip_wrappers(&command.words);
+        effects
+    }
+
+    fn classify_words(
+        &self,
+        command: &SimpleCommand,
+        cwd: &Path,
+        depth: usize,
+        names: &Names,
+        opaque: &mut Option<String>,
+    ) -> (EffectProfile, Vec<Part>) {
+        let mut effects = self.redirections(command, cwd);
+        let start = self.skip_wrappers(&command.words, names);
         let words = command.words.get(start..).unwrap_or(&[]);
         let expanded: Vec<bool> = (0..command.words.len())
             .map(|i| command.expanded.contains(&i))
             .collect();
+        let wrapped = expanded.get(..start).unwrap_or(&[]);
         let expanded = expanded.get(start..).unwrap_or(&[]);
         let Some(first) = words.first() else {
             // `> f` alone still writes `f`: a part of its own, so rows see where in the line.
@@ -255,26 +343,30 @@ impl Classifier {
                 program: program.clone(),
                 text: text.clone(),
                 rule,
-                writes: Vec::new(),
-                dir: String::new(),
                 decides_status: true,
+                ..Part::default()
             }]
         };
-        // INVARIANT (fail closed): a wrapper that changes directory (`env -C dir rm x`) moves
-        // every relative path out of reach of this reading, so the command is not understood.
-        let moved = command
-            .words
-            .get(..start)
-            .unwrap_or(&[])
-            .iter()
-            .any(|w| w == "-C" || w.starts_with("--chdir"));
-        if moved {
-            join(&mut effects, not_understood());
-            *cwd = PathBuf::from("*");
-            return (effects, part(None));
-        }
         if expanded.first() == Some(&true) {
             opaque.get_or_insert_with(|| "the program is a variable".into());
+            join(&mut effects, not_understood());
+            return (effects, part(None));
+        }
+        // INVARIANT (fail closed): a program named by a path outside the system's directories,
+        // or after the line changed what names mean, is not the program the rules know.
+        let run: Vec<String> = command
+            .words
+            .get(..=start)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| {
+                *i == start || is_assignment(w) || self.wrappers.contains_key(w.rsplit('/').next().unwrap_or(w))
+            })
+            .map(|(_, w)| w.clone())
+            .collect();
+        if let Some(why) = names.foreign_in(&run) {
+            opaque.get_or_insert(why);
             join(&mut effects, not_understood());
             return (effects, part(None));
         }
@@ -286,13 +378,51 @@ impl Classifier {
             opaque.get_or_insert_with(|| format!("the assignment `{word}` may change what `{program}` runs"));
             join(&mut effects, not_understood());
         }
-        if program == "cd" || program == "pushd" {
-            match words.get(1) {
-                Some(dir) if expanded.get(1) != Some(&true) => *cwd = PathBuf::from(absolute(cwd, dir)),
-                Some(_) => *cwd = PathBuf::from("*"),
-                None => {}
+        // A wrapper that changes directory (`env -C dir rm x`) runs the command there.
+        if let Some(dir) = chdir(command.words.get(..start).unwrap_or(&[]), wrapped) {
+            let there = PathBuf::from(absolute(cwd, &dir));
+            let mut inner = command.clone();
+            inner.words = words.to_vec();
+            inner.expanded = expanded
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| **e)
+                .map(|(i, _)| i)
+                .collect();
+            inner.redirects.clear();
+            let (more, parts) = self.classify_words(&inner, &there, depth, names, opaque);
+            join(&mut effects, more);
+            return (effects, parts);
+        }
+        // `find … -exec CMD {} ;` runs CMD: a part of its own, on paths below the roots.
+        if program == "find" {
+            if let Some((find, runs)) = find_exec(words, expanded) {
+                let mut plain = command.clone();
+                (plain.words, plain.expanded) = find;
+                let (more, mut parts) = self.classify_words(&plain, cwd, depth, names, opaque);
+                for part in &mut parts {
+                    part.dir = cwd.to_string_lossy().into_owned();
+                    part.writes = more.writes.clone();
+                    part.effects = more.clone();
+                }
+                join(&mut effects, more);
+                for (run, in_place) in runs {
+                    let mut inner = SimpleCommand::default();
+                    (inner.words, inner.expanded) = run;
+                    // `-execdir` runs in each found file's directory: not one the text fixes.
+                    let at = if in_place { cwd.to_path_buf() } else { unknown_dir() };
+                    let (more, these) = self.classify_words(&inner, &at, depth, names, opaque);
+                    parts.extend(these.into_iter().map(|p| Part {
+                        decides_status: false,
+                        dir: at.to_string_lossy().into_owned(),
+                        writes: more.writes.clone(),
+                        effects: more.clone(),
+                        ..p
+                    }));
+                    join(&mut effects, more);
+                }
+                return (effects, parts);
             }
-            return (effects, part(Some("cd".into())));
         }
         // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
         let Some(rule) = self.select(&program, words) else {
@@ -321,7 +451,7 @@ impl Classifier {
             let script = rule.flags.as_ref().and_then(|flags| args.after_flag(flags));
             match script {
                 Some(script) => {
-                    let inner = self.classify_at(&script, cwd, depth + 1);
+                    let inner = self.classify_at(&script, &[cwd.to_path_buf()], depth + 1, names);
                     if inner.opaque.is_some() {
                         opaque.get_or_insert_with(|| inner.opaque.clone().unwrap_or_default());
                     }
@@ -363,7 +493,7 @@ impl Classifier {
     }
 
     /// The index of the first word after wrappers and `VAR=value` assignments.
-    fn skip_wrappers(&self, words: &[String]) -> usize {
+    fn skip_wrappers(&self, words: &[String], names: &Names) -> usize {
         let mut i = 0;
         loop {
             while words.get(i).is_some_and(|w| is_assignment(w)) {
@@ -371,7 +501,8 @@ impl Classifier {
             }
             let Some(word) = words.get(i) else { return i };
             let program = word.rsplit('/').next().unwrap_or(word);
-            let Some(wrapper) = self.wrappers.get(program) else {
+            // A wrapper named by a path of its own, or redefined, is the program: not stripped.
+            let Some(wrapper) = self.wrappers.get(program).filter(|_| names.foreign(word).is_none()) else {
                 return i;
             };
             if words.get(i + 1).is_some_and(|w| wrapper.not_with.contains(w)) {
@@ -388,6 +519,14 @@ impl Classifier {
                 }
                 // INVARIANT (fail closed): an option the wrapper does not know (`env -S'…'`)
                 // ends the stripping: the command is then not understood.
+                // `--chdir=DIR`: a listed option with its value attached.
+                let attached = w.starts_with("--")
+                    && w.split_once('=')
+                        .is_some_and(|(name, _)| wrapper.flags_with_value.iter().any(|f| f == name));
+                if attached {
+                    i += 1;
+                    continue;
+                }
                 if !wrapper.knows(w) {
                     return i;
                 }
@@ -402,6 +541,69 @@ impl Classifier {
     }
 }
 
+type Words = (Vec<String>, Vec<usize>);
+
+/// `find ROOTS… EXPR` split into the find without its `-exec`/`-execdir`/`-ok`/`-okdir`
+/// clauses and the commands those run (with `{}` a path below each root; `true` when the
+/// command runs in find's own directory, `-exec`/`-ok`); `None` when it runs nothing or a
+/// clause has no end (`;` or `{} +`), which the find rule then does not understand.
+fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, bool)>)> {
+    let roots_end = words
+        .iter()
+        .skip(1)
+        .position(|w| w.starts_with('-') || w == "(" || w == "!")
+        .map_or(words.len(), |p| p + 1);
+    let roots: Vec<Option<&String>> = match words.get(1..roots_end) {
+        Some([]) | None => vec![None],
+        Some(rs) => rs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (expanded.get(i + 1) != Some(&true)).then_some(r))
+            .collect(),
+    };
+    let mut find: Words = (Vec::new(), Vec::new());
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        let in_place = matches!(word.as_str(), "-exec" | "-ok");
+        if !(in_place || matches!(word.as_str(), "-execdir" | "-okdir")) {
+            if expanded.get(i) == Some(&true) {
+                find.1.push(find.0.len());
+            }
+            find.0.push(word.clone());
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let end = (start..words.len()).find(|&j| {
+            words
+                .get(j)
+                .is_some_and(|w| w == ";" || (w == "+" && j > start && words.get(j - 1).is_some_and(|p| p == "{}")))
+        })?;
+        for root in &roots {
+            let mut run: Words = (Vec::new(), Vec::new());
+            for j in start..end {
+                let w = words.get(j)?;
+                let unknown = expanded.get(j) == Some(&true) || (w.contains("{}") && root.is_none() && !in_place);
+                let value = match (w.contains("{}"), root, in_place) {
+                    (true, Some(root), true) => w.replace("{}", &format!("{root}/{{}}")),
+                    (true, None, true) => w.replace("{}", "./{}"),
+                    _ => w.clone(),
+                };
+                if unknown
+                    || (w.contains("{}") && root.is_none() && words.get(1..roots_end).is_some_and(|r| !r.is_empty()))
+                {
+                    run.1.push(run.0.len());
+                }
+                run.0.push(value);
+            }
+            runs.push((run, in_place));
+        }
+        i = end + 1;
+    }
+    (!runs.is_empty()).then_some((find, runs))
+}
+
 /// Whether the assignment `word` (`NAME=VALUE`) is listed as inert: by its name, a name prefix
 /// (`LC_*`), or the whole assignment (`GIT_PAGER=cat`).
 fn inert(listed: &[String], word: &str) -> bool {
@@ -413,25 +615,33 @@ fn inert(listed: &[String], word: &str) -> bool {
     })
 }
 
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-                && !name.starts_with(|c: char| c.is_ascii_digit())
+/// The directory a wrapper moves to (`env -C DIR`, `--chdir=DIR`, `-CDIR`), `*` when its value
+/// is not known; `None` when none moves.
+fn chdir(wrappers: &[String], expanded: &[bool]) -> Option<String> {
+    let mut moved: Option<String> = None;
+    for (i, w) in wrappers.iter().enumerate() {
+        let known = |j: usize, v: &str| {
+            if expanded.get(j) == Some(&true) {
+                "*".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        let value = if w == "-C" || w == "--chdir" {
+            Some(wrappers.get(i + 1).map_or_else(|| "*".to_string(), |v| known(i + 1, v)))
+        } else if let Some(v) = w.strip_prefix("--chdir=") {
+            Some(known(i, v))
+        } else {
+            w.strip_prefix("-C")
+                .filter(|v| !v.is_empty() && !w.starts_with("--"))
+                .map(|v| known(i, v))
+        };
+        if let Some(value) = value {
+            // A second move is relative to the first; kept simple: unknown.
+            moved = Some(if moved.is_some() { "*".to_string() } else { value });
         }
-        None => false,
     }
-}
-
-fn absolute(cwd: &Path, word: &str) -> String {
-    if word.starts_with('/') || word.starts_with('~') || word == "*" {
-        word.to_string()
-    } else if cwd.as_os_str() == "*" {
-        "*".to_string()
-    } else {
-        cwd.join(word).to_string_lossy().into_owned()
-    }
+    moved
 }
 
 /// What joining starts from: no effects, and contained until a part is not.
@@ -571,10 +781,76 @@ mod tests {
         let c = classifier().classify("rm tests/a.rs", Path::new("*"));
         assert_eq!(c.effects.writes, ["*"]);
         assert_eq!(c.parts[0].writes, ["*/tests/a.rs"]);
-        // A wrapper that changes directory is not understood.
+        // A wrapper that changes directory runs the command there.
         let c = classifier().classify("env -C tests rm x.rs", Path::new("/w"));
+        assert_eq!(c.effects.writes, ["/w/tests/x.rs"]);
+        let c = classifier().classify("env -C \"$D\" rm x.rs", Path::new("/w"));
         assert_eq!(c.effects.writes, ["*"]);
-        assert_eq!(c.parts[0].writes, ["*"]);
+    }
+
+    fn writes(line: &str) -> Vec<String> {
+        let mut w = classifier().classify(line, Path::new("/w")).effects.writes;
+        w.sort();
+        w.dedup();
+        w
+    }
+
+    #[test]
+    fn directories_are_the_few_a_command_may_run_in() {
+        // Gated by `&&`: only the new directory.
+        assert_eq!(writes("cd /etc && rm passwd"), ["/etc/passwd"]);
+        // After `;` the cd may have failed: both.
+        assert_eq!(writes("cd /etc; rm passwd"), ["/etc/passwd", "/w/passwd"]);
+        assert_eq!(writes("true && cd /etc; rm x"), ["/etc/x", "/w/x"]);
+        assert_eq!(writes("true || cd /etc && rm x"), ["/etc/x", "/w/x"]);
+        // A subshell does not leak; a pipeline's element neither.
+        assert_eq!(writes("(cd /etc && true); rm x"), ["/w/x"]);
+        assert_eq!(writes("cd /etc | true; rm x"), ["/w/x"]);
+        // A branch may have run; a loop that moves runs anywhere.
+        assert_eq!(writes("if true; then cd /etc; fi; rm x"), ["/etc/x", "/w/x"]);
+        assert_eq!(writes("for d in a; do cd /etc; rm x; done"), ["*"]);
+        // Unknown targets.
+        assert_eq!(writes("cd - && rm x"), ["*"]);
+        assert_eq!(writes("cd \"$D\" && rm x"), ["*"]);
+        assert_eq!(writes("CDPATH=/etc cd x && rm y"), ["*"]);
+        assert_eq!(writes("cd && rm x"), ["~/x"]);
+        assert_eq!(writes("pushd /etc && popd && rm x"), ["/w/x"]);
+        // Text run as commands may have moved.
+        assert_eq!(writes("eval cd /etc; rm x"), ["*"]);
+        assert_eq!(writes("f() { cd /etc; }; f; rm x"), ["*"]);
+        // The grammar's `(a && b 2>&1) | c` is bash's `a && (b 2>&1 | c)`.
+        assert_eq!(writes("cd /etc && true 2>&1 | rm x"), ["/etc/x"]);
+    }
+
+    #[test]
+    fn substitutions_are_parts_of_their_own() {
+        let c = classifier().classify("true $(rm a) `rm b` <(rm c) > \"$(rm d)\"", Path::new("/w"));
+        let texts: Vec<&str> = c.parts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts[..4], ["rm a", "rm b", "rm c", "rm d"]);
+        assert!(c.parts[..4].iter().all(|p| !p.decides_status));
+        let mut w = c.effects.writes.clone();
+        w.sort();
+        assert_eq!(w, ["*", "/w/a", "/w/b", "/w/c", "/w/d"]);
+        // A substitution's cd stays in it.
+        assert_eq!(writes("true $(cd /etc) && rm x"), ["/w/x"]);
+    }
+
+    #[test]
+    fn a_program_by_path_or_renamed_is_not_the_known_one() {
+        for line in [
+            "./rm x",
+            "bin/rm x",
+            "PATH=. rm x",
+            "env PATH=. rm x",
+            "rm() { true; }; rm x",
+            "./env rm x",
+        ] {
+            let c = classifier().classify(line, Path::new("/w"));
+            assert!(c.parts.iter().any(|p| p.rule.is_none()), "{line}");
+            assert_eq!(c.effects.writes, ["*"], "{line}");
+        }
+        let c = classifier().classify("/bin/rm x", Path::new("/w"));
+        assert_eq!(c.effects.writes, ["/w/x"]);
     }
 
     #[test]

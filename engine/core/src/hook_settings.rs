@@ -54,8 +54,10 @@ pub fn is_registered(command: &str, spec: &HooksFile) -> bool {
     let [only] = line.commands.as_slice() else {
         return false;
     };
+    // A word the shell would expand (`$(sixfold)`) is not the program as written.
+    let literal = only.expanded.is_empty() && only.substitutions.is_empty();
     match only.words.split_first() {
-        Some((_program, args)) => only.redirects.is_empty() && args == spec.args.as_slice(),
+        Some((_program, args)) => literal && only.redirects.is_empty() && args == spec.args.as_slice(),
         None => false,
     }
 }

@@ -20,6 +20,7 @@ pub mod hook_settings;
 pub mod hook_toml;
 pub mod judge;
 pub mod launch_facts;
+mod line_state;
 pub mod narrow;
 pub mod project;
 mod provider;

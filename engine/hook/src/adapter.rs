@@ -447,6 +447,7 @@ fn judge_call(
         kind: mapped.act.kind,
         text: &mapped.act.text,
         commands: &commands,
+        parts: mapped.classified.as_ref().map(|c| c.parts.as_slice()).unwrap_or(&[]),
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
     if let Some(helper) = &mapped.spawn {

@@ -2,9 +2,11 @@
 //! person's approvals, applied on top of a mode's judgement of the effects.
 
 use super::Bundle;
+use crate::classify::Part;
 use crate::decision::{DecidedBy, Decision, Judgement};
-use crate::effects::Effects;
+use crate::effects::{EffectProfile, Effects, Profile};
 use crate::judge::{Context, PathSet};
+use crate::scope::Place;
 use crate::scope::Workspace;
 use std::sync::Arc;
 
@@ -38,15 +40,21 @@ pub struct ActView<'a> {
     pub text: &'a str,
     /// Each simple command's text, for command prefixes.
     pub commands: &'a [String],
+    /// A command line's simple commands as classified, each with its own effects: a kept
+    /// command rule that widens covers only the parts it names (empty for other acts).
+    pub parts: &'a [Part],
+}
+
+/// Whether a simple command's text starts with a command rule's words.
+fn names(prefix: &[String], text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
 }
 
 impl ActRule {
     fn matches(&self, act: &ActView<'_>, effects: &Effects, workspace: &Workspace) -> bool {
         match &self.matcher {
-            ActMatcher::Command(prefix) => act.commands.iter().any(|c| {
-                let words: Vec<&str> = c.split_whitespace().collect();
-                words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
-            }),
+            ActMatcher::Command(prefix) => act.commands.iter().any(|c| names(prefix, c)),
             ActMatcher::Path(set) => effects
                 .read_places
                 .iter()
@@ -91,6 +99,12 @@ impl Bundle {
             return judged;
         };
         let deciding: Vec<&&ActRule> = matched.iter().filter(|r| r.decision == decision).collect();
+        // INVARIANT (fail closed): a kept command rule is about one simple command; where it
+        // would widen, the line is judged part by part (`cargo test && curl …`).
+        let by_command = deciding.iter().any(|r| matches!(r.matcher, ActMatcher::Command(_)));
+        if decision < judged.decision && by_command {
+            return self.judge_parts(mode, act, effects, context, judged);
+        }
         let names: Vec<String> = deciding.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
         // INVARIANT (fail closed): a kept rule widens a judgement only within the mode's ceiling.
         if decision < judged.decision && !m.judge.ceiling.exceeded(effects, &context.workspace).is_empty() {
@@ -128,4 +142,122 @@ impl Bundle {
             by: DecidedBy::Rules,
         }
     }
+
+    /// A command line judged part by part, for kept command rules that would widen it: a part
+    /// a kept rule names takes the rule's decision when its own effects are within the mode's
+    /// ceiling and its redirections stay inside the workspace (else the mode's judgement of
+    /// them counts too); every other part takes the mode's judgement of its own effects. The
+    /// strictest part decides, and never more permissively than the parts account for.
+    fn judge_parts(
+        &self,
+        mode: &str,
+        act: &ActView<'_>,
+        effects: &Effects,
+        context: &Context,
+        judged: Judgement,
+    ) -> Judgement {
+        let Some(m) = self.modes.get(mode) else { return judged };
+        let workspace = &context.workspace;
+        let kept: Vec<&ActRule> = self
+            .acts
+            .iter()
+            .filter(|r| r.modes.as_ref().is_none_or(|ms| ms.iter().any(|x| x == mode)))
+            .filter(|r| r.decision < judged.decision)
+            .collect();
+        let mut worst = Decision::Allow;
+        let mut used: Vec<&ActRule> = Vec::new();
+        let mut beyond: Vec<&ActRule> = Vec::new();
+        let mut accounted = EffectProfile {
+            contained: true,
+            ..EffectProfile::default()
+        };
+        // The parts no kept rule covers, together: a rule about a combination (a secret read
+        // and the network) still sees it.
+        let mut rest = accounted.clone();
+        for part in act.parts {
+            join(&mut accounted, &part.effects);
+            let own = part.effects.resolve(workspace);
+            let alone = self.judge_effects(mode, &own, context).decision;
+            let naming: Vec<&ActRule> = kept
+                .iter()
+                .copied()
+                .filter(|r| matches!(&r.matcher, ActMatcher::Command(prefix) if names(prefix, &part.text)))
+                .collect();
+            let decided = match naming.iter().map(|r| r.decision).max() {
+                Some(d) if d < alone && m.judge.ceiling.exceeded(&own, workspace).is_empty() => {
+                    let redirected = part.redirected.resolve(workspace);
+                    let inside = redirected
+                        .read_places
+                        .iter()
+                        .chain(&redirected.write_places)
+                        .all(|t| matches!(t.place, Place::Root { .. }));
+                    let redirections = self.judge_effects(mode, &redirected, context).decision;
+                    used.extend(naming.iter().filter(|r| r.decision == d));
+                    if inside && redirections < Decision::Refuse {
+                        d
+                    } else {
+                        d.max(redirections).max(Decision::Ask)
+                    }
+                }
+                Some(d) if d < alone => {
+                    beyond.extend(naming.iter().filter(|r| r.decision == d));
+                    join(&mut rest, &part.effects);
+                    alone
+                }
+                _ => {
+                    join(&mut rest, &part.effects);
+                    alone
+                }
+            };
+            worst = worst.max(decided);
+        }
+        worst = worst.max(self.judge_effects(mode, &rest.resolve(workspace), context).decision);
+        // INVARIANT (fail closed): the parts must account for everything the line does.
+        let whole = Profile::from(effects);
+        let parts = Profile::from(&accounted.resolve(workspace));
+        if act.parts.is_empty() || !whole.le(&parts) || used.is_empty() || worst >= judged.decision {
+            let mut kept = judged;
+            if used.is_empty() && !beyond.is_empty() {
+                let names: Vec<String> = beyond.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
+                kept.reason.push_str(&format!(
+                    "; the kept rule {} would {}, but not beyond the mode's ceiling",
+                    names.join(", "),
+                    beyond.iter().map(|r| r.decision).min().unwrap_or(Decision::Allow)
+                ));
+            } else {
+                kept.reason.push_str(
+                    "; a kept command rule covers only the simple command it names, and the rest of the line decides",
+                );
+            }
+            return kept;
+        }
+        used.dedup_by(|a, b| a.id == b.id);
+        let names: Vec<String> = used.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
+        Judgement {
+            decision: worst,
+            reason: format!(
+                "mode `{mode}` {} by the kept rule {}, every other part of the line judged on its own (the mode alone would {})",
+                match worst {
+                    Decision::Allow => "allows",
+                    Decision::Ask => "asks",
+                    Decision::Refuse => "refuses",
+                },
+                names.join(", "),
+                judged.decision
+            ),
+            rules: used.iter().map(|r| r.id.clone()).collect(),
+            mode: mode.to_string(),
+            by: DecidedBy::Rules,
+        }
+    }
+}
+
+/// Joins `other` into `into`: what either does.
+fn join(into: &mut EffectProfile, other: &EffectProfile) {
+    into.reads.extend(other.reads.iter().cloned());
+    into.writes.extend(other.writes.iter().cloned());
+    into.reaches |= other.reaches;
+    into.costs |= other.costs;
+    into.reversible &= other.reversible;
+    into.contained &= other.contained;
 }

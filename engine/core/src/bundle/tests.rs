@@ -343,7 +343,11 @@ fn compound_commands_join_their_effects() {
     assert_eq!(programs, ["cd", "cargo", "tee", "curl"]);
     // `cargo test` runs the project's code: what it writes is not known.
     assert!(c.effects.writes.contains(&"*".to_string()), "{:?}", c.effects.writes);
-    assert!(c.effects.writes.contains(&"/workspace/sub/../out.log".to_string()));
+    assert!(
+        c.effects.writes.contains(&"/workspace/sub/../out.log".to_string()),
+        "{:?}",
+        c.effects.writes
+    );
     assert!(c.effects.reaches);
 }
 
@@ -429,10 +433,21 @@ modes = ["ask"]
         .resolve(&ctx.workspace)
     };
     let cargo = vec!["cargo test".to_string()];
+    let part = crate::classify::Part {
+        program: "cargo".into(),
+        text: "cargo test".into(),
+        effects: EffectProfile {
+            writes: vec!["/workspace".into()],
+            ..EffectProfile::default()
+        },
+        ..Default::default()
+    };
+    let parts = [part];
     let act = ActView {
         kind: "command",
         text: "cargo test",
         commands: &cargo,
+        parts: &parts,
     };
     // ask would ask about a workspace write; the kept rule allows it (within ask's ceiling).
     let j = bundle.judge_step("ask", &act, &step(&["/workspace"], false), &ctx);
@@ -448,6 +463,7 @@ modes = ["ask"]
         kind: "path",
         text: "/workspace/docs/a.md",
         commands: &none,
+        parts: &[],
     };
     assert_eq!(
         bundle
@@ -461,6 +477,7 @@ modes = ["ask"]
         kind: "command",
         text: "curl https://static.crates.io/x",
         commands: &curl,
+        parts: &[],
     };
     assert_eq!(
         bundle.judge_step("ask", &act, &step(&[], true), &ctx).decision,
@@ -472,6 +489,72 @@ modes = ["ask"]
             .decision,
         Decision::Refuse
     );
+}
+
+/// Issue 9, class 9: a kept command rule is about one simple command; every other part of the
+/// line, and its own redirections, are judged on their own.
+#[test]
+fn a_kept_command_rule_covers_only_the_simple_command_it_names() {
+    let kept = "id = \"kept\"\n[[acts]]\nid = \"tests\"\ndecision = \"allow\"\ncommand = \"cargo test\"\n";
+    let (bundle, d) = load(&[("policies/kept.toml", kept)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let ctx = Context::example();
+    let cwd = ctx.workspace.primary().to_path_buf();
+    let judge = |line: &str| {
+        let classified = bundle.classify(line, &cwd);
+        let commands: Vec<String> = classified.parts.iter().map(|p| p.text.clone()).collect();
+        let act = ActView {
+            kind: "command",
+            text: line,
+            commands: &commands,
+            parts: &classified.parts,
+        };
+        bundle.judge_step(
+            "workspace-write",
+            &act,
+            &classified.effects.resolve(&ctx.workspace),
+            &ctx,
+        )
+    };
+    for line in [
+        "cargo test",
+        "cargo test 2>&1 | tail -5",
+        "cargo test > test.log",
+        "cd src && cargo test",
+    ] {
+        let j = judge(line);
+        assert_eq!(j.decision, Decision::Allow, "{line}: {}", j.reason);
+        assert_eq!(j.rules, ["kept/tests"], "{line}");
+    }
+    for line in [
+        "cargo test && curl -s https://x.test",
+        "cargo test > /etc/x",
+        "cargo test; rm -rf /",
+        "cargo test 2> ~/.bashrc",
+        "cargo test && touch /etc/x",
+        "echo $(curl -s https://x.test) && cargo test",
+        "cargo test > .sixfold/state.toml",
+    ] {
+        let j = judge(line);
+        assert_ne!(j.decision, Decision::Allow, "{line}: {}", j.reason);
+    }
+    // Without the kept rule, the suite alone is the mode's to decide (it runs the project's code).
+    let (plain, _) = load(&[]);
+    let classified = plain.classify("cargo test", &cwd);
+    let commands = vec!["cargo test".to_string()];
+    let act = ActView {
+        kind: "command",
+        text: "cargo test",
+        commands: &commands,
+        parts: &classified.parts,
+    };
+    let alone = plain.judge_step(
+        "workspace-write",
+        &act,
+        &classified.effects.resolve(&ctx.workspace),
+        &ctx,
+    );
+    assert_ne!(alone.decision, Decision::Allow, "{}", alone.reason);
 }
 
 #[test]
@@ -660,6 +743,7 @@ fn loading_for_one_judgement_judges_as_loading_everything() {
                 kind: "path",
                 text: &path,
                 commands: &none,
+                parts: &[],
             };
             assert_eq!(
                 lean.judge_step(mode, &act, &effects, &ctx),

@@ -172,6 +172,7 @@ mod tests {
             writes: writes.iter().map(|w| w.to_string()).collect(),
             dir: dir.into(),
             decides_status: true,
+            ..Default::default()
         };
         let step = Step {
             parts: vec![
