@@ -109,6 +109,7 @@ impl Governed {
             kind: mapped.act.kind,
             text: &mapped.act.text,
             commands: &commands,
+            parts: &parts,
         };
         let judgement = bundle.judge_step(mode, &act, &effects, &Context::new(ws.clone()));
         let step = Step {
