@@ -10,6 +10,7 @@
 pub mod bounded;
 pub mod bundle;
 mod classify;
+pub mod containment;
 pub mod decision;
 pub mod diag;
 pub mod effects;
