@@ -355,3 +355,208 @@ fn an_untrusted_project_state_does_not_choose_the_environment() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(exists(&outside));
 }
+
+/// A fresh workspace: no `.git`, `.mcp.json`, `.claude/`, `.codex/` or `.sixfold/` yet.
+fn fresh() -> Scratch {
+    let s = Scratch::new();
+    for name in [".git", ".sixfold", ".claude", ".codex"] {
+        std::fs::remove_dir_all(s.root.join(name)).unwrap();
+    }
+    std::fs::remove_file(s.root.join(".mcp.json")).unwrap();
+    s
+}
+
+const PROTECTED_NAMES: [&str; 5] = [".git", ".mcp.json", ".claude", ".codex", ".sixfold"];
+
+/// In a fresh workspace the root stays writable (`cargo test` makes `target/`), while the
+/// protected paths that do not exist yet still cannot be created; nothing is left behind.
+#[test]
+fn a_fresh_workspace_stays_writable_and_its_missing_protected_paths_cannot_be_created() {
+    let s = fresh();
+    let out = s.run("workspace-write", "mkdir target && touch target/x NEWFILE && ls -a");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(exists(&s.root.join("target/x")) && exists(&s.root.join("NEWFILE")));
+    for script in [
+        "echo '{\"mcpServers\":{\"evil\":{}}}' > .mcp.json",
+        "rm -f .mcp.json; echo '{}' > .mcp.json",
+        "mkdir -p .claude && echo '{}' > .claude/settings.json",
+        "rmdir .claude; mkdir .claude && echo '{}' > .claude/settings.json",
+        "mv .claude gone; mkdir .claude && echo '{}' > .claude/settings.json",
+        "git init -q . && printf '#!/bin/sh\\n' > .git/hooks/pre-commit",
+        "mkdir -p .sixfold && echo 'mode = \"full\"' > .sixfold/state.toml",
+    ] {
+        let out = s.run("workspace-write", script);
+        assert_ne!(out.status.code(), Some(0), "{script}: {}", show(&out));
+    }
+    for name in PROTECTED_NAMES {
+        assert!(!exists(&s.root.join(name)), "{name} left on the host");
+    }
+    assert!(!exists(&s.root.join("gone")));
+
+    let out = s.sixfold(&["sandbox", "check", "--no-project", "--mode", "workspace-write", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let proof: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for name in ["protected-not-creatable", "placeholder-removed", "write-inside-root"] {
+        assert!(
+            proof["checks"].as_array().unwrap().iter().any(|c| c["name"] == name && c["held"] == true),
+            "no {name} in {proof:#}"
+        );
+    }
+    for name in PROTECTED_NAMES {
+        assert!(!exists(&s.root.join(name)), "{name} left on the host by the proof");
+    }
+}
+
+/// Two runs share a placeholder: the first to end leaves it to the one still running, whose
+/// protected path stays uncreatable; the last one out removes it.
+#[test]
+fn a_placeholder_outlives_a_run_while_another_still_holds_it() {
+    let s = fresh();
+    let ready = s.tmp.join("ready");
+    let script = format!(
+        "touch '{}'; sleep 2; echo '{{}}' > .mcp.json && echo created",
+        ready.display()
+    );
+    let long = s
+        .command(&["sandbox", "run", "--no-project", "--mode", "workspace-write", "--", "bash", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if exists(&ready) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(exists(&ready), "the long run started");
+    let short = s.run("workspace-write", "true");
+    assert_eq!(short.status.code(), Some(0), "{}", show(&short));
+    assert!(exists(&s.root.join(".mcp.json")), "the placeholder is still held by the long run");
+    let out = long.wait_with_output().unwrap();
+    assert!(!text(&out.stdout).contains("created"), "{}", show(&out));
+    assert!(!exists(&s.root.join(".mcp.json")), "the last run out removed it");
+}
+
+#[test]
+fn symlink_escapes_are_denied() {
+    let s = Scratch::new();
+    std::os::unix::fs::symlink(&s.outside, s.root.join("link-out")).unwrap();
+    let out = s.run("workspace-write", "echo x > link-out/through-host-link.txt");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let made = format!(
+        "ln -s '{}' made-link && echo x > made-link/through-made-link.txt",
+        s.outside.display()
+    );
+    let out = s.run("workspace-write", &made);
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let dots = "echo x > src/../../outside/through-dots.txt";
+    let out = s.run("workspace-write", dots);
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    for name in ["through-host-link.txt", "through-made-link.txt", "through-dots.txt"] {
+        assert!(!exists(&s.outside.join(name)), "{name} landed outside");
+    }
+    // A link to a secret reads nothing either.
+    std::os::unix::fs::symlink(s.home.join(".ssh/id_ed25519"), s.root.join("key")).unwrap();
+    let out = s.run("workspace-write", "cat key");
+    assert!(!text(&out.stdout).contains("ssh-private-key-secret"), "{}", show(&out));
+}
+
+/// Python's sockets and a DNS query fail inside; the only addresses tried are this test's own
+/// listeners on the host's loopback, which must see nothing.
+#[test]
+fn python_sockets_and_dns_cannot_reach_the_host_loopback() {
+    let s = Scratch::new();
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let (tcp_port, udp_port) = (tcp.local_addr().unwrap().port(), udp.local_addr().unwrap().port());
+    let python = format!(
+        "import socket\n\
+         s = socket.create_connection(('127.0.0.1', {tcp_port}), timeout=2)\n\
+         s.sendall(b'hello')\n\
+         print('connected')\n"
+    );
+    let out = s.run("workspace-write", &format!("/usr/bin/python3 -c \"{python}\""));
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!text(&out.stdout).contains("connected"), "{}", show(&out));
+    // A DNS query (a UDP datagram to a resolver) to the test's own loopback resolver.
+    let dns = format!(
+        "import socket\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         s.sendto(b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01', ('127.0.0.1', {udp_port}))\n\
+         print('sent')\n"
+    );
+    let out = s.run("workspace-write", &format!("/usr/bin/python3 -c \"{dns}\""));
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!text(&out.stdout).contains("sent"), "{}", show(&out));
+    // The resolver the system would use is not reachable either: the namespace has no route.
+    let out = s.run(
+        "workspace-write",
+        &format!("exec 3<>/dev/udp/127.0.0.1/{udp_port} && echo query >&3 && echo sent"),
+    );
+    assert!(!text(&out.stdout).contains("sent"), "{}", show(&out));
+    assert!(tcp.accept().is_err(), "the TCP listener saw a connection from inside");
+    let mut buf = [0u8; 512];
+    assert!(udp.recv_from(&mut buf).is_err(), "the UDP listener saw a datagram from inside");
+}
+
+#[test]
+fn a_setuid_program_gains_nothing() {
+    let s = Scratch::new();
+    let out = s.run("workspace-write", "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let status = text(&out.stdout);
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
+    assert!(status.contains("CapPrm:\t0000000000000000"), "{status}");
+    // `mount` is set-user-ID root on the host; inside it gains no privilege to mount.
+    std::fs::create_dir_all(s.root.join("mnt")).unwrap();
+    let out = s.run("workspace-write", "/usr/bin/mount -t tmpfs none mnt && echo mounted");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!text(&out.stdout).contains("mounted"), "{}", show(&out));
+}
+
+/// Whether any process on the host runs `sleep SECONDS`.
+fn sleeping(seconds: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .map(|c| c.split(|b| *b == 0).map(|w| w.to_vec()).collect::<Vec<_>>())
+            .is_ok_and(|words| words.len() >= 2 && words[0].ends_with(b"sleep") && words[1] == seconds.as_bytes())
+    })
+}
+
+#[test]
+fn no_process_outlives_the_command() {
+    let s = Scratch::new();
+    let started = std::time::Instant::now();
+    let out = s.run(
+        "workspace-write",
+        "(sleep 987 &); setsid sleep 988 & nohup sleep 989 >/dev/null 2>&1 & echo started",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(text(&out.stdout).contains("started"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(900), "the run waited for its children");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for seconds in ["987", "988", "989"] {
+        assert!(!sleeping(seconds), "`sleep {seconds}` outlived the sandbox");
+    }
+}
+
+#[test]
+fn the_command_sees_only_its_own_processes() {
+    let s = Scratch::new();
+    let me = std::process::id();
+    let out = s.run(
+        "workspace-write",
+        &format!("echo \"pid $$\"; ls /proc | grep -c '^[0-9]'; kill -0 {me} && echo 'sees the host'"),
+    );
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("sees the host"), "{}", show(&out));
+    let mut lines = stdout.lines();
+    let pid: u32 = lines.next().unwrap().trim_start_matches("pid ").parse().unwrap();
+    assert!(pid < 10, "the command's pid is {pid}: not in its own PID namespace");
+    let count: u32 = lines.next().unwrap().trim().parse().unwrap();
+    assert!(count < 10, "{count} processes visible: {}", show(&out));
+}
