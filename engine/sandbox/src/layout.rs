@@ -511,7 +511,10 @@ mod tests {
         env.tmp = Some(root.join("tmp"));
         let layout = Layout::resolve(&env).unwrap();
         assert_eq!(layout.writable, vec![root.join("tmp"), root.join("w")]);
-        assert_eq!(layout.missing, vec![root.join("w/.claude"), root.join("w/.mcp.json")]);
+        assert_eq!(
+            layout.missing,
+            vec![root.join("w/.claude"), root.join("w/.git"), root.join("w/.mcp.json")]
+        );
     }
 
     #[test]
