@@ -59,10 +59,10 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
             .read_to_end(&mut input);
         match read {
             Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => {
-                sixfold_hook::claude::handle(b"oversized", &ClaudeRecords)
+                sixfold_hook::claude::handle(b"oversized", &ClaudeRecords, None)
             }
-            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords),
-            Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords),
+            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords, Some(&crate::sandbox::Prover)),
+            Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords, None),
         }
     });
     let (answer, notes) = match judged {

@@ -5,6 +5,7 @@
 //! the live invariants over the session and blocks a gap once (never twice in a row, so it
 //! cannot loop); SessionStart and UserPromptSubmit are recorded. Every failure answers deny.
 
+use crate::contain::{Sandbox, Sandboxes};
 use crate::log::Log;
 use crate::state::State;
 use crate::trust::{Standing, TrustStore};
@@ -64,13 +65,19 @@ pub struct HookInput {
 }
 
 /// Handles one hook event: the text to print on stdout, and notes for stderr. Project bundles
-/// are trusted as the user's trust store (`TrustStore::from_env`) says.
-pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
-    handle_trusting(input, records, TrustStore::from_env().as_ref())
+/// are trusted as the user's trust store (`TrustStore::from_env`) says; command steps run
+/// inside the active mode's environment where `sandboxes` proves it (`None`: never contained).
+pub fn handle(input: &[u8], records: &dyn Records, sandboxes: Option<&dyn Sandboxes>) -> (String, Vec<String>) {
+    handle_trusting(input, records, TrustStore::from_env().as_ref(), sandboxes)
 }
 
 /// Handles one hook event with project bundles trusted as `store` says (`None`: none is).
-pub fn handle_trusting(input: &[u8], records: &dyn Records, store: Option<&TrustStore>) -> (String, Vec<String>) {
+pub fn handle_trusting(
+    input: &[u8],
+    records: &dyn Records,
+    store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
+) -> (String, Vec<String>) {
     let event: HookInput = match serde_json::from_slice(input) {
         Ok(e) => e,
         Err(e) => return unreadable(&e.to_string()),
@@ -80,7 +87,7 @@ pub fn handle_trusting(input: &[u8], records: &dyn Records, store: Option<&Trust
     }
     crate::guard::fault_on_purpose(&event.hook_event_name);
     // PreToolUse answers every failure itself (a refusal); the others only note it.
-    match handle_event(&event, records, store) {
+    match handle_event(&event, records, store, sandboxes) {
         Ok(answer) => answer,
         Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
@@ -122,25 +129,31 @@ fn unreadable(error: &str) -> (String, Vec<String>) {
             }
         }
     }
-    (answer(&judgement), notes)
+    (answer(&judgement, None), notes)
 }
 
-/// Claude Code's PreToolUse answer for a judgement.
-fn answer(judgement: &Judgement) -> String {
+/// Claude Code's PreToolUse answer for a judgement, with the tool input to run instead where
+/// the step runs inside the sandbox.
+fn answer(judgement: &Judgement, updated: Option<&Value>) -> String {
     let word = match judgement.decision {
         Decision::Allow => "allow",
         Decision::Ask => "ask",
         Decision::Refuse => "deny",
     };
     let reason = format!("sixfold: {}", judgement.reason);
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": word,
-            "permissionDecisionReason": reason,
+    let mut output = json!({
+        "hookEventName": "PreToolUse",
+        "permissionDecision": word,
+        "permissionDecisionReason": reason,
+    });
+    // A step judged contained runs contained, whether allowed now or by a person: a refusal
+    // runs nothing, so it needs no rewrite.
+    if let (Some(updated), Some(map)) = (updated, output.as_object_mut()) {
+        if judgement.decision != Decision::Refuse {
+            map.insert("updatedInput".into(), updated.clone());
         }
-    })
-    .to_string()
+    }
+    json!({ "hookSpecificOutput": output }).to_string()
 }
 
 struct Session {
@@ -190,9 +203,10 @@ fn handle_event(
     event: &HookInput,
     records: &dyn Records,
     store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
 ) -> Result<(String, Vec<String>), String> {
     match event.hook_event_name.as_str() {
-        "PreToolUse" => Ok(pre_tool_use(event, store)),
+        "PreToolUse" => Ok(pre_tool_use(event, store, sandboxes)),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(event, records),
         "Stop" | "SubagentStop" => stop(event, records, store),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(event),
@@ -239,24 +253,33 @@ fn workspace(session: &Session) -> Workspace {
 
 /// Judges a tool call and puts the judgement on the session's record. A call that cannot be
 /// judged is refused, and on the record as `unjudgeable` once the session is known.
-fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<String>) {
+fn pre_tool_use(
+    event: &HookInput,
+    store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
+) -> (String, Vec<String>) {
     let session = match session(event) {
         Ok(s) => s,
         Err(why) => {
             let judgement = unjudgeable("", &why);
-            return (answer(&judgement), vec![format!("sixfold: unjudgeable: {why}")]);
+            return (answer(&judgement, None), vec![format!("sixfold: unjudgeable: {why}")]);
         }
     };
     let mode = session.state.mode_for(Some(&session.id));
     let (events, judged) = match session.log.judging_events() {
         Ok(events) => {
-            let judged = judge_narrowed(event, &session, &mode, &events, store);
+            let judged = judge_narrowed(event, &session, &mode, &events, store, sandboxes);
             (events, judged)
         }
         Err(why) => (Vec::new(), Err(why)),
     };
-    let (judgement, step, mut notes) = match judged {
-        Ok((judgement, step, notes)) => (judgement, step, notes),
+    let (judgement, step, updated, mut notes) = match judged {
+        Ok(Narrowed {
+            judgement,
+            step,
+            updated,
+            notes,
+        }) => (judgement, step, updated, notes),
         Err(why) => {
             let step = Step {
                 id: event.tool_use_id.clone().unwrap_or_default(),
@@ -265,7 +288,7 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
                 ..Step::default()
             };
             let notes = vec![format!("sixfold: unjudgeable: {why}")];
-            (unjudgeable(&mode, &why), step, notes)
+            (unjudgeable(&mode, &why), step, None, notes)
         }
     };
     let mut out = preamble(&session, &events, &mode);
@@ -277,9 +300,9 @@ fn pre_tool_use(event: &HookInput, store: Option<&TrustStore>) -> (String, Vec<S
         // INVARIANT (fail closed): a judgement that cannot be put on the record is refused.
         let judgement = unjudgeable(&mode, &why);
         notes.push(format!("sixfold: unjudgeable: {why}"));
-        return (answer(&judgement), notes);
+        return (answer(&judgement, None), notes);
     }
-    (answer(&judgement), notes)
+    (answer(&judgement, updated.as_ref()), notes)
 }
 
 /// Whether the project's `.sixfold/` is trusted now.
@@ -318,6 +341,15 @@ fn stricter_rows(layered: Vec<RowResult>, shipped: Vec<RowResult>) -> Vec<RowRes
     out
 }
 
+/// A call judged: the judgement, the step as the record keeps it, the tool input to run instead
+/// (inside the sandbox), and notes for stderr.
+struct Narrowed {
+    judgement: Judgement,
+    step: Step,
+    updated: Option<Value>,
+    notes: Vec<String>,
+}
+
 /// The judgement of a call with the project's layer, narrowed to what the layers without it
 /// allow while the project's `.sixfold/` is not trusted (see `sixfold_core::narrow`); with notes
 /// saying what was ignored.
@@ -327,23 +359,76 @@ fn judge_narrowed(
     mode: &str,
     events: &[Event],
     store: Option<&TrustStore>,
-) -> Result<(Judgement, Step, Vec<String>), String> {
+    sandboxes: Option<&dyn Sandboxes>,
+) -> Result<Narrowed, String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = ProjectLayer::read(&session.project);
     let standing = standing(store, &session.project, &layer);
-    let (layered, step) = judge_call(event, session, mode, &session.state, events, Some(&layer))?;
     if standing != Standing::Untrusted {
-        return Ok((layered, step, Vec::new()));
+        let layered = judge_call(
+            event,
+            session,
+            mode,
+            &session.state,
+            events,
+            Some(&layer),
+            Place::Resolve(true, sandboxes),
+        )?;
+        return Ok(Narrowed {
+            judgement: layered.judgement,
+            step: layered.step,
+            updated: layered.updated,
+            notes: Vec::new(),
+        });
     }
     // Without the project layer, its state is not read either: the default mode and pattern.
-    let (without, _) = judge_call(event, session, crate::DEFAULT_MODE, &State::default(), events, None)?;
-    let narrowed = sixfold_core::narrow::narrowed(without, layered);
+    // INVARIANT (fail closed): an untrusted project never chooses the environment: the command
+    // runs in the default mode's, from the bundle without the project, judged both ways in it.
+    let without = judge_call(
+        event,
+        session,
+        crate::DEFAULT_MODE,
+        &State::default(),
+        events,
+        None,
+        Place::Resolve(false, sandboxes),
+    )?;
+    let layered = judge_call(
+        event,
+        session,
+        mode,
+        &session.state,
+        events,
+        Some(&layer),
+        Place::Given(&without.sandbox),
+    )?;
+    let narrowed = sixfold_core::narrow::narrowed(without.judgement, layered.judgement);
     let notes = narrowed
         .ignored
         .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
         .into_iter()
         .collect();
-    Ok((narrowed.judgement, step, notes))
+    Ok(Narrowed {
+        judgement: narrowed.judgement,
+        step: layered.step,
+        updated: without.updated,
+        notes,
+    })
+}
+
+/// Which sandbox a call's command runs in: resolved from the bundle the call is judged with
+/// (`true`: `sixfold sandbox run` layers the project's `.sixfold/`), or one already resolved.
+enum Place<'a> {
+    Resolve(bool, Option<&'a dyn Sandboxes>),
+    Given(&'a Sandbox),
+}
+
+/// One judgement of a call, with the sandbox it assumed.
+struct Judged {
+    judgement: Judgement,
+    step: Step,
+    updated: Option<Value>,
+    sandbox: Sandbox,
 }
 
 /// The judgement of a call under a mode (and the state's pattern, for sub-agents), over the
@@ -355,7 +440,8 @@ fn judge_call(
     state: &State,
     events: &[Event],
     layer: Option<&ProjectLayer>,
-) -> Result<(Judgement, Step), String> {
+    place: Place<'_>,
+) -> Result<Judged, String> {
     // Only what judging this step needs is loaded: the hook runs before every tool call.
     let needs = Needs::mode(mode).with_provider(PROVIDER).with_pattern(&state.pattern());
     let bundle = loaded(layer, Some(&needs))?;
@@ -377,8 +463,15 @@ fn judge_call(
             None => return Err(format!("the bundle has no provider `{PROVIDER}`")),
         },
     };
+    let sandbox = match place {
+        Place::Resolve(with_project, sandboxes) => {
+            Sandbox::resolve(&bundle, mode, &session.project, with_project, sandboxes)
+        }
+        Place::Given(sandbox) => sandbox.clone(),
+    };
+    let (contained, updated) = contained_step(&bundle, &tool, &input, &mapped, &sandbox);
     let ws = workspace(session);
-    let effects = mapped.effects.resolve(&ws);
+    let effects = contained.effects.resolve(&ws);
     let commands: Vec<String> = mapped
         .classified
         .iter()
@@ -396,6 +489,11 @@ fn judge_call(
         commands: &commands,
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
+    if let (Some(why), Some(_), false) = (sandbox.missing(), &mapped.classified, contained.effects.contained) {
+        if judgement.decision != Decision::Allow {
+            judgement.reason = format!("{}; not contained: {why}", judgement.reason);
+        }
+    }
     if let Some(helper) = &mapped.spawn {
         judgement = judge_spawn(&bundle, state, helper, events, judgement)?;
     }
@@ -406,7 +504,7 @@ fn judge_call(
             kind: mapped.act.kind.to_string(),
             text: mapped.act.text.clone(),
         },
-        effects: mapped.effects.clone(),
+        effects: contained.effects,
         commands,
         command_rules,
         parts: mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect(),
@@ -417,7 +515,41 @@ fn judge_call(
     };
     // The hook process ends right after answering: freeing the bundle is wasted latency.
     std::mem::forget(bundle);
-    Ok((judgement, step))
+    Ok(Judged {
+        judgement,
+        step,
+        updated,
+        sandbox,
+    })
+}
+
+/// The step as it will run in `sandbox`, and the tool input that runs it there. Where the
+/// input cannot be rewritten, the step is judged as it is.
+fn contained_step(
+    bundle: &Bundle,
+    tool: &str,
+    input: &Value,
+    mapped: &sixfold_core::ToolEffects,
+    sandbox: &Sandbox,
+) -> (crate::contain::Contained, Option<Value>) {
+    let contained = crate::contain::contain(mapped, sandbox, bundle.classifier());
+    let field = bundle
+        .provider(PROVIDER)
+        .and_then(|p| p.spec.tools.get(tool))
+        .and_then(|t| t.command.as_deref());
+    let updated = match (&contained.command, field) {
+        (Some(command), Some(field)) => crate::contain::rewritten_input(input, field, command),
+        _ => None,
+    };
+    if contained.command.is_some() && updated.is_none() {
+        // INVARIANT (fail closed): a step judged contained runs contained, or is judged as it is.
+        let as_is = crate::contain::Contained {
+            effects: mapped.effects.clone(),
+            command: None,
+        };
+        return (as_is, None);
+    }
+    (contained, updated)
 }
 
 /// The active pattern decides about sub-agents: strictest of it and the mode.
@@ -621,7 +753,7 @@ mod tests {
         });
         let store = TrustStore::at(project.join("trust.json"));
         let _ = store.record(project);
-        let (out, _) = handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store));
+        let (out, _) = handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store), None);
         serde_json::from_str(&out).unwrap()
     }
 
@@ -638,7 +770,7 @@ mod tests {
     #[test]
     fn unreadable_input_is_denied_with_the_reason() {
         for input in [&b"not json"[..], b"{}", b"[1,2]", b"{\"hook_event_name\": 3}"] {
-            let (out, notes) = handle(input, &NoRecords);
+            let (out, notes) = handle(input, &NoRecords, None);
             let answer: Value = serde_json::from_str(&out).unwrap();
             assert_eq!(decision(&answer), "deny", "{out}");
             assert!(!notes.is_empty());
@@ -756,7 +888,7 @@ mod tests {
         let stop = |active: bool| {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": active, "last_assistant_message": "Done, all tests pass."});
-            handle(event.to_string().as_bytes(), &NoRecords).0
+            handle(event.to_string().as_bytes(), &NoRecords, None).0
         };
         let first: Value = serde_json::from_str(&stop(false)).unwrap();
         assert_eq!(first["decision"], "block");
@@ -784,7 +916,7 @@ mod tests {
         let stop = || {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": false, "last_assistant_message": "Done, all tests pass."});
-            handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store)).0
+            handle_trusting(event.to_string().as_bytes(), &NoRecords, Some(&store), None).0
         };
         let untrusted: Value = serde_json::from_str(&stop()).unwrap();
         assert_eq!(untrusted["decision"], "block", "{untrusted}");

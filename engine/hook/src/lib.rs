@@ -6,6 +6,7 @@
 //! answers a refusal with the reason: the hook fails closed.
 
 pub mod claude;
+pub mod contain;
 pub mod guard;
 pub mod install;
 pub mod log;
