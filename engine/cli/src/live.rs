@@ -61,7 +61,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
             Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => {
                 sixfold_hook::claude::handle(b"oversized", &ClaudeRecords, None)
             }
-            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords, Some(&crate::sandbox::Prover)),
+            Ok(_) => sixfold_hook::claude::handle(&input, &ClaudeRecords, crate::sandbox::for_hook()),
             Err(e) => sixfold_hook::claude::handle(format!("unreadable: {e}").as_bytes(), &ClaudeRecords, None),
         }
     });

@@ -139,6 +139,19 @@ fn environment_around(spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<Envir
     Environment::from_spec(spec, roots, std::env::temp_dir(), home)
 }
 
+/// `SIXFOLD_SANDBOX=off`: the hook never runs a command inside the sandbox (every step is judged
+/// as it is, so `workspace-write` asks for what it cannot read). It can only make judgements
+/// stricter.
+pub(crate) const SANDBOX_ENV: &str = "SIXFOLD_SANDBOX";
+
+/// The sandbox layer for the hook, unless `SIXFOLD_SANDBOX=off` says not to contain.
+pub(crate) fn for_hook() -> Option<&'static dyn sixfold_hook::contain::Sandboxes> {
+    match std::env::var(SANDBOX_ENV).as_deref() {
+        Ok("off") => None,
+        _ => Some(&Prover),
+    }
+}
+
 /// The sandbox layer as the hook sees it: whether a mode's environment is proven here (a cached
 /// proof, or proven once now and cached), and this binary to run a command inside it.
 #[derive(Debug)]
