@@ -1056,7 +1056,10 @@ fn a_wider_place_does_not_hide_a_protected_path_or_a_secret() {
         let event = json!({ "hook_event_name": "PreToolUse", "session_id": "w", "cwd": project,
             "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": "1" });
         let state = own_state(&project);
-        let env = [("SIXFOLD_SANDBOX", sandbox), ("XDG_STATE_HOME", state.to_str().unwrap())];
+        let env = [
+            ("SIXFOLD_SANDBOX", sandbox),
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ];
         let out = hook_with(&project, &event, &env);
         let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
         answer["hookSpecificOutput"]["permissionDecision"]

@@ -61,7 +61,11 @@ impl Run {
             claude,
         };
         let out = run.sixfold(&["install", "claude-code", "--user"]);
-        assert!(out.status.success(), "install: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "install: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Some(run)
     }
 
@@ -184,10 +188,15 @@ fn claude_codes_unreadable_commands_run_contained_in_workspace_write() {
     assert!(!in_home.exists(), "a write to $HOME landed");
     let results = tool_results(&stream);
     assert!(
-        results.iter().all(|(_, _, text)| !text.contains("ssh-private-key-secret")),
+        results
+            .iter()
+            .all(|(_, _, text)| !text.contains("ssh-private-key-secret")),
         "a secret was read: {results:?}"
     );
-    assert!(listener.accept().is_err(), "the host's loopback listener saw a connection");
+    assert!(
+        listener.accept().is_err(),
+        "the host's loopback listener saw a connection"
+    );
     // The placeholders for the missing protected paths are gone again.
     for name in [".mcp.json", ".claude", ".codex"] {
         assert!(!run.project.join(name).exists(), "{name} left in the project");
@@ -213,7 +222,12 @@ fn answer(run: &Run, command: &str, env: &[(&str, Option<&str>)]) -> Value {
         };
     }
     let mut child = cmd.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -254,7 +268,10 @@ fn an_environment_that_cannot_be_proven_contains_nothing_and_says_why() {
     let out = run.sixfold(&["mode", "set", "workspace-write"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let contained = answer(&run, "sh ./build.sh", &[]);
-    assert_eq!(contained["hookSpecificOutput"]["permissionDecision"], "allow", "{contained:#}");
+    assert_eq!(
+        contained["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{contained:#}"
+    );
     let answer = answer(
         &run,
         "sh ./build.sh",
@@ -264,5 +281,8 @@ fn an_environment_that_cannot_be_proven_contains_nothing_and_says_why() {
     assert_ne!(output["permissionDecision"], "allow", "{answer:#}");
     assert!(output["updatedInput"].is_null(), "{answer:#}");
     let reason = output["permissionDecisionReason"].as_str().unwrap();
-    assert!(reason.contains("not contained") && reason.contains("is not proven on this machine"), "{reason}");
+    assert!(
+        reason.contains("not contained") && reason.contains("is not proven on this machine"),
+        "{reason}"
+    );
 }

@@ -393,12 +393,23 @@ fn a_fresh_workspace_stays_writable_and_its_missing_protected_paths_cannot_be_cr
     }
     assert!(!exists(&s.root.join("gone")));
 
-    let out = s.sixfold(&["sandbox", "check", "--no-project", "--mode", "workspace-write", "--json"]);
+    let out = s.sixfold(&[
+        "sandbox",
+        "check",
+        "--no-project",
+        "--mode",
+        "workspace-write",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let proof: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for name in ["protected-not-creatable", "placeholder-removed", "write-inside-root"] {
         assert!(
-            proof["checks"].as_array().unwrap().iter().any(|c| c["name"] == name && c["held"] == true),
+            proof["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["name"] == name && c["held"] == true),
             "no {name} in {proof:#}"
         );
     }
@@ -418,7 +429,17 @@ fn a_placeholder_outlives_a_run_while_another_still_holds_it() {
         ready.display()
     );
     let long = s
-        .command(&["sandbox", "run", "--no-project", "--mode", "workspace-write", "--", "bash", "-c", &script])
+        .command(&[
+            "sandbox",
+            "run",
+            "--no-project",
+            "--mode",
+            "workspace-write",
+            "--",
+            "bash",
+            "-c",
+            &script,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -432,7 +453,10 @@ fn a_placeholder_outlives_a_run_while_another_still_holds_it() {
     assert!(exists(&ready), "the long run started");
     let short = s.run("workspace-write", "true");
     assert_eq!(short.status.code(), Some(0), "{}", show(&short));
-    assert!(exists(&s.root.join(".mcp.json")), "the placeholder is still held by the long run");
+    assert!(
+        exists(&s.root.join(".mcp.json")),
+        "the placeholder is still held by the long run"
+    );
     let out = long.wait_with_output().unwrap();
     assert!(!text(&out.stdout).contains("created"), "{}", show(&out));
     assert!(!exists(&s.root.join(".mcp.json")), "the last run out removed it");

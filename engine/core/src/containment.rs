@@ -68,11 +68,10 @@ impl Containment {
         if self.network_cut {
             // INVARIANT (fail closed): only reaching the classifier did not understand is dropped,
             // and only because the kernel cuts it; what a rule says reaches still does.
-            effects.reaches = classified.parts.iter().any(|p| {
-                p.rule
-                    .as_deref()
-                    .is_some_and(|rule| classifier.rule_reaches(rule))
-            });
+            effects.reaches = classified
+                .parts
+                .iter()
+                .any(|p| p.rule.as_deref().is_some_and(|rule| classifier.rule_reaches(rule)));
         }
         if self.secrets_hidden {
             // Named places stay (a named secret is still refused); only the unknown read goes.
@@ -117,7 +116,12 @@ mod tests {
 
     #[test]
     fn unknown_commands_are_allowed_in_workspace_write_only_when_contained() {
-        for command in ["cargo test", "./configure && make", "python3 -c 'import os'", "echo $(id)"] {
+        for command in [
+            "cargo test",
+            "./configure && make",
+            "python3 -c 'import os'",
+            "echo $(id)",
+        ] {
             assert_eq!(judged(command, Some(INSIDE)), Decision::Allow, "{command}");
             assert_ne!(judged(command, None), Decision::Allow, "{command}");
         }
@@ -154,6 +158,9 @@ mod tests {
             network_cut: true,
             secrets_hidden: false,
         };
-        assert!(seeing.effects(&classified, bundle.classifier()).reads.contains(&"*".to_string()));
+        assert!(seeing
+            .effects(&classified, bundle.classifier())
+            .reads
+            .contains(&"*".to_string()));
     }
 }

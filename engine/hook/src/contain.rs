@@ -212,7 +212,11 @@ mod tests {
         };
         let sandbox = Sandbox::resolve(&bundle, "workspace-write", Path::new("/w"), false, Some(&fake));
         assert_eq!(fake.asked.get(), 1);
-        let contained = contain(&step(&bundle, "cargo test; echo 'it''s'"), &sandbox, bundle.classifier());
+        let contained = contain(
+            &step(&bundle, "cargo test; echo 'it''s'"),
+            &sandbox,
+            bundle.classifier(),
+        );
         assert!(contained.effects.contained && !contained.effects.reaches);
         let command = contained.command.unwrap();
         assert!(
@@ -251,7 +255,9 @@ mod tests {
         let sandbox = Sandbox::resolve(&bundle, "full", Path::new("/w"), true, Some(&fake));
         assert_eq!(fake.asked.get(), 0);
         assert!(sandbox.missing().is_none());
-        assert!(contain(&step(&bundle, "make"), &sandbox, bundle.classifier()).command.is_none());
+        assert!(contain(&step(&bundle, "make"), &sandbox, bundle.classifier())
+            .command
+            .is_none());
     }
 
     #[test]

@@ -109,8 +109,8 @@ impl Placeholders {
             let lock_file = dir.join(lock_name(path));
             // No exclusive lock on a placeholder is taken without `all.lock`, which this run
             // holds: this never waits.
-            let mut shared = Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared)
-                .map_err(lock_error("lock a placeholder"))?;
+            let mut shared =
+                Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
             match std::fs::symlink_metadata(path) {
                 Err(_) => {
                     if is_file_name(path) {
@@ -125,7 +125,8 @@ impl Placeholders {
                     }
                     let meta = std::fs::symlink_metadata(path).map_err(host("read a placeholder"))?;
                     shared.set_len(0).map_err(host("write a placeholder lock"))?;
-                    write!(&mut *shared, "{} {}\n", meta.dev(), meta.ino()).map_err(host("write a placeholder lock"))?;
+                    write!(&mut *shared, "{} {}\n", meta.dev(), meta.ino())
+                        .map_err(host("write a placeholder lock"))?;
                 }
                 Ok(meta) if meta.file_type().is_symlink() => {
                     // INVARIANT (fail closed): a link appeared where a protected path was
@@ -197,7 +198,11 @@ impl Drop for Placeholders {
             return;
         };
         for held in self.held.drain(..) {
-            let Held { path, lock_file, _shared } = held;
+            let Held {
+                path,
+                lock_file,
+                _shared,
+            } = held;
             drop(_shared);
             let Ok(file) = open_lock(&lock_file) else { continue };
             // Another run still holding it keeps it: removing a mountpoint would detach it in
@@ -232,7 +237,10 @@ mod tests {
 
     #[test]
     fn the_lock_name_is_stable() {
-        assert_eq!(lock_name(Path::new("/w/.mcp.json")), lock_name(Path::new("/w/.mcp.json")));
+        assert_eq!(
+            lock_name(Path::new("/w/.mcp.json")),
+            lock_name(Path::new("/w/.mcp.json"))
+        );
         assert_ne!(lock_name(Path::new("/w/.mcp.json")), lock_name(Path::new("/w/.claude")));
     }
 }

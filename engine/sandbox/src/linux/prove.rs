@@ -256,9 +256,17 @@ fn operations(
         // The placeholder stands there now: it can be neither replaced nor filled.
         let (kind, target, what) = if path.is_dir() {
             let inside = path.join(nonce);
-            (ProbeKind::CreateFile, inside.clone(), format!("create `{}`", inside.display()))
+            (
+                ProbeKind::CreateFile,
+                inside.clone(),
+                format!("create `{}`", inside.display()),
+            )
         } else {
-            (ProbeKind::OpenForWrite, path.clone(), format!("write `{}`", path.display()))
+            (
+                ProbeKind::OpenForWrite,
+                path.clone(),
+                format!("write `{}`", path.display()),
+            )
         };
         push(
             kind,
