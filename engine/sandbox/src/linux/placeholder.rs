@@ -14,8 +14,8 @@
 use crate::error::SandboxError;
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The placeholders one run holds; dropping it lets go of them (and removes those no other run
@@ -32,6 +32,15 @@ struct Held {
     lock_file: PathBuf,
     _shared: Flock<File>,
 }
+
+/// What a lock file records: the placeholder's device and inode, always this wide, so it is
+/// overwritten in place (a write is cheaper than truncating the file).
+fn record(dev: u64, ino: u64) -> String {
+    format!("{dev:020} {ino:020}\n")
+}
+
+/// What a lock file holds once its placeholder is gone.
+const CLEARED: &[u8; 42] = &[b' '; 42];
 
 fn host(what: &'static str) -> impl Fn(std::io::Error) -> SandboxError {
     move |source| SandboxError::Host { what, source }
@@ -109,7 +118,7 @@ impl Placeholders {
             let lock_file = dir.join(lock_name(path));
             // No exclusive lock on a placeholder is taken without `all.lock`, which this run
             // holds: this never waits.
-            let mut shared =
+            let shared =
                 Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
             match std::fs::symlink_metadata(path) {
                 Err(_) => {
@@ -124,8 +133,8 @@ impl Placeholders {
                         std::fs::create_dir(path).map_err(host("create a placeholder directory"))?;
                     }
                     let meta = std::fs::symlink_metadata(path).map_err(host("read a placeholder"))?;
-                    shared.set_len(0).map_err(host("write a placeholder lock"))?;
-                    write!(&mut *shared, "{} {}\n", meta.dev(), meta.ino())
+                    shared
+                        .write_all_at(record(meta.dev(), meta.ino()).as_bytes(), 0)
                         .map_err(host("write a placeholder lock"))?;
                 }
                 Ok(meta) if meta.file_type().is_symlink() => {
@@ -183,7 +192,7 @@ fn is_placeholder(path: &Path, lock: &mut Flock<File>) -> bool {
     } else {
         meta.is_file() && meta.len() == 0
     };
-    empty && recorded.trim() == format!("{} {}", meta.dev(), meta.ino())
+    empty && recorded == record(meta.dev(), meta.ino())
 }
 
 impl Drop for Placeholders {
@@ -217,7 +226,7 @@ impl Drop for Placeholders {
                     std::fs::remove_file(&path)
                 };
                 if removed.is_ok() {
-                    let _ = alone.set_len(0);
+                    let _ = alone.write_all_at(CLEARED, 0);
                 }
             }
         }
@@ -233,6 +242,12 @@ mod tests {
         assert!(is_file_name(Path::new("/w/.mcp.json")));
         assert!(!is_file_name(Path::new("/w/.claude")));
         assert!(!is_file_name(Path::new("/w/.git")));
+    }
+
+    #[test]
+    fn a_record_and_its_clearing_are_as_wide() {
+        assert_eq!(record(u64::MAX, u64::MAX).len(), CLEARED.len());
+        assert_eq!(record(1, 2).len(), CLEARED.len());
     }
 
     #[test]
