@@ -34,7 +34,7 @@ pub struct Containment {
 impl Containment {
     /// What `spec` guarantees once proven; `None` when it confines nothing.
     pub fn of(spec: &EnvironmentSpec) -> Option<Containment> {
-        spec.confined.then(|| Containment {
+        spec.confined.then_some(Containment {
             network_cut: spec.network_cut,
             secrets_hidden: !spec.hidden.is_empty(),
         })
@@ -101,7 +101,7 @@ mod tests {
         let classified = bundle.classify(command, root);
         let effects = match containment {
             Some(c) => c.effects(&classified, bundle.classifier()),
-            None => classified.effects.clone(),
+            None => classified.effects,
         };
         let workspace = Workspace::new(root);
         let resolved = effects.resolve(&workspace);
