@@ -461,3 +461,38 @@ fn a_placeholder_outlives_a_run_while_another_still_holds_it() {
     assert!(!text(&out.stdout).contains("created"), "{}", show(&out));
     assert!(!exists(&s.root.join(".mcp.json")), "the last run out removed it");
 }
+
+/// A temp dir that holds `$HOME` would make the home directory writable: not proven, nothing runs.
+#[test]
+fn a_temp_dir_that_holds_home_is_not_proven() {
+    let s = Scratch::new();
+    let parent = s.home.parent().unwrap();
+    let out = s
+        .command(&["sandbox", "check", "--no-project", "--mode", "workspace-write"])
+        .env("TMPDIR", parent)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains("is `$TMPDIR` a parent of `$HOME`?"),
+        "{}",
+        show(&out)
+    );
+    let marker = s.home.join("bashrc-changed");
+    let out = s
+        .command(&[
+            "sandbox",
+            "run",
+            "--no-project",
+            "--mode",
+            "workspace-write",
+            "--",
+            "touch",
+        ])
+        .arg(&marker)
+        .env("TMPDIR", parent)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126), "{}", show(&out));
+    assert!(!exists(&marker));
+}

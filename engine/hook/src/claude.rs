@@ -464,6 +464,8 @@ fn judge_call(
         },
     };
     let sandbox = match place {
+        // Only a command runs in the sandbox: other steps need no proof looked up.
+        Place::Resolve(..) if mapped.classified.is_none() => Sandbox::default(),
         Place::Resolve(with_project, sandboxes) => {
             Sandbox::resolve(&bundle, mode, &session.project, with_project, sandboxes)
         }

@@ -74,6 +74,9 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
     let port = listener.as_ref().and_then(|l| l.local_addr().ok()).map(|a| a.port());
 
     checks.push(landlock_check());
+    if let Some(check) = home_inside_writable(environment, &layout) {
+        checks.push(check);
+    }
     let missing = layout.missing.clone();
     let placeholders = match Placeholders::make(&missing) {
         Ok(placeholders) => placeholders,
@@ -314,6 +317,28 @@ fn operations(
         )?;
     }
     Ok((ops, expectations))
+}
+
+/// A failed check when the home directory lies inside a writable directory (a `$TMPDIR` of `/`
+/// or of a parent of `$HOME`): its dotfiles, and through them everything the user runs later,
+/// could be changed from inside.
+fn home_inside_writable(environment: &Environment, layout: &Layout) -> Option<Check> {
+    if !environment.home.is_absolute() {
+        return None;
+    }
+    let home = sixfold_core::scope::resolve_path(Path::new("/"), &environment.home)?;
+    let writable = layout.writable_root_of(&home)?;
+    // INVARIANT (fail closed): an environment that lets a command write the home directory is
+    // not the one the mode asked for, whatever else held.
+    Some(Check::new(
+        "write-outside-roots",
+        false,
+        format!(
+            "the home directory `{}` lies inside the writable `{}` (is `$TMPDIR` a parent of `$HOME`?)",
+            home.display(),
+            writable.display()
+        ),
+    ))
 }
 
 /// Directories outside every writable root where a write is tried: each root's parent and the
