@@ -286,3 +286,30 @@ fn an_environment_that_cannot_be_proven_contains_nothing_and_says_why() {
         "{reason}"
     );
 }
+
+/// An ask is the person's decision on the command as shown: where it asks uncontained too (a
+/// fetch in `ask`), it runs as it is, so what the person approves works; an ask that only
+/// containment kept from a refusal runs contained.
+#[test]
+fn an_ask_runs_contained_only_where_containment_made_it_one() {
+    let Some(run) = Run::new() else { return };
+    let rewritten = |answer: &Value| answer["hookSpecificOutput"]["updatedInput"]["command"].is_string();
+    let decision = |answer: &Value| answer["hookSpecificOutput"]["permissionDecision"].clone();
+
+    let out = run.sixfold(&["mode", "set", "ask"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fetch = answer(&run, "curl -s https://example.com", &[]);
+    assert_eq!(decision(&fetch), "ask", "{fetch:#}");
+    assert!(!rewritten(&fetch), "{fetch:#}");
+    let listing = answer(&run, "ls", &[]);
+    assert_eq!(decision(&listing), "allow", "{listing:#}");
+    assert!(rewritten(&listing), "{listing:#}");
+
+    let out = run.sixfold(&["mode", "set", "workspace-write"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Uncontained, a program no rule knows may reach the network: refused. Contained, only the
+    // named read outside the workspace asks, and the command runs in the sandbox once approved.
+    let build = answer(&run, "cat /etc/hostname && frobnicate --all", &[]);
+    assert_eq!(decision(&build), "ask", "{build:#}");
+    assert!(rewritten(&build), "{build:#}");
+}

@@ -411,7 +411,9 @@ fn judge_narrowed(
     Ok(Narrowed {
         judgement: narrowed.judgement,
         step: layered.step,
-        updated: without.updated,
+        // Either judgement that relied on the sandbox makes the command run in it (the same
+        // sandbox for both).
+        updated: without.updated.or(layered.updated),
         notes,
     })
 }
@@ -471,9 +473,10 @@ fn judge_call(
         }
         Place::Given(sandbox) => sandbox.clone(),
     };
-    let (contained, updated) = contained_step(&bundle, &tool, &input, &mapped, &sandbox);
+    let (mut contained, mut updated) = contained_step(&bundle, &tool, &input, &mapped, &sandbox);
     let ws = workspace(session);
     let effects = contained.effects.resolve(&ws);
+    let plain_effects = mapped.effects.resolve(&ws);
     let commands: Vec<String> = mapped
         .classified
         .iter()
@@ -491,6 +494,17 @@ fn judge_call(
         commands: &commands,
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
+    if updated.is_some() && judgement.decision == Decision::Ask {
+        // A person decides an ask on the command as shown: where it asks uncontained too (a
+        // fetch in `ask`), it runs as it is, so what the person approves works. Only an ask
+        // that containment made of a refusal runs contained.
+        let plain = bundle.judge_step(mode, &act, &plain_effects, &context);
+        if plain.decision <= Decision::Ask {
+            judgement = plain;
+            updated = None;
+            contained.effects = mapped.effects.clone();
+        }
+    }
     if let (Some(why), Some(_), false) = (sandbox.missing(), &mapped.classified, contained.effects.contained) {
         if judgement.decision != Decision::Allow {
             judgement.reason = format!("{}; not contained: {why}", judgement.reason);
