@@ -1051,26 +1051,38 @@ fn a_wider_place_does_not_hide_a_protected_path_or_a_secret() {
     assert!(sixfold_in_own_state(&project, &["mode", "set", "workspace-write"])
         .status
         .success());
-    let decide = |command: &str| {
+    // `sandbox`: whether Bash runs inside the mode's proven sandbox (`SIXFOLD_SANDBOX=off`: never).
+    let decide = |command: &str, sandbox: &str| {
         let event = json!({ "hook_event_name": "PreToolUse", "session_id": "w", "cwd": project,
             "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": "1" });
-        let answer = hook_event(&project, event);
+        let state = own_state(&project);
+        let env = [
+            ("SIXFOLD_SANDBOX", sandbox),
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ];
+        let out = hook_with(&project, &event, &env);
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
         answer["hookSpecificOutput"]["permissionDecision"]
             .as_str()
             .unwrap()
             .to_string()
     };
-    for (command, want) in [
-        ("cat . .env", "deny"),
-        ("cat src ./.env.local", "deny"),
-        ("touch . .sixfold/state.toml", "deny"),
-        ("cp -r /tmp/x/. .", "ask"),
-        ("python3 build.py", "ask"),
-        ("touch .git", "ask"),
-        ("touch src/new.rs", "allow"),
-        ("git status", "allow"),
-        ("cat src/lib.rs README.md", "allow"),
+    // Not contained, a wider place asks; contained by a proven sandbox that keeps the protected
+    // paths read-only, it is allowed. A named secret or protected path is refused either way.
+    for (command, uncontained, contained) in [
+        ("cat . .env", "deny", "deny"),
+        ("cat src ./.env.local", "deny", "deny"),
+        ("touch . .sixfold/state.toml", "deny", "deny"),
+        // It reads the temp dir by name: that asks, contained or not.
+        ("cp -r /tmp/x/. .", "ask", "ask"),
+        ("cp -r build/. .", "ask", "allow"),
+        ("python3 build.py", "ask", "allow"),
+        ("touch .git", "ask", "allow"),
+        ("touch src/new.rs", "allow", "allow"),
+        ("git status", "allow", "allow"),
+        ("cat src/lib.rs README.md", "allow", "allow"),
     ] {
-        assert_eq!(decide(command), want, "`{command}`");
+        assert_eq!(decide(command, "off"), uncontained, "`{command}`, not contained");
+        assert_eq!(decide(command, "on"), contained, "`{command}`, contained");
     }
 }

@@ -355,3 +355,144 @@ fn an_untrusted_project_state_does_not_choose_the_environment() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(exists(&outside));
 }
+
+/// A fresh workspace: no `.git`, `.mcp.json`, `.claude/`, `.codex/` or `.sixfold/` yet.
+fn fresh() -> Scratch {
+    let s = Scratch::new();
+    for name in [".git", ".sixfold", ".claude", ".codex"] {
+        std::fs::remove_dir_all(s.root.join(name)).unwrap();
+    }
+    std::fs::remove_file(s.root.join(".mcp.json")).unwrap();
+    s
+}
+
+const PROTECTED_NAMES: [&str; 5] = [".git", ".mcp.json", ".claude", ".codex", ".sixfold"];
+
+/// In a fresh workspace the root stays writable (`cargo test` makes `target/`), while the
+/// protected paths that do not exist yet still cannot be created; nothing is left behind.
+#[test]
+fn a_fresh_workspace_stays_writable_and_its_missing_protected_paths_cannot_be_created() {
+    let s = fresh();
+    let out = s.run("workspace-write", "mkdir target && touch target/x NEWFILE && ls -a");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(exists(&s.root.join("target/x")) && exists(&s.root.join("NEWFILE")));
+    for script in [
+        "echo '{\"mcpServers\":{\"evil\":{}}}' > .mcp.json",
+        "rm -f .mcp.json; echo '{}' > .mcp.json",
+        "mkdir -p .claude && echo '{}' > .claude/settings.json",
+        "rmdir .claude; mkdir .claude && echo '{}' > .claude/settings.json",
+        "mv .claude gone; mkdir .claude && echo '{}' > .claude/settings.json",
+        "git init -q . && printf '#!/bin/sh\\n' > .git/hooks/pre-commit",
+        "mkdir -p .sixfold && echo 'mode = \"full\"' > .sixfold/state.toml",
+    ] {
+        let out = s.run("workspace-write", script);
+        assert_ne!(out.status.code(), Some(0), "{script}: {}", show(&out));
+    }
+    for name in PROTECTED_NAMES {
+        assert!(!exists(&s.root.join(name)), "{name} left on the host");
+    }
+    assert!(!exists(&s.root.join("gone")));
+
+    let out = s.sixfold(&[
+        "sandbox",
+        "check",
+        "--no-project",
+        "--mode",
+        "workspace-write",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let proof: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for name in ["protected-not-creatable", "placeholder-removed", "write-inside-root"] {
+        assert!(
+            proof["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["name"] == name && c["held"] == true),
+            "no {name} in {proof:#}"
+        );
+    }
+    for name in PROTECTED_NAMES {
+        assert!(!exists(&s.root.join(name)), "{name} left on the host by the proof");
+    }
+}
+
+/// Two runs share a placeholder: the first to end leaves it to the one still running, whose
+/// protected path stays uncreatable; the last one out removes it.
+#[test]
+fn a_placeholder_outlives_a_run_while_another_still_holds_it() {
+    let s = fresh();
+    let ready = s.tmp.join("ready");
+    let script = format!(
+        "touch '{}'; sleep 2; echo '{{}}' > .mcp.json && echo created",
+        ready.display()
+    );
+    let long = s
+        .command(&[
+            "sandbox",
+            "run",
+            "--no-project",
+            "--mode",
+            "workspace-write",
+            "--",
+            "bash",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if exists(&ready) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(exists(&ready), "the long run started");
+    let short = s.run("workspace-write", "true");
+    assert_eq!(short.status.code(), Some(0), "{}", show(&short));
+    assert!(
+        exists(&s.root.join(".mcp.json")),
+        "the placeholder is still held by the long run"
+    );
+    let out = long.wait_with_output().unwrap();
+    assert!(!text(&out.stdout).contains("created"), "{}", show(&out));
+    assert!(!exists(&s.root.join(".mcp.json")), "the last run out removed it");
+}
+
+/// A temp dir that holds `$HOME` would make the home directory writable: not proven, nothing runs.
+#[test]
+fn a_temp_dir_that_holds_home_is_not_proven() {
+    let s = Scratch::new();
+    let parent = s.home.parent().unwrap();
+    let out = s
+        .command(&["sandbox", "check", "--no-project", "--mode", "workspace-write"])
+        .env("TMPDIR", parent)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains("is `$TMPDIR` a parent of `$HOME`?"),
+        "{}",
+        show(&out)
+    );
+    let marker = s.home.join("bashrc-changed");
+    let out = s
+        .command(&[
+            "sandbox",
+            "run",
+            "--no-project",
+            "--mode",
+            "workspace-write",
+            "--",
+            "touch",
+        ])
+        .arg(&marker)
+        .env("TMPDIR", parent)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126), "{}", show(&out));
+    assert!(!exists(&marker));
+}

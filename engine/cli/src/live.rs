@@ -118,11 +118,11 @@ impl Agent {
         }
     }
 
-    /// Its hook adapter.
-    fn handle(self, input: &[u8]) -> (String, Vec<String>) {
+    /// Its hook adapter; command steps run inside the sandbox where `sandboxes` proves it.
+    fn handle(self, input: &[u8], sandboxes: Option<&dyn sixfold_hook::contain::Sandboxes>) -> (String, Vec<String>) {
         match self {
-            Agent::ClaudeCode => sixfold_hook::claude_code::handle(input, &ClaudeRecords),
-            Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords),
+            Agent::ClaudeCode => sixfold_hook::claude_code::handle(input, &ClaudeRecords, sandboxes),
+            Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords, sandboxes),
         }
     }
 }
@@ -148,9 +148,9 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
             .take(sixfold_hook::MAX_INPUT_BYTES + 1)
             .read_to_end(&mut input);
         match read {
-            Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => agent.handle(b"oversized"),
-            Ok(_) => agent.handle(&input),
-            Err(e) => agent.handle(format!("unreadable: {e}").as_bytes()),
+            Ok(n) if n as u64 > sixfold_hook::MAX_INPUT_BYTES => agent.handle(b"oversized", None),
+            Ok(_) => agent.handle(&input, crate::sandbox::for_hook()),
+            Err(e) => agent.handle(format!("unreadable: {e}").as_bytes(), None),
         }
     });
     let (answer, notes) = match judged {

@@ -124,13 +124,60 @@ fn resolve(on: &On) -> Result<Resolved, u8> {
     }
     let spec = environment_of(&bundle, &mode)?.clone();
     let roots: Vec<PathBuf> = workspace.roots().iter().map(|r| r.path.clone()).collect();
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    let environment = Environment::from_spec(&spec, &roots, std::env::temp_dir(), home);
+    let environment = environment_around(&spec, &roots);
     Ok(Resolved {
         mode,
         spec,
         environment,
     })
+}
+
+/// What `spec` confines around `roots` in this process (its temp dir and `$HOME`): the same
+/// for `sixfold sandbox run` and for the hook, so both find the same cached proof.
+fn environment_around(spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<Environment> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    Environment::from_spec(spec, roots, std::env::temp_dir(), home)
+}
+
+/// `SIXFOLD_SANDBOX=off`: the hook never runs a command inside the sandbox (every step is judged
+/// as it is, so `workspace-write` asks for what it cannot read). It can only make judgements
+/// stricter.
+pub(crate) const SANDBOX_ENV: &str = "SIXFOLD_SANDBOX";
+
+/// The sandbox layer for the hook, unless `SIXFOLD_SANDBOX=off` says not to contain.
+pub(crate) fn for_hook() -> Option<&'static dyn sixfold_hook::contain::Sandboxes> {
+    match std::env::var(SANDBOX_ENV).as_deref() {
+        Ok("off") => None,
+        _ => Some(&Prover),
+    }
+}
+
+/// The sandbox layer as the hook sees it: whether a mode's environment is proven here (a cached
+/// proof, or proven once now and cached), and this binary to run a command inside it.
+#[derive(Debug)]
+pub(crate) struct Prover;
+
+impl sixfold_hook::contain::Sandboxes for Prover {
+    fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<(), String> {
+        let Some(environment) = environment_around(spec, roots) else {
+            return Ok(());
+        };
+        // A cached proof is a file read: the hook never probes per call.
+        if cached_proof(mode, &environment).is_some() {
+            return Ok(());
+        }
+        let proof = sixfold_sandbox::prove(&environment);
+        store_proof(mode, &environment, &proof);
+        if proof.proven {
+            return Ok(());
+        }
+        let failed: Vec<String> = proof.failed().map(|c| format!("{}: {}", c.name, c.detail)).collect();
+        Err(failed.join("; "))
+    }
+
+    fn program(&self) -> Option<PathBuf> {
+        std::env::current_exe().ok()
+    }
 }
 
 /// The environment the mode names.

@@ -111,6 +111,16 @@ impl Classifier {
         select(self.rules.get(program)?, words)
     }
 
+    /// Whether the rule `id` (a part's `rule`) was understood to reach the network: a rule that
+    /// is loaded, neither `unknown` nor a shell, and says `reaches`. The conservative profile's
+    /// reaching is not counted here (see `containment`).
+    pub(crate) fn rule_reaches(&self, id: &str) -> bool {
+        self.rules
+            .values()
+            .flatten()
+            .any(|r| r.id == id && !r.unknown && !r.shell && r.effects.reaches)
+    }
+
     /// Adds a wrapper.
     pub(crate) fn add_wrapper(&mut self, program: &str, wrapper: Wrapper) {
         self.wrappers.insert(program.to_string(), wrapper);

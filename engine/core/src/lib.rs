@@ -11,6 +11,7 @@ pub mod bounded;
 pub mod bundle;
 mod classify;
 mod command_rule;
+pub mod containment;
 pub mod decision;
 pub mod diag;
 pub mod effects;

@@ -12,6 +12,7 @@
 //! call's outcome and edits) is the [`Records`] the CLI passes in.
 
 use crate::answer::{answer, Answering};
+use crate::contain::{Sandbox, Sandboxes};
 use crate::log::Log;
 use crate::state::State;
 use crate::trust::{Standing, TrustStore};
@@ -68,12 +69,15 @@ pub struct HookInput {
 }
 
 /// Handles one hook event of the agent CLI whose provider file is `provider`: the text to print
-/// on stdout, and notes for stderr. Project bundles are trusted as `store` says (`None`: none is).
+/// on stdout, and notes for stderr. Project bundles are trusted as `store` says (`None`: none is);
+/// command steps run inside the active mode's environment where `sandboxes` proves it (`None`:
+/// never contained).
 pub fn handle(
     provider: &str,
     input: &[u8],
     records: &dyn Records,
     store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
 ) -> (String, Vec<String>) {
     let event: HookInput = match serde_json::from_slice(input) {
         Ok(e) => e,
@@ -84,7 +88,7 @@ pub fn handle(
     }
     crate::guard::fault_on_purpose(&event.hook_event_name);
     // PreToolUse answers every failure itself (a refusal); the others only note it.
-    match handle_event(provider, &event, records, store) {
+    match handle_event(provider, &event, records, store, sandboxes) {
         Ok(answer) => answer,
         Err(why) => (String::new(), vec![format!("sixfold: {why}")]),
     }
@@ -179,9 +183,10 @@ fn handle_event(
     event: &HookInput,
     records: &dyn Records,
     store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
 ) -> Result<(String, Vec<String>), String> {
     match event.hook_event_name.as_str() {
-        "PreToolUse" => Ok(pre_tool_use(provider, event, records, store)),
+        "PreToolUse" => Ok(pre_tool_use(provider, event, records, store, sandboxes)),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(provider, event, records),
         "Stop" | "SubagentStop" => stop(provider, event, records, store),
         "SessionStart" | "UserPromptSubmit" | "SessionEnd" => record(provider, event),
@@ -233,6 +238,7 @@ fn pre_tool_use(
     event: &HookInput,
     records: &dyn Records,
     store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
 ) -> (String, Vec<String>) {
     let refused = Answering::default();
     let session = match session(provider, event) {
@@ -248,12 +254,12 @@ fn pre_tool_use(
     let mode = session.state.mode_for(Some(&session.id));
     let (events, judged) = match session.log.judging_events() {
         Ok(events) => {
-            let judged = judge_narrowed(event, &session, &mode, &events, records, store);
+            let judged = judge_narrowed(event, &session, &mode, &events, records, store, sandboxes);
             (events, judged)
         }
         Err(why) => (Vec::new(), Err(why)),
     };
-    let (judgement, step, mut how, mut notes) = match judged {
+    let (judgement, step, how, mut notes) = match judged {
         Ok((judgement, step, how, notes)) => (judgement, step, how, notes),
         Err(why) => {
             let step = Step {
@@ -266,9 +272,6 @@ fn pre_tool_use(
             (unjudgeable(&mode, &why), step, refused.clone(), notes)
         }
     };
-    // HOOK POINT (sandbox): where the sandbox layer is enforceable, an allowed shell command is
-    // rewritten here to run inside it (`how.updated_input`), for every agent CLI alike.
-    how.updated_input = None;
     let mut out = preamble(&session, &events, &mode);
     out.push(Event::Judged {
         step: Box::new(step),
@@ -329,6 +332,7 @@ fn judge_narrowed(
     events: &[Event],
     records: &dyn Records,
     store: Option<&TrustStore>,
+    sandboxes: Option<&dyn Sandboxes>,
 ) -> Result<(Judgement, Step, Answering, Vec<String>), String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = ProjectLayer::read(&session.project);
@@ -339,24 +343,65 @@ fn judge_narrowed(
         events,
         records,
     };
-    let (layered, step, how) = judge_call(&call, mode, &session.state, Some(&layer))?;
     if standing != Standing::Untrusted {
-        return Ok((layered, step, how, Vec::new()));
+        let layered = judge_call(
+            &call,
+            mode,
+            &session.state,
+            Some(&layer),
+            Place::Resolve(true, sandboxes),
+        )?;
+        return Ok((layered.judgement, layered.step, layered.how, Vec::new()));
     }
     // Without the project layer, its state is not read either: the default mode and pattern.
-    let (without, _, shipped) = judge_call(&call, crate::DEFAULT_MODE, &State::default(), None)?;
+    // INVARIANT (fail closed): an untrusted project never chooses the environment: the command
+    // runs in the default mode's, from the bundle without the project, judged both ways in it.
+    let without = judge_call(
+        &call,
+        crate::DEFAULT_MODE,
+        &State::default(),
+        None,
+        Place::Resolve(false, sandboxes),
+    )?;
+    let layered = judge_call(
+        &call,
+        mode,
+        &session.state,
+        Some(&layer),
+        Place::Given(&without.sandbox),
+    )?;
     // INVARIANT (fail closed): an untrusted project cannot say its agent CLI can ask a person.
+    // Either judgement that relied on the sandbox makes the command run in it (the same sandbox
+    // for both).
     let how = Answering {
-        cannot_ask: how.cannot_ask || shipped.cannot_ask,
-        ..how
+        cannot_ask: layered.how.cannot_ask || without.how.cannot_ask,
+        updated_input: without.how.updated_input.or(layered.how.updated_input),
+        ..layered.how
     };
-    let narrowed = sixfold_core::narrow::narrowed(without, layered);
+    let narrowed = sixfold_core::narrow::narrowed(without.judgement, layered.judgement);
     let notes = narrowed
         .ignored
         .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
         .into_iter()
         .collect();
-    Ok((narrowed.judgement, step, how, notes))
+    Ok((narrowed.judgement, layered.step, how, notes))
+}
+
+/// Which sandbox a call's command runs in: resolved from the bundle the call is judged with
+/// (`true`: `sixfold sandbox run` layers the project's `.sixfold/`), or one already resolved.
+enum Place<'a> {
+    Resolve(bool, Option<&'a dyn Sandboxes>),
+    Given(&'a Sandbox),
+}
+
+/// One judgement of a call: the judgement, the step as the record keeps it, how it is answered
+/// (with the tool input that runs it inside the sandbox, where it does), and the sandbox it
+/// assumed.
+struct Judged {
+    judgement: Judgement,
+    step: Step,
+    how: Answering,
+    sandbox: Sandbox,
 }
 
 /// One tool call, and what judging it reads beside the mode.
@@ -374,7 +419,8 @@ fn judge_call(
     mode: &str,
     state: &State,
     layer: Option<&ProjectLayer>,
-) -> Result<(Judgement, Step, Answering), String> {
+    place: Place<'_>,
+) -> Result<Judged, String> {
     let Call {
         event,
         session,
@@ -430,8 +476,19 @@ fn judge_call(
             }
         }
     }
+    let sandbox = match place {
+        // Only a command runs in the sandbox: other steps need no proof looked up.
+        Place::Resolve(..) if mapped.classified.is_none() => Sandbox::default(),
+        Place::Resolve(with_project, sandboxes) => {
+            Sandbox::resolve(&bundle, mode, &session.project, with_project, sandboxes)
+        }
+        Place::Given(sandbox) => sandbox.clone(),
+    };
+    let command_field = provider_command_field(&bundle, provider_id, &tool);
+    let (mut contained, mut updated) = contained_step(&bundle, command_field.as_deref(), &input, &mapped, &sandbox);
     let ws = workspace(session);
-    let effects = mapped.effects.resolve(&ws);
+    let effects = contained.effects.resolve(&ws);
+    let plain_effects = mapped.effects.resolve(&ws);
     let commands: Vec<String> = mapped
         .classified
         .iter()
@@ -450,6 +507,22 @@ fn judge_call(
         parts: mapped.classified.as_ref().map(|c| c.parts.as_slice()).unwrap_or(&[]),
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
+    if updated.is_some() && judgement.decision == Decision::Ask {
+        // A person decides an ask on the command as shown: where it asks uncontained too (a
+        // fetch in `ask`), it runs as it is, so what the person approves works. Only an ask
+        // that containment made of a refusal runs contained.
+        let plain = bundle.judge_step(mode, &act, &plain_effects, &context);
+        if plain.decision <= Decision::Ask {
+            judgement = plain;
+            updated = None;
+            contained.effects = mapped.effects.clone();
+        }
+    }
+    if let (Some(why), Some(_), false) = (sandbox.missing(), &mapped.classified, contained.effects.contained) {
+        if judgement.decision != Decision::Allow {
+            judgement.reason = format!("{}; not contained: {why}", judgement.reason);
+        }
+    }
     if let Some(helper) = &mapped.spawn {
         judgement = judge_spawn(&bundle, state, helper, events, judgement)?;
     }
@@ -460,7 +533,7 @@ fn judge_call(
             kind: mapped.act.kind.to_string(),
             text: mapped.act.text.clone(),
         },
-        effects: mapped.effects.clone(),
+        effects: contained.effects,
         commands,
         command_rules,
         parts: mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect(),
@@ -472,10 +545,46 @@ fn judge_call(
     // The hook process ends right after answering: freeing the bundle is wasted latency.
     let how = Answering {
         act: Some((step.act.kind.clone(), step.act.text.clone())),
+        updated_input: updated,
         ..how
     };
     std::mem::forget(bundle);
-    Ok((judgement, step, how))
+    Ok(Judged {
+        judgement,
+        step,
+        how,
+        sandbox,
+    })
+}
+
+/// The input field of `tool` that holds its shell command, where the provider file says so.
+fn provider_command_field(bundle: &Bundle, provider: &str, tool: &str) -> Option<String> {
+    bundle.provider(provider)?.spec.tools.get(tool)?.command.clone()
+}
+
+/// The step as it will run in `sandbox`, and the tool input that runs it there (its command in
+/// `field`). Where the input cannot be rewritten, the step is judged as it is.
+fn contained_step(
+    bundle: &Bundle,
+    field: Option<&str>,
+    input: &Value,
+    mapped: &sixfold_core::ToolEffects,
+    sandbox: &Sandbox,
+) -> (crate::contain::Contained, Option<Value>) {
+    let contained = crate::contain::contain(mapped, sandbox, bundle.classifier());
+    let updated = match (&contained.command, field) {
+        (Some(command), Some(field)) => crate::contain::rewritten_input(input, field, command),
+        _ => None,
+    };
+    if contained.command.is_some() && updated.is_none() {
+        // INVARIANT (fail closed): a step judged contained runs contained, or is judged as it is.
+        let as_is = crate::contain::Contained {
+            effects: mapped.effects.clone(),
+            command: None,
+        };
+        return (as_is, None);
+    }
+    (contained, updated)
 }
 
 /// The active pattern decides about sub-agents: strictest of it and the mode.
@@ -668,7 +777,13 @@ mod tests {
         });
         let store = TrustStore::at(project.join("trust.json"));
         let _ = store.record(project);
-        let (out, _) = handle("claude-code", event.to_string().as_bytes(), &NoRecords, Some(&store));
+        let (out, _) = handle(
+            "claude-code",
+            event.to_string().as_bytes(),
+            &NoRecords,
+            Some(&store),
+            None,
+        );
         serde_json::from_str(&out).unwrap()
     }
 
@@ -682,7 +797,7 @@ mod tests {
         if trusted {
             store.record(project).unwrap();
         }
-        let (out, _) = handle(provider, event.to_string().as_bytes(), &NoRecords, Some(&store));
+        let (out, _) = handle(provider, event.to_string().as_bytes(), &NoRecords, Some(&store), None);
         serde_json::from_str(&out).unwrap()
     }
 
@@ -741,7 +856,7 @@ mod tests {
     #[test]
     fn unreadable_input_is_denied_with_the_reason() {
         for input in [&b"not json"[..], b"{}", b"[1,2]", b"{\"hook_event_name\": 3}"] {
-            let (out, notes) = handle("claude-code", input, &NoRecords, None);
+            let (out, notes) = handle("claude-code", input, &NoRecords, None, None);
             let answer: Value = serde_json::from_str(&out).unwrap();
             assert_eq!(decision(&answer), "deny", "{out}");
             assert!(!notes.is_empty());
@@ -859,7 +974,7 @@ mod tests {
         let stop = |active: bool| {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": active, "last_assistant_message": "Done, all tests pass."});
-            handle("claude-code", event.to_string().as_bytes(), &NoRecords, None).0
+            handle("claude-code", event.to_string().as_bytes(), &NoRecords, None, None).0
         };
         let first: Value = serde_json::from_str(&stop(false)).unwrap();
         assert_eq!(first["decision"], "block");
@@ -887,7 +1002,14 @@ mod tests {
         let stop = || {
             let event = json!({"hook_event_name": "Stop", "session_id": "s", "cwd": t.path(),
                 "stop_hook_active": false, "last_assistant_message": "Done, all tests pass."});
-            handle("claude-code", event.to_string().as_bytes(), &NoRecords, Some(&store)).0
+            handle(
+                "claude-code",
+                event.to_string().as_bytes(),
+                &NoRecords,
+                Some(&store),
+                None,
+            )
+            .0
         };
         let untrusted: Value = serde_json::from_str(&stop()).unwrap();
         assert_eq!(untrusted["decision"], "block", "{untrusted}");

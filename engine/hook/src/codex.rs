@@ -6,6 +6,7 @@
 //! so every ask is answered as a deny that says how a person approves. The Stop hook reads
 //! Codex's rollout as the transcript, through the [`Records`] the CLI passes in.
 
+use crate::contain::Sandboxes;
 use crate::trust::TrustStore;
 use crate::Records;
 
@@ -13,7 +14,8 @@ use crate::Records;
 pub const PROVIDER: &str = "codex";
 
 /// Handles one hook event: the text to print on stdout, and notes for stderr. Project bundles
-/// are trusted as the user's trust store (`TrustStore::from_env`) says.
-pub fn handle(input: &[u8], records: &dyn Records) -> (String, Vec<String>) {
-    crate::adapter::handle(PROVIDER, input, records, TrustStore::from_env().as_ref())
+/// are trusted as the user's trust store (`TrustStore::from_env`) says; command steps run
+/// inside the active mode's environment where `sandboxes` proves it (`None`: never contained).
+pub fn handle(input: &[u8], records: &dyn Records, sandboxes: Option<&dyn Sandboxes>) -> (String, Vec<String>) {
+    crate::adapter::handle(PROVIDER, input, records, TrustStore::from_env().as_ref(), sandboxes)
 }

@@ -9,6 +9,7 @@ pub mod adapter;
 mod answer;
 pub mod claude_code;
 pub mod codex;
+pub mod contain;
 pub mod guard;
 pub mod install;
 pub mod install_codex;

@@ -69,6 +69,14 @@ fn bench(c: &mut Criterion) {
     group.bench_function("run workspace-write true", |b| {
         b.iter(|| black_box(run(&environment, &argv, root.path()).unwrap()))
     });
+    // A fresh workspace: its protected paths missing, so each run makes and removes placeholders.
+    let fresh = tempfile::tempdir().unwrap();
+    let mut fresh_environment = environment.clone();
+    fresh_environment.roots = vec![fresh.path().to_path_buf()];
+    assert_eq!(run(&fresh_environment, &argv, fresh.path()).unwrap(), 0);
+    group.bench_function("run workspace-write true, fresh workspace", |b| {
+        b.iter(|| black_box(run(&fresh_environment, &argv, fresh.path()).unwrap()))
+    });
     group.bench_function("prove workspace-write", |b| {
         b.iter(|| black_box(prove(&environment).proven))
     });

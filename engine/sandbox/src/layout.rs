@@ -1,6 +1,6 @@
 //! An [`Environment`] resolved against the filesystem as it is now: which directories are bound
-//! writable, which existing paths are bound read-only, in which directories nothing new may be
-//! created, and which existing paths are masked. The mechanism enforces a layout; it never reads
+//! writable, which existing paths are bound read-only, which protected paths are missing (each
+//! gets a placeholder for the command's lifetime), and which existing paths are masked. The mechanism enforces a layout; it never reads
 //! patterns itself.
 
 use crate::environment::Environment;
@@ -25,11 +25,8 @@ pub(crate) struct Layout {
     /// where a protected path's directory would be (a worktree's `.git` file), so it cannot be
     /// replaced by a directory.
     pub(crate) read_only: Vec<PathBuf>,
-    /// Existing directories in which no new entry may be created, because a protected path
-    /// that does not exist yet would appear there.
-    pub(crate) sealed: Vec<PathBuf>,
-    /// The protected paths that do not exist yet, cut at their first missing component (what
-    /// the probe tries to create).
+    /// The protected paths that do not exist yet, cut at their first missing component: each
+    /// gets a placeholder that is bound read-only (see `linux/placeholder.rs`).
     pub(crate) missing: Vec<PathBuf>,
     /// Existing secrets, masked.
     pub(crate) hidden: Vec<Hidden>,
@@ -122,12 +119,6 @@ impl Layout {
         }
         layout.read_only.sort();
         layout.read_only.dedup();
-        layout.sealed.sort();
-        layout.sealed.dedup();
-        // A directory inside a read-only protected path needs no seal: nothing can be created
-        // there anyway.
-        let read_only = layout.read_only.clone();
-        layout.sealed.retain(|d| !read_only.iter().any(|r| d.starts_with(r)));
         layout.missing.sort();
         layout.missing.dedup();
         layout.hidden.sort_by(|a, b| a.path.cmp(&b.path));
@@ -144,6 +135,15 @@ impl Layout {
             .hidden
             .retain(|h| !dirs.iter().any(|d| h.path != *d && h.path.starts_with(d)));
         Ok(layout)
+    }
+
+    /// Keeps `placeholders` (the missing protected paths, now made) read-only like existing
+    /// ones: nothing is missing any more.
+    pub(crate) fn hold<'p>(&mut self, placeholders: impl Iterator<Item = &'p Path>) {
+        self.read_only.extend(placeholders.map(Path::to_path_buf));
+        self.read_only.sort();
+        self.read_only.dedup();
+        self.missing.clear();
     }
 
     /// The writable directory a path lies in, if any.
@@ -222,13 +222,11 @@ impl Layout {
             let Component::Normal(name) = component else {
                 continue;
             };
-            let parent = here.clone();
             here.push(name);
             match std::fs::symlink_metadata(&here) {
                 Err(_) => {
                     // INVARIANT (fail closed): a protected path that does not exist yet cannot be
-                    // created: nothing new may appear in the directory it would appear in.
-                    self.sealed.push(parent);
+                    // created: a placeholder stands in its place, read-only, while a command runs.
                     self.missing.push(here);
                     return Ok(());
                 }
@@ -428,7 +426,7 @@ mod tests {
     }
 
     #[test]
-    fn existing_protected_paths_are_read_only_and_missing_ones_seal_their_directory() {
+    fn existing_protected_paths_are_read_only_and_missing_ones_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
@@ -440,7 +438,6 @@ mod tests {
             layout.read_only,
             vec![root.join(".git/config"), root.join(".git/hooks")]
         );
-        assert_eq!(layout.sealed, vec![root.clone()]);
         assert_eq!(layout.missing, vec![root.join(".claude"), root.join(".mcp.json")]);
     }
 
@@ -514,7 +511,10 @@ mod tests {
         env.tmp = Some(root.join("tmp"));
         let layout = Layout::resolve(&env).unwrap();
         assert_eq!(layout.writable, vec![root.join("tmp"), root.join("w")]);
-        assert_eq!(layout.sealed, vec![root.join("w")]);
+        assert_eq!(
+            layout.missing,
+            vec![root.join("w/.claude"), root.join("w/.git"), root.join("w/.mcp.json")]
+        );
     }
 
     #[test]
@@ -526,7 +526,7 @@ mod tests {
         env.read_only_roots = std::mem::take(&mut env.roots);
         let layout = Layout::resolve(&env).unwrap();
         assert!(layout.writable.is_empty());
-        assert!(layout.read_only.is_empty() && layout.sealed.is_empty() && layout.missing.is_empty());
+        assert!(layout.read_only.is_empty() && layout.missing.is_empty());
         assert_eq!(
             layout.hidden,
             vec![Hidden {

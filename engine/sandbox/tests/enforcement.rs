@@ -213,6 +213,15 @@ fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
     );
 }
 
+/// A missing protected path is kept by a placeholder, not by sealing the root: a build still
+/// makes `target/` and a new file at the root, and nothing is left behind.
+#[test]
+fn a_missing_protected_path_leaves_the_root_writable() {
+    let world = World::bare();
+    assert_eq!(world.bash("mkdir target && touch target/x NEWFILE"), 0);
+    assert_eq!(entries(&world.root), vec![".env", ".git", "NEWFILE", "src", "target"]);
+}
+
 #[test]
 fn secrets_cannot_be_read() {
     let world = World::new();

@@ -423,6 +423,7 @@ fn try_op(op: &ProbeOp) -> i32 {
             }
             .map(|_| ())
         }),
+        ProbeKind::Remove => sys::remove(&op.path),
         ProbeKind::Connect => sys::connect_loopback(op.port),
     };
     match result {

@@ -13,6 +13,7 @@
 
 mod child;
 mod landlock_rules;
+mod placeholder;
 mod plan;
 pub(crate) mod prove;
 mod seccomp_filter;
@@ -31,9 +32,14 @@ use std::path::Path;
 
 /// Runs `argv` confined by `environment`, in `cwd`; returns its exit status.
 pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
-    let layout = Layout::resolve(environment)?;
+    let mut layout = Layout::resolve(environment)?;
+    let placeholders = placeholder::Placeholders::make(&layout.missing)?;
+    layout.hold(placeholders.paths());
     let plan = Plan::new(environment, layout, Payload::Exec(Exec::new(argv)?), cwd)?;
-    spawn(&plan).map(|(code, _)| code)
+    let code = spawn(&plan).map(|(code, _)| code);
+    // The command and everything it started have ended: its placeholders can go.
+    drop(placeholders);
+    code
 }
 
 /// What a probe operation reported: its index and 0 or an error number.

@@ -91,6 +91,8 @@ pub(crate) enum ProbeKind {
     MakeDir,
     /// Open and read one byte (a directory: open it).
     Read,
+    /// Remove a file or an empty directory.
+    Remove,
     /// Connect to the host's loopback on a port.
     Connect,
 }

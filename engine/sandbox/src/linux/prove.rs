@@ -1,6 +1,7 @@
 //! The probe: builds the environment's sandbox, tries inside it what the environment must allow
 //! and what it must deny, and checks the host afterwards.
 
+use super::placeholder::Placeholders;
 use super::plan::{c_path, Payload, Plan, ProbeKind, ProbeOp};
 use super::{spawn, sys};
 use crate::environment::Environment;
@@ -72,7 +73,19 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
     };
     let port = listener.as_ref().and_then(|l| l.local_addr().ok()).map(|a| a.port());
 
-    checks.push(landlock_check(&layout));
+    checks.push(landlock_check());
+    if let Some(check) = home_inside_writable(environment, &layout) {
+        checks.push(check);
+    }
+    let missing = layout.missing.clone();
+    let placeholders = match Placeholders::make(&missing) {
+        Ok(placeholders) => placeholders,
+        Err(e) => {
+            checks.push(Check::new("protected-not-creatable", false, e.to_string()));
+            return finish(checks, canary);
+        }
+    };
+    layout.hold(placeholders.paths());
     if outside_dirs(environment, &layout).is_empty() {
         checks.push(Check::new(
             "write-outside-roots",
@@ -80,7 +93,7 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
             "every directory lies inside a writable root: there is no outside to deny",
         ));
     }
-    let (ops, expectations) = match operations(environment, &layout, &nonce, port) {
+    let (ops, expectations) = match operations(environment, &layout, &missing, &nonce, port) {
         Ok(found) => found,
         Err(e) => {
             checks.push(Check::new("sandbox", false, e.to_string()));
@@ -109,6 +122,10 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
     for (index, expectation) in expectations.iter().enumerate() {
         let outcome = results.iter().find(|(i, _)| *i == index).map(|(_, v)| *v);
         checks.push(judge(expectation, outcome));
+    }
+    drop(placeholders);
+    for path in &missing {
+        checks.push(left_behind_check(path));
     }
     if let (Some(listener), Some(port)) = (&listener, port) {
         // INVARIANT (fail closed): a connection that reached the listener is a network that is
@@ -147,22 +164,17 @@ fn make_canary(nonce: &str) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-fn landlock_check(layout: &Layout) -> Check {
+fn landlock_check() -> Check {
     match sys::landlock_abi() {
         Some(abi) => Check::new(
             "landlock",
             true,
             format!("Landlock ABI {abi}: a second wall for writes"),
         ),
-        None if layout.missing.is_empty() => Check::new(
+        None => Check::new(
             "landlock",
             true,
             "not available: the read-only mounts are the only wall for writes",
-        ),
-        None => Check::new(
-            "landlock",
-            false,
-            "not available, and needed to keep missing protected paths from being created",
         ),
     }
 }
@@ -171,6 +183,7 @@ fn landlock_check(layout: &Layout) -> Check {
 fn operations(
     environment: &Environment,
     layout: &Layout,
+    missing: &[PathBuf],
     nonce: &str,
     port: Option<u16>,
 ) -> Result<(Vec<ProbeOp>, Vec<Expectation>), SandboxError> {
@@ -186,15 +199,9 @@ fn operations(
         Ok(())
     };
     for root in &layout.writable {
-        let target = inside_target(layout, root);
+        let target = root;
         let path = target.join(nonce);
-        let mut what = format!("create `{}`", path.display());
-        if target != *root {
-            what.push_str(&format!(
-                " (nothing new may be created in `{}` itself: a protected path is missing there)",
-                root.display()
-            ));
-        }
+        let what = format!("create `{}`", path.display());
         push(
             ProbeKind::CreateFile,
             &path,
@@ -203,6 +210,18 @@ fn operations(
                 what,
                 must_work: true,
                 absent_after: Some(path.clone()),
+            },
+        )?;
+        // As `cargo test` makes `target/` at the root of a fresh repository.
+        let dir = target.join(format!("{nonce}-dir"));
+        push(
+            ProbeKind::MakeDir,
+            &dir,
+            Expectation {
+                name: "write-inside-root",
+                what: format!("create the directory `{}`", dir.display()),
+                must_work: true,
+                absent_after: Some(dir.clone()),
             },
         )?;
     }
@@ -236,19 +255,42 @@ fn operations(
             },
         )?;
     }
-    for path in &layout.missing {
-        for (kind, as_what) in [(ProbeKind::CreateFile, "file"), (ProbeKind::MakeDir, "directory")] {
-            push(
-                kind,
-                path,
-                Expectation {
-                    name: "protected-not-creatable",
-                    what: format!("create `{}` as a {as_what}", path.display()),
-                    must_work: false,
-                    absent_after: Some(path.clone()),
-                },
-            )?;
-        }
+    for path in missing {
+        // The placeholder stands there now: it can be neither replaced nor filled.
+        let (kind, target, what) = if path.is_dir() {
+            let inside = path.join(nonce);
+            (
+                ProbeKind::CreateFile,
+                inside.clone(),
+                format!("create `{}`", inside.display()),
+            )
+        } else {
+            (
+                ProbeKind::OpenForWrite,
+                path.clone(),
+                format!("write `{}`", path.display()),
+            )
+        };
+        push(
+            kind,
+            &target,
+            Expectation {
+                name: "protected-not-creatable",
+                what: format!("{what} (a protected path that did not exist)"),
+                must_work: false,
+                absent_after: (kind == ProbeKind::CreateFile).then(|| target.clone()),
+            },
+        )?;
+        push(
+            ProbeKind::Remove,
+            path,
+            Expectation {
+                name: "protected-not-creatable",
+                what: format!("remove the placeholder `{}` to create it anew", path.display()),
+                must_work: false,
+                absent_after: None,
+            },
+        )?;
     }
     for hidden in &layout.hidden {
         push(
@@ -277,31 +319,26 @@ fn operations(
     Ok((ops, expectations))
 }
 
-/// Where in a writable root the probe writes: the root itself, or, when nothing new may be
-/// created there (a protected path is missing), the first existing subdirectory where it may.
-fn inside_target(layout: &Layout, root: &Path) -> PathBuf {
-    let open = |dir: &Path| {
-        !layout.sealed.iter().any(|s| s.starts_with(dir))
-            && !layout.read_only.iter().any(|r| dir.starts_with(r))
-            && !layout.hidden.iter().any(|h| dir.starts_with(&h.path))
-    };
-    if open(root) {
-        return root.to_path_buf();
+/// A failed check when the home directory lies inside a writable directory (a `$TMPDIR` of `/`
+/// or of a parent of `$HOME`): its dotfiles, and through them everything the user runs later,
+/// could be changed from inside.
+fn home_inside_writable(environment: &Environment, layout: &Layout) -> Option<Check> {
+    if !environment.home.is_absolute() {
+        return None;
     }
-    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    subdirs.sort();
-    subdirs
-        .into_iter()
-        .find(|d| open(d))
-        .unwrap_or_else(|| root.to_path_buf())
+    let home = sixfold_core::scope::resolve_path(Path::new("/"), &environment.home)?;
+    let writable = layout.writable_root_of(&home)?;
+    // INVARIANT (fail closed): an environment that lets a command write the home directory is
+    // not the one the mode asked for, whatever else held.
+    Some(Check::new(
+        "write-outside-roots",
+        false,
+        format!(
+            "the home directory `{}` lies inside the writable `{}` (is `$TMPDIR` a parent of `$HOME`?)",
+            home.display(),
+            writable.display()
+        ),
+    ))
 }
 
 /// Directories outside every writable root where a write is tried: each root's parent and the
@@ -323,6 +360,33 @@ fn outside_dirs(environment: &Environment, layout: &Layout) -> Vec<PathBuf> {
     dirs.sort();
     dirs.dedup();
     dirs
+}
+
+/// After the run: the placeholder for a missing protected path is not left on the host (it may
+/// remain while another run holds it, or when something real was created there meanwhile).
+fn left_behind_check(path: &Path) -> Check {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Check::new(
+            "placeholder-removed",
+            true,
+            format!("`{}` is absent again after the run", path.display()),
+        );
+    }
+    if Placeholders::left_behind(path) {
+        return Check::new(
+            "placeholder-removed",
+            false,
+            format!("the placeholder `{}` was left on the host", path.display()),
+        );
+    }
+    Check::new(
+        "placeholder-removed",
+        true,
+        format!(
+            "`{}` exists after the run, held by another run or made by someone else",
+            path.display()
+        ),
+    )
 }
 
 fn judge(expectation: &Expectation, outcome: Option<i32>) -> Check {

@@ -160,6 +160,18 @@ pub(crate) fn rmdir(path: &CStr) {
     unsafe { libc::rmdir(path.as_ptr()) };
 }
 
+/// Removes a file or, failing that, an empty directory; the error is the directory's when
+/// `path` is one.
+pub(crate) fn remove(path: &CStr) -> Result<(), Errno> {
+    // SAFETY: `path` is a NUL-terminated string that outlives the call.
+    match check_int(unsafe { libc::unlink(path.as_ptr()) }) {
+        Ok(_) => Ok(()),
+        // SAFETY: as above.
+        Err(libc::EISDIR) => check_int(unsafe { libc::rmdir(path.as_ptr()) }).map(|_| ()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Changes the working directory.
 pub(crate) fn chdir(path: &CStr) -> Result<(), Errno> {
     // SAFETY: `path` is a NUL-terminated string that outlives the call.

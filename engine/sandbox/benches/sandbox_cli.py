@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""`sixfold sandbox run|check` as a whole process against `/bin/true`: interleaved runs, wall clock.
+
+Usage: python3 engine/sandbox/benches/sandbox_cli.py [RUNS] (after `cargo build --release -p
+sixfold-cli`). Prints a Markdown table (median, p90, min). Figures: docs/performance.md.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# `$SIXFOLD_BIN`, else the release binary under `$CARGO_TARGET_DIR`, else under the repository.
+TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../target")
+BINARY = os.environ.get("SIXFOLD_BIN") or os.path.join(TARGET, "release/sixfold")
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    with tempfile.TemporaryDirectory() as scratch:
+        ws, fresh = os.path.join(scratch, "ws"), os.path.join(scratch, "fresh")
+        for d in ["ws/.git/hooks", "ws/.sixfold", "ws/.claude", "ws/.codex", "fresh", "tmp", "cache", "state"]:
+            os.makedirs(os.path.join(scratch, d))
+        open(os.path.join(ws, ".git/config"), "w").close()
+        with open(os.path.join(ws, ".mcp.json"), "w") as f:
+            f.write('{"mcpServers": {}}')
+        env = dict(os.environ, TMPDIR=os.path.join(scratch, "tmp"), XDG_CACHE_HOME=os.path.join(scratch, "cache"),
+                   XDG_STATE_HOME=os.path.join(scratch, "state"))
+        run = [BINARY, "sandbox", "run", "--no-project", "--mode"]
+        cases = [
+            ("`/bin/true`", ["/bin/true"], ws),
+            ("`sandbox run --mode full -- true`", run + ["full", "--", "true"], ws),
+            ("`sandbox run --mode workspace-write -- true`, cached, protected paths present",
+             run + ["workspace-write", "--", "true"], ws),
+            ("the same in a fresh workspace (placeholders)", run + ["workspace-write", "--", "true"], fresh),
+            ("`sandbox check --mode workspace-write`",
+             [BINARY, "sandbox", "check", "--no-project", "--mode", "workspace-write"], ws),
+        ]
+        times = {name: [] for name, _, _ in cases}
+        for _, argv, cwd in cases:
+            subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=True)
+        for _ in range(runs):
+            for name, argv, cwd in cases:
+                start = time.perf_counter()
+                subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=True)
+                times[name].append((time.perf_counter() - start) * 1000)
+        print("| | median | p90 | min |\n|---|---|---|---|")
+        for name, values in times.items():
+            values.sort()
+            p90 = values[int(len(values) * 0.9)]
+            print(f"| {name} | {statistics.median(values):.2f} ms | {p90:.2f} ms | {values[0]:.2f} ms |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+//! Placeholders: a protected path that does not exist yet (`.mcp.json`, `.claude/`, `.git` in
+//! a directory that is no repository) is kept from being created by creating it, empty, for the
+//! command's lifetime, so the mount namespace can bind it read-only like an existing one. The
+//! rest of the root stays writable: `cargo test` makes `target/`, `touch NEWFILE` works.
+//!
+//! Runs of the sandbox share placeholders. An unlinked mountpoint detaches in every namespace
+//! that bound it, so a run never removes a placeholder another run still relies on: each run
+//! holds a shared lock on the placeholder's lock file (under sixfold's state directory, outside
+//! every root, so read-only inside) while its command runs, and the last one out removes it if
+//! it is still the same empty entry it made. Setting up and taking down are serialised by one
+//! exclusive lock. A run that dies leaves its placeholder behind; the next run that needs it
+//! recognises it (the lock file keeps its device and inode) and removes it when done.
+
+use crate::error::SandboxError;
+use nix::fcntl::{Flock, FlockArg};
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The placeholders one run holds; dropping it lets go of them (and removes those no other run
+/// holds).
+#[derive(Debug)]
+pub(crate) struct Placeholders {
+    dir: PathBuf,
+    held: Vec<Held>,
+}
+
+#[derive(Debug)]
+struct Held {
+    path: PathBuf,
+    lock_file: PathBuf,
+    _shared: Flock<File>,
+}
+
+/// What a lock file records: the placeholder's device and inode, always this wide, so it is
+/// overwritten in place (a write is cheaper than truncating the file).
+fn record(dev: u64, ino: u64) -> String {
+    format!("{dev:020} {ino:020}\n")
+}
+
+/// What a lock file holds once its placeholder is gone.
+const CLEARED: &[u8; 42] = &[b' '; 42];
+
+fn host(what: &'static str) -> impl Fn(std::io::Error) -> SandboxError {
+    move |source| SandboxError::Host { what, source }
+}
+
+fn lock_error(what: &'static str) -> impl Fn((File, nix::Error)) -> SandboxError {
+    move |(_, e)| SandboxError::Host {
+        what,
+        source: std::io::Error::from(e),
+    }
+}
+
+/// A stable name for a placeholder's lock file (FNV-1a of its path: the same in every sixfold
+/// version, so runs of two versions still share it).
+fn lock_name(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in path.as_os_str().as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}.lock")
+}
+
+/// Whether a missing protected name becomes an empty file (a name with an extension, such as
+/// `.mcp.json`) or an empty directory (`.claude`, `.git`). Either kind keeps the name from
+/// being created; the kind only matters to tools that look at it while the command runs.
+fn is_file_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.trim_start_matches('.').contains('.'))
+}
+
+fn open_lock(path: &Path) -> Result<File, SandboxError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+        .open(path)
+        .map_err(host("open a placeholder lock"))
+}
+
+impl Placeholders {
+    /// The directory the locks live in.
+    fn lock_dir() -> Result<PathBuf, SandboxError> {
+        let Some(state) = sixfold_core::user_dirs::state_dir() else {
+            // INVARIANT (fail closed): without a place to share locks a placeholder could be
+            // removed under another run, so the environment is refused.
+            return Err(SandboxError::Unsupported {
+                what: "placeholders for missing protected paths need sixfold's state directory for their locks; set \
+                       `$HOME` or `$XDG_STATE_HOME`"
+                    .to_string(),
+            });
+        };
+        Ok(state.join("placeholders"))
+    }
+
+    /// Makes a placeholder for each missing path (those that still do not exist) and holds it.
+    pub(crate) fn make(missing: &[PathBuf]) -> Result<Placeholders, SandboxError> {
+        if missing.is_empty() {
+            return Ok(Placeholders {
+                dir: PathBuf::new(),
+                held: Vec::new(),
+            });
+        }
+        let dir = Self::lock_dir()?;
+        std::fs::create_dir_all(&dir).map_err(host("create the placeholder lock directory"))?;
+        let _all = Flock::lock(open_lock(&dir.join("all.lock"))?, FlockArg::LockExclusive)
+            .map_err(lock_error("lock the placeholders"))?;
+        let mut held = Vec::new();
+        for path in missing {
+            let lock_file = dir.join(lock_name(path));
+            // No exclusive lock on a placeholder is taken without `all.lock`, which this run
+            // holds: this never waits.
+            let shared =
+                Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
+            match std::fs::symlink_metadata(path) {
+                Err(_) => {
+                    if is_file_name(path) {
+                        OpenOptions::new()
+                            .write(true)
+                            .create_new(true)
+                            .mode(0o644)
+                            .open(path)
+                            .map_err(host("create a placeholder file"))?;
+                    } else {
+                        std::fs::create_dir(path).map_err(host("create a placeholder directory"))?;
+                    }
+                    let meta = std::fs::symlink_metadata(path).map_err(host("read a placeholder"))?;
+                    shared
+                        .write_all_at(record(meta.dev(), meta.ino()).as_bytes(), 0)
+                        .map_err(host("write a placeholder lock"))?;
+                }
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    // INVARIANT (fail closed): a link appeared where a protected path was
+                    // missing; binding it would land on what it points to.
+                    return Err(SandboxError::Invalid {
+                        what: format!(
+                            "protected path `{}` became a symbolic link, which cannot be kept in place",
+                            path.display()
+                        ),
+                    });
+                }
+                // It exists now (another run's placeholder, or one that appeared): it is
+                // bound read-only as it is.
+                Ok(_) => {}
+            }
+            held.push(Held {
+                path: path.clone(),
+                lock_file,
+                _shared: shared,
+            });
+        }
+        Ok(Placeholders { dir, held })
+    }
+
+    /// The paths held, to be bound read-only.
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.held.iter().map(|h| h.path.as_path())
+    }
+
+    /// Whether `path` is a placeholder some run made and none holds now (left behind).
+    pub(crate) fn left_behind(path: &Path) -> bool {
+        let Ok(dir) = Self::lock_dir() else { return false };
+        let Ok(file) = open_lock(&dir.join(lock_name(path))) else {
+            return false;
+        };
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(mut lock) => is_placeholder(path, &mut lock),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Whether `path` is still the empty entry whose device and inode the lock file records.
+fn is_placeholder(path: &Path, lock: &mut Flock<File>) -> bool {
+    let mut recorded = String::new();
+    if lock.read_to_string(&mut recorded).is_err() {
+        return false;
+    }
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let empty = if meta.is_dir() {
+        std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+    } else {
+        meta.is_file() && meta.len() == 0
+    };
+    empty && recorded == record(meta.dev(), meta.ino())
+}
+
+impl Drop for Placeholders {
+    fn drop(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let Ok(all) = open_lock(&self.dir.join("all.lock")) else {
+            return;
+        };
+        let Ok(_all) = Flock::lock(all, FlockArg::LockExclusive) else {
+            return;
+        };
+        for held in self.held.drain(..) {
+            let Held {
+                path,
+                lock_file,
+                _shared,
+            } = held;
+            drop(_shared);
+            let Ok(file) = open_lock(&lock_file) else { continue };
+            // Another run still holding it keeps it: removing a mountpoint would detach it in
+            // that run's namespace.
+            let Ok(mut alone) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
+                continue;
+            };
+            if is_placeholder(&path, &mut alone) {
+                let removed = if path.is_dir() {
+                    std::fs::remove_dir(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+                if removed.is_ok() {
+                    let _ = alone.write_all_at(CLEARED, 0);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_an_extension_become_files() {
+        assert!(is_file_name(Path::new("/w/.mcp.json")));
+        assert!(!is_file_name(Path::new("/w/.claude")));
+        assert!(!is_file_name(Path::new("/w/.git")));
+    }
+
+    #[test]
+    fn a_record_and_its_clearing_are_as_wide() {
+        assert_eq!(record(u64::MAX, u64::MAX).len(), CLEARED.len());
+        assert_eq!(record(1, 2).len(), CLEARED.len());
+    }
+
+    #[test]
+    fn the_lock_name_is_stable() {
+        assert_eq!(
+            lock_name(Path::new("/w/.mcp.json")),
+            lock_name(Path::new("/w/.mcp.json"))
+        );
+        assert_ne!(lock_name(Path::new("/w/.mcp.json")), lock_name(Path::new("/w/.claude")));
+    }
+}
