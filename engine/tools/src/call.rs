@@ -9,6 +9,7 @@ use crate::shell::{self, Proofs};
 use crate::{Config, Governor, InForce, DEFAULT_ASK_TIMEOUT, PROVIDER};
 use serde_json::Value;
 use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::containment::Containment;
 use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::judge::Context;
 use sixfold_core::trace::{Event, Outcome, Output, Status, Step, StepAct};
@@ -97,9 +98,23 @@ impl Governed {
         }
         let ws = &self.config.workspace;
         let mut mapped = provider.tool_effects(tool, args, ws.primary(), bundle.classifier());
-        // A command runs only inside the sandbox: contained exactly when that is proven.
+        // A command runs only inside the sandbox: contained exactly when that is proven, and
+        // then judged by what the proven environment guarantees (the core's containment).
         if provider.spec.tools.get(tool).is_some_and(|t| t.command.is_some()) {
-            mapped.effects.contained = self.proofs.proven(&self.config.sixfold, sandbox_mode, ws);
+            let proven = self.proofs.proven(&self.config.sixfold, sandbox_mode, ws);
+            let containment = bundle
+                .mode(sandbox_mode)
+                .and_then(|m| m.environment.as_deref())
+                .and_then(|name| bundle.environment(name))
+                .and_then(Containment::of);
+            match (proven, containment, &mapped.classified) {
+                (true, Some(inside), Some(classified)) => {
+                    mapped.effects = inside.effects(classified, bundle.classifier());
+                }
+                // INVARIANT (fail closed): unproven, or an environment that confines nothing,
+                // contains nothing.
+                _ => mapped.effects.contained = false,
+            }
         }
         let effects = mapped.effects.resolve(ws);
         let parts: Vec<_> = mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect();
