@@ -8,6 +8,7 @@ mod live;
 mod modes;
 mod output;
 mod providers;
+mod proxy;
 mod replay;
 mod sandbox;
 mod schema;
@@ -42,6 +43,7 @@ enum Command {
     Launch(launch::Args),
     Providers(providers::Args),
     Sandbox(sandbox::Args),
+    McpProxy(proxy::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
         Command::Launch(args) => launch::run(args),
         Command::Providers(args) => providers::run(args),
         Command::Sandbox(args) => sandbox::run(args),
+        Command::McpProxy(args) => proxy::run(args),
     };
     ExitCode::from(output::finish(code))
 }
