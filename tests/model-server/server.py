@@ -145,6 +145,21 @@ def anthropic_last_tool_result(messages: list[Any]) -> dict[str, Any] | None:
     return None
 
 
+# --------------------------------------------------------------------------- MCP
+# What the MCP proxy's tests read: which MCP tools (`mcp__SERVER__TOOL`) a request offered the
+# model, so a test sees the agent re-list its tools after `notifications/tools/list_changed`.
+
+
+def mcp_log_fields(tools: Any) -> dict[str, Any]:
+    names = []
+    for t in tools or []:
+        if isinstance(t, dict):
+            name = t.get("name") or ""
+            if isinstance(name, str) and name.startswith("mcp__"):
+                names.append(name)
+    return {"mcp_tools": sorted(names)}
+
+
 def anthropic_blocks(turn: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
     blocks = []
     for j, b in enumerate(turn):
@@ -504,6 +519,7 @@ class Handler(BaseHTTPRequestHandler):
             "messages": len(messages),
             "last_tool_result": anthropic_last_tool_result(messages),
         }
+        entry.update(mcp_log_fields(tools))
         if main:
             index, turn = st.pick_turn(anthropic_turn_index(messages))
             entry["turn"] = index

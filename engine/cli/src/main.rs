@@ -5,6 +5,7 @@ mod check;
 mod judge;
 mod launch;
 mod live;
+mod mcp_install;
 mod modes;
 mod output;
 mod providers;

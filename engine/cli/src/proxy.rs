@@ -222,7 +222,12 @@ pub(crate) fn run(args: Args) -> u8 {
     }
     let cwd = match std::env::current_dir() {
         Ok(c) => c,
-        Err(e) => return fail(&format!("cannot read the current directory: {e}"), "run it in the project"),
+        Err(e) => {
+            return fail(
+                &format!("cannot read the current directory: {e}"),
+                "run it in the project",
+            )
+        }
     };
     let project = match sixfold_core::project::place(&cwd) {
         Ok(p) => p,
@@ -242,7 +247,12 @@ pub(crate) fn run(args: Args) -> u8 {
         project,
         cwd: cwd.clone(),
         pinned: args.mode,
-        roots: args.roots.iter().map(|r| root(r)).map(|(n, d)| (n, cwd.join(d))).collect(),
+        roots: args
+            .roots
+            .iter()
+            .map(|r| root(r))
+            .map(|(n, d)| (n, cwd.join(d)))
+            .collect(),
         session,
         store: TrustStore::from_env(),
         cached: None,
