@@ -85,6 +85,20 @@ impl Project {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `sixfold mode set MODE` as the person runs it (same trust store), for a script's `run`.
+    fn mode_set_argv(&self, mode: &str) -> Vec<String> {
+        let env = |k: &str, v: &Path| format!("{k}={}", v.display());
+        vec![
+            "env".into(),
+            env("XDG_STATE_HOME", &self.state),
+            env("HOME", &self.home),
+            SIXFOLD.into(),
+            "mode".into(),
+            "set".into(),
+            mode.into(),
+        ]
+    }
+
     fn outside(&self) -> PathBuf {
         self.outside.path().canonicalize().unwrap()
     }
@@ -115,6 +129,17 @@ impl Project {
         let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(wrapped["mcpServers"]["files"]["args"][0], "mcp-proxy");
         file
+    }
+
+    /// The mode that judged the last call to `tool`.
+    fn last_mode(&self, tool: &str) -> String {
+        let log = self.log();
+        let last = log
+            .iter()
+            .rev()
+            .find(|e| e["event"] == "judged" && e["step"]["tool"] == tool);
+        last.map(|e| e["mode"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
     }
 
     fn log(&self) -> Vec<Value> {
@@ -513,8 +538,10 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
         [{"tool_use": {"name": "mcp__files__read_text_file", "input": {"path": p.project.join("keep.txt")}}}],
         [{"tool_use": {"name": "mcp__files__write_file", "input": {"path": outside, "content": "x"}}}],
         [{"tool_use": {"name": "mcp__files__list_directory", "input": {"path": p.project}}}],
-        [{"run": [SIXFOLD, "mode", "set", "read-only"]},
+        [{"run": p.mode_set_argv("read-only")},
          {"tool_use": {"name": "mcp__files__write_file", "input": {"path": inside, "content": "x"}}}],
+        // A further call gives Claude Code the moment it takes to re-list.
+        [{"tool_use": {"name": "mcp__files__read_text_file", "input": {"path": p.project.join("keep.txt")}}}],
         [{"text": "finished"}],
     ]});
     let scratch = p.root.join("scratch");
@@ -546,7 +573,7 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
         String::from_utf8_lossy(&out.stdout)
     );
     let results = tool_results(&stream);
-    assert_eq!(results.len(), 4, "{results:?}");
+    assert_eq!(results.len(), 5, "{results:?}");
     assert!(
         !results[0].1 && results[0].2.contains("4217"),
         "the read reaches the model: {results:?}"
@@ -556,6 +583,7 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
     assert!(results[2].1 && results[2].2.contains("approval"), "{results:?}");
     assert!(results[3].1, "{results:?}");
     assert!(!inside.exists(), "read-only refused the write after the switch");
+    assert_eq!(p.last_mode("mcp__files__write_file"), "read-only");
     assert_eq!(
         p.judged(),
         vec![
@@ -563,6 +591,7 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
             ("mcp__files__write_file".to_string(), "refuse".to_string()),
             ("mcp__files__list_directory".to_string(), "ask".to_string()),
             ("mcp__files__write_file".to_string(), "refuse".to_string()),
+            ("mcp__files__read_text_file".to_string(), "allow".to_string()),
         ]
     );
     // Claude Code re-listed on `tools/list_changed`: the model's next request lacks the write.
@@ -590,11 +619,11 @@ fn codex_calls_mcp_tools_only_through_the_proxy() {
     let outside = p.outside().join("outside.txt");
     let inside = p.project.join("inside.txt");
     let script = json!({"turns": [
-        [{"function_call": {"name": "mcp__files__read_text_file", "arguments": {"path": p.project.join("keep.txt")}}}],
-        [{"function_call": {"name": "mcp__files__write_file", "arguments": {"path": outside, "content": "x"}}}],
-        [{"function_call": {"name": "mcp__files__list_directory", "arguments": {"path": p.project}}}],
-        [{"run": [SIXFOLD, "mode", "set", "read-only"]},
-         {"function_call": {"name": "mcp__files__write_file", "arguments": {"path": inside, "content": "x"}}}],
+        [{"mcp_call": {"server": "files", "tool": "read_text_file", "arguments": {"path": p.project.join("keep.txt")}}}],
+        [{"mcp_call": {"server": "files", "tool": "write_file", "arguments": {"path": outside, "content": "x"}}}],
+        [{"mcp_call": {"server": "files", "tool": "list_directory", "arguments": {"path": p.project}}}],
+        [{"run": p.mode_set_argv("read-only")},
+         {"mcp_call": {"server": "files", "tool": "write_file", "arguments": {"path": inside, "content": "x"}}}],
         [{"text": "finished"}],
     ]});
     let scratch = p.root.join("scratch");
@@ -650,10 +679,15 @@ fn codex_calls_mcp_tools_only_through_the_proxy() {
         .collect();
     assert!(
         outputs.iter().any(|o| o.contains("4217")),
-        "the read reaches the model: {outputs:?}"
+        "the read reaches the model: {outputs:?}; offered {}",
+        requests(&server)
+            .first()
+            .map(|r| r["tool_names"].clone())
+            .unwrap_or_default()
     );
     assert!(!outside.exists(), "the upstream never saw the refused write");
     assert!(!inside.exists(), "read-only refused the write after the switch");
+    assert_eq!(p.last_mode("mcp__files__write_file"), "read-only");
     assert_eq!(
         p.judged(),
         vec![
