@@ -94,15 +94,15 @@ pub fn run<W: Write>(
     while let Ok(input) = inputs.recv() {
         match input {
             Input::Client(Line::End) => break,
-            Input::Client(Line::TooLarge) => session.to_client(&frame::error(
+            Input::Client(Line::TooLarge) => session.send_client(&frame::error(
                 Value::Null,
                 ErrorCode::INVALID_REQUEST,
                 &format!("sixfold: a frame larger than {MAX_FRAME_BYTES} bytes is refused"),
             )),
-            Input::Client(Line::Frame(bytes)) => session.from_client(&bytes),
+            Input::Client(Line::Frame(bytes)) => session.client_frame(&bytes),
             Input::Upstream(Line::End) => session.upstream_ended(),
             Input::Upstream(Line::TooLarge) => session.upstream_too_large(),
-            Input::Upstream(Line::Frame(bytes)) => session.from_upstream(&bytes),
+            Input::Upstream(Line::Frame(bytes)) => session.upstream_frame(&bytes),
             Input::Tick => session.tick(),
         }
     }
@@ -152,7 +152,7 @@ fn approve_hint(governor: &dyn Governor, step: &Step, server: &str, tool: &str) 
 }
 
 impl<W: Write> Session<'_, W> {
-    fn to_client(&mut self, message: &Value) {
+    fn send_client(&mut self, message: &Value) {
         // A client that stopped reading ends the session when its input closes.
         let _ = serde_json::to_writer(&mut self.out, message)
             .map_err(std::io::Error::from)
@@ -160,7 +160,7 @@ impl<W: Write> Session<'_, W> {
             .and_then(|()| self.out.flush());
     }
 
-    fn to_upstream(&mut self, message: &Value) -> bool {
+    fn send_upstream(&mut self, message: &Value) -> bool {
         match serde_json::to_vec(message) {
             Ok(bytes) => self.upstream.send(&bytes),
             Err(_) => false,
@@ -172,11 +172,11 @@ impl<W: Write> Session<'_, W> {
         Value::String(format!("sixfold-{what}-{}", self.next))
     }
 
-    fn from_client(&mut self, bytes: &[u8]) {
+    fn client_frame(&mut self, bytes: &[u8]) {
         let message: Value = match serde_json::from_slice(bytes) {
             Ok(m) => m,
             Err(e) => {
-                return self.to_client(&frame::error(
+                return self.send_client(&frame::error(
                     Value::Null,
                     ErrorCode::PARSE_ERROR,
                     &format!("sixfold: the frame is not JSON: {e}"),
@@ -189,7 +189,7 @@ impl<W: Write> Session<'_, W> {
             Kind::Response => self.client_response(message),
             Kind::Invalid => {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
-                self.to_client(&frame::error(
+                self.send_client(&frame::error(
                     id,
                     ErrorCode::INVALID_REQUEST,
                     "sixfold: the frame is not a JSON-RPC request, notification or response",
@@ -219,18 +219,18 @@ impl<W: Write> Session<'_, W> {
         }
         if let Some(why) = self.gone.clone() {
             self.pending.remove(&frame::key(&id));
-            return self.to_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why));
+            return self.send_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why));
         }
-        if !self.to_upstream(&message) {
+        if !self.send_upstream(&message) {
             self.pending.remove(&frame::key(&id));
             let why = self.mark_gone();
-            self.to_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why));
+            self.send_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why));
         }
     }
 
     fn client_notification(&mut self, message: Value) {
         let initialized = message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
-        if self.gone.is_none() && !self.to_upstream(&message) {
+        if self.gone.is_none() && !self.send_upstream(&message) {
             self.mark_gone();
         }
         if initialized {
@@ -248,7 +248,7 @@ impl<W: Write> Session<'_, W> {
         let id = self.own_id("list");
         self.pending.insert(frame::key(&id), Pending::OwnList);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
-        if !self.to_upstream(&message) {
+        if !self.send_upstream(&message) {
             self.mark_gone();
         }
     }
@@ -259,7 +259,7 @@ impl<W: Write> Session<'_, W> {
             return self.answered(held, &message);
         }
         // An answer to the server's own request (roots, sampling, elicitation): the server's.
-        if self.gone.is_none() && !self.to_upstream(&message) {
+        if self.gone.is_none() && !self.send_upstream(&message) {
             self.mark_gone();
         }
     }
@@ -289,9 +289,9 @@ impl<W: Write> Session<'_, W> {
                 Pending::OwnList => {}
                 Pending::Call { step } => {
                     self.observe(&step, Status::Failed);
-                    self.to_client(&frame::tool_error(id, &why));
+                    self.send_client(&frame::tool_error(id, &why));
                 }
-                _ => self.to_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why)),
+                _ => self.send_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why)),
             }
         }
     }
@@ -306,10 +306,10 @@ impl<W: Write> Session<'_, W> {
             ErrorCode::INVALID_REQUEST,
             &format!("sixfold: a frame larger than {MAX_FRAME_BYTES} bytes is refused"),
         );
-        self.to_upstream(&message);
+        self.send_upstream(&message);
     }
 
-    fn from_upstream(&mut self, bytes: &[u8]) {
+    fn upstream_frame(&mut self, bytes: &[u8]) {
         let message: Value = match serde_json::from_slice(bytes) {
             Ok(m) => m,
             Err(e) => {
@@ -322,7 +322,7 @@ impl<W: Write> Session<'_, W> {
                     ErrorCode::PARSE_ERROR,
                     &format!("sixfold: the frame is not JSON: {e}"),
                 );
-                self.to_upstream(&answer);
+                self.send_upstream(&answer);
                 return;
             }
         };
@@ -332,10 +332,10 @@ impl<W: Write> Session<'_, W> {
                 if message.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed") {
                     self.list_for_cache();
                 }
-                self.to_client(&message);
+                self.send_client(&message);
             }
             // The server's own requests (roots, sampling, elicitation) are the client's to answer.
-            Kind::Request => self.to_client(&message),
+            Kind::Request => self.send_client(&message),
             Kind::Invalid => {
                 eprintln!(
                     "sixfold: the upstream server {} sent a frame that is not JSON-RPC",
@@ -347,7 +347,7 @@ impl<W: Write> Session<'_, W> {
                     ErrorCode::INVALID_REQUEST,
                     "sixfold: the frame is not a JSON-RPC request, notification or response",
                 );
-                self.to_upstream(&answer);
+                self.send_upstream(&answer);
             }
         }
     }
@@ -381,7 +381,7 @@ impl<W: Write> Session<'_, W> {
             }
             None => {}
         }
-        self.to_client(&message);
+        self.send_client(&message);
     }
 
     fn cache(&mut self, message: &Value) {
@@ -456,7 +456,7 @@ impl<W: Write> Session<'_, W> {
         if let Some(listed) = &self.listed_under {
             if listed != mode {
                 self.listed_under = Some(mode.to_string());
-                self.to_client(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                self.send_client(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
             }
         }
     }
@@ -481,7 +481,7 @@ impl<W: Write> Session<'_, W> {
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let field = if resource { "uri" } else { "name" };
         let Some(name) = params.get(field).and_then(Value::as_str).map(str::to_string) else {
-            return self.to_client(&frame::error(
+            return self.send_client(&frame::error(
                 id,
                 ErrorCode::INVALID_PARAMS,
                 &format!("sixfold: the call has no `params.{field}`"),
@@ -560,7 +560,7 @@ impl<W: Write> Session<'_, W> {
                         reason: judgement.reason,
                     },
                 );
-                self.to_client(&request);
+                self.send_client(&request);
             }
             Decision::Ask => {
                 let text = format!(
@@ -575,9 +575,9 @@ impl<W: Write> Session<'_, W> {
 
     fn refuse(&mut self, id: Value, text: &str, resource: bool) {
         if resource {
-            self.to_client(&frame::error(id, ErrorCode::INVALID_REQUEST, text));
+            self.send_client(&frame::error(id, ErrorCode::INVALID_REQUEST, text));
         } else {
-            self.to_client(&frame::tool_error(id, text));
+            self.send_client(&frame::tool_error(id, text));
         }
     }
 
@@ -588,7 +588,7 @@ impl<W: Write> Session<'_, W> {
         }
         self.pending
             .insert(frame::key(&id), Pending::Call { step: step.clone() });
-        if !self.to_upstream(&message) {
+        if !self.send_upstream(&message) {
             self.pending.remove(&frame::key(&id));
             let why = self.mark_gone();
             self.observe(&step, Status::Failed);
