@@ -411,6 +411,65 @@ fn a_mode_switch_refuses_the_next_write_and_tells_the_client_to_relist() {
     );
 }
 
+/// An ask goes to a client that declared elicitation; only an explicit approval forwards the
+/// call, and a `decline` or `cancel` (what headless agents answer by themselves) refuses it with
+/// how to approve.
+#[test]
+fn an_ask_is_put_to_a_person_and_only_their_yes_forwards_the_call() {
+    let Some(p) = Project::new("ask") else { return };
+    let mut proxy = Proxy::start(&p, &p.proxy_argv(&[]));
+    proxy.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    proxy.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut id = 10;
+    for (answer, forwarded) in [
+        (json!({"action": "cancel"}), false),
+        (json!({"action": "decline"}), false),
+        (json!({"action": "accept", "content": {"approve": false}}), false),
+        (json!({"action": "accept", "content": {"approve": true}}), true),
+    ] {
+        id += 1;
+        proxy.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "list_directory", "arguments": {"path": p.project}}}));
+        let ask = proxy.recv();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        assert!(ask["params"]["message"].as_str().unwrap().contains("list_directory"), "{ask}");
+        proxy.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer}));
+        let (result, _) = proxy.answer(json!(id));
+        if forwarded {
+            assert_ne!(result["result"]["isError"], true, "{result}");
+            assert!(text_of(&result).contains("keep.txt"), "{result}");
+        } else {
+            assert_eq!(result["result"]["isError"], true, "{result}");
+            assert!(text_of(&result).contains("approval"), "{result}");
+        }
+    }
+    assert!(proxy.close().success());
+}
+
+/// Without elicitation, an ask is refused at once with how to approve it.
+#[test]
+fn an_ask_without_a_person_to_ask_says_how_to_approve() {
+    let Some(p) = Project::new("ask") else { return };
+    let mut proxy = Proxy::start(&p, &p.proxy_argv(&[]));
+    proxy.handshake("2025-06-18");
+    let target = p.project.join("new.txt");
+    let call = proxy.call(2, "write_file", json!({"path": target, "content": "x"}));
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    let text = text_of(&call);
+    assert!(text.contains("sixfold rules add --allow") && text.contains("new.txt"), "{text}");
+    assert!(!target.exists());
+    // Doing what it says approves the next such call (read at the next call).
+    p.ok(&["rules", "add", "--allow", target.to_str().unwrap()]);
+    let again = proxy.call(3, "write_file", json!({"path": target, "content": "x"}));
+    assert_ne!(again["result"]["isError"], true, "{again}");
+    assert!(target.exists());
+    assert!(proxy.close().success());
+}
+
 #[test]
 fn malformed_and_oversized_frames_get_errors_and_the_proxy_goes_on() {
     let Some(p) = Project::new("workspace-write") else {
