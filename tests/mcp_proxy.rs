@@ -436,7 +436,10 @@ fn an_ask_is_put_to_a_person_and_only_their_yes_forwards_the_call() {
             "params": {"name": "list_directory", "arguments": {"path": p.project}}}));
         let ask = proxy.recv();
         assert_eq!(ask["method"], "elicitation/create", "{ask}");
-        assert!(ask["params"]["message"].as_str().unwrap().contains("list_directory"), "{ask}");
+        assert!(
+            ask["params"]["message"].as_str().unwrap().contains("list_directory"),
+            "{ask}"
+        );
         proxy.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer}));
         let (result, _) = proxy.answer(json!(id));
         if forwarded {
@@ -460,7 +463,10 @@ fn an_ask_without_a_person_to_ask_says_how_to_approve() {
     let call = proxy.call(2, "write_file", json!({"path": target, "content": "x"}));
     assert_eq!(call["result"]["isError"], true, "{call}");
     let text = text_of(&call);
-    assert!(text.contains("sixfold rules add --allow") && text.contains("new.txt"), "{text}");
+    assert!(
+        text.contains("sixfold rules add --allow") && text.contains("new.txt"),
+        "{text}"
+    );
     assert!(!target.exists());
     // Doing what it says approves the next such call (read at the next call).
     p.ok(&["rules", "add", "--allow", target.to_str().unwrap()]);
@@ -529,6 +535,99 @@ fn an_upstream_that_dies_turns_later_calls_into_errors_naming_it() {
     let list = proxy.request(3, "tools/list", json!({}));
     assert!(list["error"]["message"].as_str().unwrap().contains("exited"), "{list}");
     assert!(proxy.close().success());
+}
+
+/// `@modelcontextprotocol/server-everything` serving streamable HTTP on a loopback port, stopped
+/// when dropped.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start() -> Option<HttpServer> {
+        let bin = agent_cli("SIXFOLD_MCP_EVERYTHING_BIN", "mcp-server-everything")?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(bin)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = HttpServer { child, port };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the HTTP server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(server)
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `--upstream-url`: the same judgement in front of a streamable-HTTP server; a server that goes
+/// away turns later calls into errors naming it.
+#[test]
+fn a_streamable_http_upstream_is_judged_the_same() {
+    let Some(p) = Project::new("workspace-write") else {
+        return;
+    };
+    let Some(mut server) = HttpServer::start() else { return };
+    std::fs::write(
+        p.project.join(".sixfold/policies/everything.toml"),
+        "id = \"mcp-everything\"\n[mcp.\"everything/echo\"]\n",
+    )
+    .unwrap();
+    p.ok(&["trust"]);
+    let url = server.url();
+    let argv: Vec<String> = ["mcp-proxy", "--server", "everything", "--upstream-url", &url]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut proxy = Proxy::start(&p, &argv);
+    let init = proxy.handshake("2025-11-25");
+    assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true, "{init}");
+    let names = tool_names(&proxy.request(2, "tools/list", json!({})));
+    assert!(names.contains(&"echo".to_string()), "{names:?}");
+    assert!(
+        !names.contains(&"get-env".to_string()),
+        "unmapped, conservative: {names:?}"
+    );
+    let echo = proxy.call(3, "echo", json!({"message": "over http 5531"}));
+    assert!(text_of(&echo).contains("over http 5531"), "{echo}");
+    let env = proxy.call(4, "get-env", json!({}));
+    assert_eq!(env["result"]["isError"], true, "{env}");
+    assert!(text_of(&env).starts_with("sixfold refused"), "{env}");
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let after = proxy.call(5, "echo", json!({"message": "again"}));
+    assert_eq!(after["result"]["isError"], true, "{after}");
+    assert!(text_of(&after).contains("`everything`"), "{after}");
+    assert!(proxy.close().success());
+    let judged = p.judged();
+    assert_eq!(judged.len(), 3, "{judged:?}");
+    assert_eq!(
+        judged[1],
+        ("mcp__everything__get-env".to_string(), "refuse".to_string())
+    );
 }
 
 #[test]

@@ -38,7 +38,7 @@ pub(crate) struct Args {
     /// map. Without it, only servers a policy lists in `settings.trust_annotations` are believed.
     #[arg(long)]
     trust_annotations: bool,
-    /// Reach a streamable-HTTP server instead of running one (not built into this sixfold).
+    /// Reach a streamable-HTTP server instead of running one (`http://` only: no TLS is built in).
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     upstream_url: Option<String>,
     /// The server's command and arguments.
@@ -208,16 +208,10 @@ fn root(value: &str) -> (String, PathBuf) {
 
 /// `sixfold mcp-proxy`: runs until the agent closes its input.
 pub(crate) fn run(args: Args) -> u8 {
-    if let Some(url) = &args.upstream_url {
-        return fail(
-            &format!("`--upstream-url {url}`: this sixfold reaches MCP servers over stdio only"),
-            "run the server as a command after `--`",
-        );
-    }
-    if args.command.is_empty() {
+    if args.command.is_empty() && args.upstream_url.is_none() {
         return fail(
             "no MCP server to run",
-            "put its command after `--`: sixfold mcp-proxy --server NAME -- CMD ARGS…",
+            "put its command after `--` (sixfold mcp-proxy --server NAME -- CMD ARGS…), or give --upstream-url",
         );
     }
     let cwd = match std::env::current_dir() {
@@ -261,6 +255,7 @@ pub(crate) fn run(args: Args) -> u8 {
     let options = Options {
         server: args.server,
         command: args.command,
+        url: args.upstream_url,
         trust_annotations: args.trust_annotations,
         watch_ms: 250,
     };

@@ -13,6 +13,7 @@
 
 mod effects;
 mod frame;
+mod http;
 mod session;
 mod upstream;
 
@@ -44,6 +45,8 @@ pub struct Options {
     pub server: String,
     /// The upstream command and its arguments.
     pub command: Vec<String>,
+    /// A streamable-HTTP server's URL (`http://` only), used instead of a command.
+    pub url: Option<String>,
     /// Trust the server's tool annotations for this run.
     pub trust_annotations: bool,
     /// How often the mode is looked at between calls, in milliseconds (0: never).

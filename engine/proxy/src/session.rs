@@ -61,7 +61,7 @@ struct Session<'g, W: Write> {
 }
 
 /// Runs the proxy: the agent's frames on `client_in`, answers on `client_out`, the server started
-/// from `options.command`. Returns when the agent closes its input (the server is then stopped).
+/// from `options.command` (or reached at `options.url`). Returns when the agent closes its input (the server is then stopped).
 pub fn run<W: Write>(
     options: Options,
     governor: &mut dyn Governor,
@@ -69,8 +69,13 @@ pub fn run<W: Write>(
     client_out: W,
 ) -> Result<(), String> {
     let (send, inputs) = channel();
-    let name = format!("`{}` ({})", options.server, options.command.join(" "));
-    let upstream = Upstream::spawn(&options.command, name, send.clone())?;
+    let upstream = match &options.url {
+        Some(url) => Upstream::http(url, format!("`{}` ({url})", options.server), send.clone())?,
+        None => {
+            let name = format!("`{}` ({})", options.server, options.command.join(" "));
+            Upstream::spawn(&options.command, name, send.clone())?
+        }
+    };
     spawn_client_reader(client_in, send.clone());
     if options.watch_ms > 0 {
         spawn_ticker(options.watch_ms, send);
@@ -377,7 +382,10 @@ impl<W: Write> Session<'_, W> {
             Some(Pending::Call { step }) => {
                 let failed = message.get("error").is_some()
                     || message.pointer("/result/isError").and_then(Value::as_bool) == Some(true);
+                // The answer first: the outcome's record is not on the agent's critical path.
+                self.send_client(&message);
                 self.observe(&step, if failed { Status::Failed } else { Status::Completed });
+                return;
             }
             None => {}
         }
