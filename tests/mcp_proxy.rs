@@ -636,7 +636,7 @@ fn install_mcp_wraps_each_server_and_uninstall_restores_the_file_exactly() {
         return;
     };
     let file = p.project.join(".mcp.json");
-    let original = "{\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"srv\"]},\n \"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:9/\"}}}";
+    let original = "{\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"srv\"]},\n \"web\": {\"type\": \"http\", \"url\": \"https://127.0.0.1:9/\"}}}";
     std::fs::write(&file, original).unwrap();
     let said = p.ok(&["install", "claude-code", "--mcp"]);
     assert!(said.contains("wrapped 1 server") && said.contains("web"), "{said}");
@@ -645,7 +645,7 @@ fn install_mcp_wraps_each_server_and_uninstall_restores_the_file_exactly() {
         wrapped["mcpServers"]["files"]["args"],
         json!(["mcp-proxy", "--server", "files", "--", "npx", "srv"])
     );
-    assert_eq!(wrapped["mcpServers"]["web"]["url"], "http://127.0.0.1:9/");
+    assert_eq!(wrapped["mcpServers"]["web"]["url"], "https://127.0.0.1:9/");
     let again = p.sixfold(&["install", "claude-code", "--mcp"]);
     assert!(!again.status.success(), "a second install must not lose the original");
     p.ok(&["uninstall", "claude-code", "--mcp"]);

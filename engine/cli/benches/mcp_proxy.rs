@@ -175,5 +175,5 @@ fn main() -> ExitCode {
 fn tempfile_dir() -> std::io::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("sixfold-bench-mcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    Ok(dir.canonicalize()?)
+    dir.canonicalize()
 }

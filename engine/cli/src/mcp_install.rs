@@ -30,8 +30,9 @@ fn wrapped(server: &Value) -> bool {
         == Some("mcp-proxy")
 }
 
-/// The `mcpServers` table with each stdio server behind the proxy; the names left as they were
-/// (servers reached by URL, entries already wrapped).
+/// The `mcpServers` table with each stdio server, and each plain-http one, behind the proxy; the
+/// names left as they were (https servers, servers with their own headers, entries already
+/// wrapped).
 fn wrap(config: &Value, binary: &str) -> Result<(Value, Vec<String>, Vec<String>), String> {
     let mut out = config.clone();
     let servers = out
@@ -40,23 +41,36 @@ fn wrap(config: &Value, binary: &str) -> Result<(Value, Vec<String>, Vec<String>
         .ok_or("`.mcp.json` has no `mcpServers` table")?;
     let (mut done, mut left) = (Vec::new(), Vec::new());
     for (name, server) in servers.iter_mut() {
-        let Some(command) = server.get("command").and_then(Value::as_str).map(str::to_string) else {
-            left.push(name.clone());
-            continue;
-        };
         if wrapped(server) {
             left.push(name.clone());
             continue;
         }
-        let mut args = vec![
-            json!("mcp-proxy"),
-            json!("--server"),
-            json!(name),
-            json!("--"),
-            json!(command),
-        ];
-        if let Some(given) = server.get("args").and_then(Value::as_array) {
-            args.extend(given.iter().cloned());
+        let command = server.get("command").and_then(Value::as_str).map(str::to_string);
+        // A plain-http server without headers of its own becomes a stdio server: the proxy
+        // reaches it with `--upstream-url`. One with headers (credentials) or https is left.
+        let url = server
+            .get("url")
+            .and_then(Value::as_str)
+            .filter(|u| u.starts_with("http://") && server.get("headers").is_none())
+            .map(str::to_string);
+        let mut args = vec![json!("mcp-proxy"), json!("--server"), json!(name)];
+        match (command, url) {
+            (Some(command), _) => {
+                args.extend([json!("--"), json!(command)]);
+                if let Some(given) = server.get("args").and_then(Value::as_array) {
+                    args.extend(given.iter().cloned());
+                }
+            }
+            (None, Some(url)) => {
+                args.extend([json!("--upstream-url"), json!(url)]);
+                if let Some(entry) = server.as_object_mut() {
+                    entry.retain(|k, _| k == "env");
+                }
+            }
+            (None, None) => {
+                left.push(name.clone());
+                continue;
+            }
         }
         if let Some(entry) = server.as_object_mut() {
             entry.insert("command".into(), json!(binary));
@@ -124,7 +138,7 @@ pub(crate) fn install(project: &Path, binary: &Path, dry_run: bool) -> u8 {
     );
     if !left.is_empty() {
         outln!(
-            "left as they were (reached by URL, or already wrapped): {}",
+            "left as they were (https, with headers of their own, or already wrapped): {}",
             left.join(", ")
         );
     }
@@ -164,10 +178,16 @@ mod tests {
         let config = json!({"mcpServers": {
             "files": {"command": "npx", "args": ["-y", "srv", "."], "env": {"A": "1"}},
             "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
+            "keyed": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "x"}},
+            "tls": {"type": "http", "url": "https://127.0.0.1:1/mcp"},
         }});
         let (after, done, left) = wrap(&config, "/bin/sixfold").unwrap();
-        assert_eq!(done, vec!["files"]);
-        assert_eq!(left, vec!["web"]);
+        assert_eq!(done, vec!["files", "web"]);
+        assert_eq!(left, vec!["keyed", "tls"]);
+        assert_eq!(
+            after["mcpServers"]["web"],
+            json!({"command": "/bin/sixfold", "args": ["mcp-proxy", "--server", "web", "--upstream-url", "http://127.0.0.1:1/mcp"]})
+        );
         assert_eq!(after["mcpServers"]["files"]["command"], "/bin/sixfold");
         assert_eq!(
             after["mcpServers"]["files"]["args"],
