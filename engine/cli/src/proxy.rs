@@ -174,7 +174,7 @@ impl Governor for ProjectGovernor {
                 record: None,
             }),
             (Some(last), Some(now)) if last != now => out.push(Event::ModeChanged {
-                from: Some(last.clone()),
+                from: Some(last.clone()).filter(|l| !l.is_empty()),
                 to: now.clone(),
             }),
             _ => {}

@@ -340,7 +340,26 @@ impl<W: Write> Session<'_, W> {
                 self.send_client(&message);
             }
             // The server's own requests (roots, sampling, elicitation) are the client's to answer.
-            Kind::Request => self.send_client(&message),
+            Kind::Request => {
+                // INVARIANT (fail closed): the server cannot use the proxy's own ids, so the
+                // client's answer to a request of the server's is never read as the answer to
+                // the proxy's ask.
+                let own = message
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| id.starts_with("sixfold-"));
+                if own {
+                    let id = message.get("id").cloned().unwrap_or(Value::Null);
+                    let answer = frame::error(
+                        id,
+                        ErrorCode::INVALID_REQUEST,
+                        "sixfold: ids starting `sixfold-` are the proxy's",
+                    );
+                    self.send_upstream(&answer);
+                } else {
+                    self.send_client(&message);
+                }
+            }
             Kind::Invalid => {
                 eprintln!(
                     "sixfold: the upstream server {} sent a frame that is not JSON-RPC",
