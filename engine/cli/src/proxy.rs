@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Run an MCP server behind sixfold: speaks MCP on stdio to the agent, runs the server (`CMD
-/// ARGS…` after `--`) as its child, and judges every `tools/call` and `resources/read` by its
+/// ARGS…` after `--`) as its child or reaches it at `--upstream-url`, and judges every `tools/call` and `resources/read` by its
 /// effects before forwarding it. Refusals reach the agent as tool errors; `tools/list` shows only
 /// what the mode may allow; every call is recorded in `.sixfold/runs/<session>.jsonl`.
 ///
@@ -262,6 +262,6 @@ pub(crate) fn run(args: Args) -> u8 {
     let stdout = std::io::stdout();
     match sixfold_proxy::run(options, &mut governor, Box::new(std::io::stdin()), stdout.lock()) {
         Ok(()) => 0,
-        Err(e) => fail(&e, "check the server's command"),
+        Err(e) => fail(&e, "check the server's command or URL"),
     }
 }
