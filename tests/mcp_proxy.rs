@@ -735,8 +735,9 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
         [{"tool_use": {"name": "mcp__files__list_directory", "input": {"path": p.project}}}],
         [{"run": p.mode_set_argv("read-only")},
          {"tool_use": {"name": "mcp__files__write_file", "input": {"path": inside, "content": "x"}}}],
-        // A further call gives Claude Code the moment it takes to re-list.
-        [{"tool_use": {"name": "mcp__files__read_text_file", "input": {"path": p.project.join("keep.txt")}}}],
+        // A further call (after a second's pause) gives Claude Code the moment it takes to re-list.
+        [{"run": ["sleep", "1"]},
+         {"tool_use": {"name": "mcp__files__read_text_file", "input": {"path": p.project.join("keep.txt")}}}],
         [{"text": "finished"}],
     ]});
     let scratch = p.root.join("scratch");
