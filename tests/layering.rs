@@ -36,6 +36,8 @@ const NOT_IN_CORE: &[&str] = &[
     "openssl",
     "native-tls",
     "rustls",
+    // protocol SDKs (the MCP proxy layer's)
+    "rmcp",
     // operating-system mechanisms
     "nix",
     "libc",
@@ -278,6 +280,24 @@ fn the_core_depends_on_no_other_workspace_crate() {
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
+
+/// The layers that exist are checked: a renamed or dropped member would silently escape the rule.
+#[test]
+fn every_known_layer_is_a_member() {
+    let ws = Workspace::load();
+    for layer in [
+        "sixfold-replay",
+        "sixfold-hook",
+        "sixfold-launch",
+        "sixfold-sandbox",
+        "sixfold-proxy",
+    ] {
+        assert!(
+            ws.members.iter().any(|m| m.name == layer),
+            "`{layer}` is not a workspace member"
+        );
+    }
 }
 
 #[test]

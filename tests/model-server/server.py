@@ -50,7 +50,7 @@ class Script:
                 if not isinstance(block, dict) or len(block) != 1:
                     raise ValueError(f"{path}: turn {i} block {j} must be an object with one key")
                 (kind,) = block
-                if kind not in ("text", "tool_use", "exec", "patch", "function_call", "run"):
+                if kind not in ("text", "tool_use", "exec", "patch", "function_call", "run", "mcp_call"):
                     raise ValueError(f"{path}: turn {i} block {j}: unknown block kind {kind!r}")
             self.turns.append(turn)
         # Requests with tools whose system prompt does not contain this string are
@@ -145,6 +145,34 @@ def anthropic_last_tool_result(messages: list[Any]) -> dict[str, Any] | None:
     return None
 
 
+# --------------------------------------------------------------------------- MCP
+# What the MCP proxy's tests read: which MCP tools (`mcp__SERVER__TOOL`) a request offered the
+# model, so a test sees the agent re-list its tools after `notifications/tools/list_changed`.
+
+
+def mcp_log_fields(tools: Any) -> dict[str, Any]:
+    names = []
+    for t in tools or []:
+        if isinstance(t, dict):
+            name = t.get("name") or ""
+            if isinstance(name, str) and name.startswith("mcp__"):
+                names.append(name)
+    return {"mcp_tools": sorted(names)}
+
+
+def mcp_tool_use(call: dict[str, Any], block_id: str) -> dict[str, Any]:
+    """`{"mcp_call": {"server", "tool", "arguments"}}` for Claude: `mcp__SERVER__TOOL`."""
+    return {"type": "tool_use", "id": block_id,
+            "name": f"mcp__{call['server']}__{call['tool']}", "input": call.get("arguments", {})}
+
+
+def mcp_function_call(call: dict[str, Any], item_id: str, call_id: str) -> dict[str, Any]:
+    """The same for Codex, which offers a server's tools in a namespace `mcp__SERVER`."""
+    return {"type": "function_call", "id": item_id, "call_id": call_id,
+            "namespace": f"mcp__{call['server']}", "name": call["tool"], "status": "completed",
+            "arguments": json.dumps(call.get("arguments", {}))}
+
+
 def anthropic_blocks(turn: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
     blocks = []
     for j, b in enumerate(turn):
@@ -158,6 +186,8 @@ def anthropic_blocks(turn: list[dict[str, Any]], index: int) -> list[dict[str, A
                 "name": tu["name"],
                 "input": tu.get("input", {}),
             })
+        elif "mcp_call" in b:
+            blocks.append(mcp_tool_use(b["mcp_call"], f"toolu_tg{index:03d}{j:02d}"))
         elif "exec" in b:  # a shell command written for Codex: Claude's Bash tool
             blocks.append({
                 "type": "tool_use",
@@ -303,6 +333,8 @@ def responses_items(turn: list[dict[str, Any]], index: int, tools: dict[str, dic
                 items.append({"type": "function_call", "id": f"fc_tg{index:03d}{j:02d}",
                               "call_id": call_id, "name": "exec_command", "status": "completed",
                               "arguments": json.dumps({"cmd": heredoc})})
+        elif "mcp_call" in b:
+            items.append(mcp_function_call(b["mcp_call"], f"fc_tg{index:03d}{j:02d}", call_id))
         elif "function_call" in b:
             fc = b["function_call"]
             items.append({"type": "function_call", "id": f"fc_tg{index:03d}{j:02d}",
@@ -508,6 +540,7 @@ class Handler(BaseHTTPRequestHandler):
             "messages": len(messages),
             "last_tool_result": anthropic_last_tool_result(messages),
         }
+        entry.update(mcp_log_fields(tools))
         if main:
             index, turn = st.pick_turn(anthropic_turn_index(messages))
             entry["turn"] = index

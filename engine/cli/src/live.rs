@@ -405,6 +405,10 @@ pub(crate) struct InstallArgs {
     /// Show the change as a diff and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Instead of the hooks: run each server of the project's `.mcp.json` behind
+    /// `sixfold mcp-proxy` (the original kept beside it; `uninstall --mcp` restores it).
+    #[arg(long, conflicts_with = "user")]
+    mcp: bool,
 }
 
 /// A variable of the environment, where it is set and not empty.
@@ -495,6 +499,12 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
             )
         }
     };
+    if args.mcp {
+        return match project() {
+            Ok(p) => crate::mcp_install::install(&p, &binary, args.dry_run),
+            Err(e) => fail(&e, "run it inside the project"),
+        };
+    }
     let spec = match shipped_hooks(args.agent) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
@@ -515,6 +525,12 @@ pub(crate) struct UninstallArgs {
 
 /// `sixfold uninstall`: removes the hooks `install` registered.
 pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
+    if args.target.mcp {
+        return match project() {
+            Ok(p) => crate::mcp_install::uninstall(&p, args.target.dry_run),
+            Err(e) => fail(&e, "run it inside the project"),
+        };
+    }
     let spec = match shipped_hooks(args.target.agent) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),

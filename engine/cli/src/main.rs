@@ -6,9 +6,11 @@ mod check;
 mod judge;
 mod launch;
 mod live;
+mod mcp_install;
 mod modes;
 mod output;
 mod providers;
+mod proxy;
 mod replay;
 mod sandbox;
 mod schema;
@@ -46,6 +48,7 @@ enum Command {
     Sandbox(sandbox::Args),
     ServeTools(serve_tools::Args),
     Approvals(approvals::Args),
+    McpProxy(proxy::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         Command::Sandbox(args) => sandbox::run(args),
         Command::ServeTools(args) => serve_tools::run(args),
         Command::Approvals(args) => approvals::run(args),
+        Command::McpProxy(args) => proxy::run(args),
     };
     ExitCode::from(output::finish(code))
 }

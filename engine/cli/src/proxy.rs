@@ -1,0 +1,267 @@
+//! `sixfold mcp-proxy`: an MCP server run behind sixfold. The proxy layer does the work; this
+//! hands it the hook layer's state file, trust store and event log (layers never depend on each
+//! other), so a proxied call is judged under the same mode and recorded in the same log as a
+//! hooked one.
+
+use crate::output::errln;
+use sixfold_core::bundle::Bundle;
+use sixfold_core::scope::Workspace;
+use sixfold_core::trace::Event;
+use sixfold_hook::log::Log;
+use sixfold_hook::state::State;
+use sixfold_hook::trust::{Standing, TrustStore};
+use sixfold_hook::{load_over, ProjectLayer};
+use sixfold_proxy::{Governor, Judging, Options};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Run an MCP server behind sixfold: speaks MCP on stdio to the agent, runs the server (`CMD
+/// ARGS…` after `--`) as its child or reaches it at `--upstream-url`, and judges every `tools/call` and `resources/read` by its
+/// effects before forwarding it. Refusals reach the agent as tool errors; `tools/list` shows only
+/// what the mode may allow; every call is recorded in `.sixfold/runs/<session>.jsonl`.
+///
+/// Example: `sixfold mcp-proxy --server files -- npx @modelcontextprotocol/server-filesystem .`
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Judge under this mode for the whole run (default: the project's active mode, followed
+    /// live as `sixfold mode set` changes it).
+    #[arg(long, value_name = "ID")]
+    mode: Option<String>,
+    /// A further root of the workspace, named (`docs=../docs`) or not (named after its folder).
+    #[arg(long = "root", value_name = "[NAME=]DIR")]
+    roots: Vec<String>,
+    /// The server's name, as the agent's MCP config names it: tools are `SERVER/TOOL` in the
+    /// bundle's `[mcp]` maps and `mcp__SERVER__TOOL` on the record.
+    #[arg(long, value_name = "NAME", default_value = "mcp")]
+    server: String,
+    /// Believe the server's tool annotations (`readOnlyHint`, …) for tools the bundle does not
+    /// map. Without it, only servers a policy lists in `settings.trust_annotations` are believed.
+    #[arg(long)]
+    trust_annotations: bool,
+    /// Reach a streamable-HTTP server instead of running one (`http://` only: no TLS is built in).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    upstream_url: Option<String>,
+    /// The server's command and arguments.
+    #[arg(last = true, value_name = "CMD ARGS")]
+    command: Vec<String>,
+}
+
+/// What `.sixfold/` holds now, cheaply: a change means the bundle or the state is read afresh.
+type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+
+fn fingerprint(project: &Path) -> Fingerprint {
+    let mut out = Vec::new();
+    let mut dirs = vec![sixfold_core::project::dir(project)];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // The event log changes at every call and is no part of the bundle.
+            if path.file_name().is_some_and(|n| n == "runs") {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                dirs.push(path);
+            } else {
+                out.push((path, meta.len(), meta.modified().ok()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The CLI's governor: the project of the working directory, its state, trust and record.
+struct ProjectGovernor {
+    project: PathBuf,
+    cwd: PathBuf,
+    pinned: Option<String>,
+    roots: Vec<(String, PathBuf)>,
+    session: String,
+    log: Log,
+    store: Option<TrustStore>,
+    cached: Option<(Fingerprint, Judging)>,
+    /// The mode the record last said.
+    recorded: Option<String>,
+}
+
+impl ProjectGovernor {
+    fn workspace(&self) -> Workspace {
+        let mut ws = Workspace::new(&self.project).with_process_environment();
+        for (name, dir) in &self.roots {
+            ws = ws.with_root(name, dir);
+        }
+        ws
+    }
+
+    fn load(&self) -> Result<Judging, String> {
+        let state = State::load(&self.project)?;
+        let mode = self.pinned.clone().unwrap_or_else(|| state.mode_for(None));
+        let layer = ProjectLayer::read(&self.project);
+        let bundle = loaded(Some(&layer))?;
+        if bundle.mode(&mode).is_none() {
+            return Err(format!("the mode `{mode}` is not in the bundle (see `sixfold modes`)"));
+        }
+        // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
+        // hashed, trusts nothing: the project layer (and a mode it pins) only narrows.
+        let standing = match &self.store {
+            Some(store) => store.standing_of(&self.project, &layer).unwrap_or(Standing::Untrusted),
+            None => match sixfold_hook::trust::content_hash_of(&self.project, &layer) {
+                Ok(None) => Standing::Empty,
+                _ => Standing::Untrusted,
+            },
+        };
+        let without = if standing == Standing::Untrusted {
+            Some((loaded(None)?, sixfold_hook::DEFAULT_MODE.to_string()))
+        } else {
+            None
+        };
+        Ok(Judging {
+            mode,
+            bundle,
+            without,
+            workspace: self.workspace(),
+            cwd: self.cwd.clone(),
+        })
+    }
+}
+
+fn loaded(layer: Option<&ProjectLayer>) -> Result<Bundle, String> {
+    let (bundle, diagnostics) = load_over(layer, None);
+    match diagnostics.first() {
+        None => Ok(bundle),
+        Some(d) => Err(format!(
+            "the bundle has {} error(s), the first: {} at {} (run `sixfold check`)",
+            diagnostics.len(),
+            d.message,
+            d.location()
+        )),
+    }
+}
+
+impl Governor for ProjectGovernor {
+    fn judging(&mut self) -> Result<&Judging, String> {
+        let now = fingerprint(&self.project);
+        let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
+        if !fresh {
+            self.cached = None;
+            let judging = self.load()?;
+            self.cached = Some((now, judging));
+        }
+        match &self.cached {
+            Some((_, judging)) => Ok(judging),
+            None => Err("the bundle could not be loaded".into()),
+        }
+    }
+
+    fn mode(&mut self) -> Result<String, String> {
+        match &self.pinned {
+            Some(m) => Ok(m.clone()),
+            None => Ok(State::load(&self.project)?.mode_for(None)),
+        }
+    }
+
+    fn record(&mut self, events: &[Event]) -> Result<(), String> {
+        let mode = self.cached.as_ref().map(|(_, j)| j.mode.clone());
+        let mut out = Vec::new();
+        match (&self.recorded, &mode) {
+            (None, _) => out.push(Event::Started {
+                session: self.session.clone(),
+                cwd: Some(self.cwd.to_string_lossy().into_owned()),
+                mode: mode.clone(),
+                provider: Some("mcp-proxy".into()),
+                record: None,
+            }),
+            (Some(last), Some(now)) if last != now => out.push(Event::ModeChanged {
+                from: Some(last.clone()).filter(|l| !l.is_empty()),
+                to: now.clone(),
+            }),
+            _ => {}
+        }
+        out.extend(events.iter().cloned());
+        self.log.append(&out)?;
+        self.recorded = mode.or_else(|| self.recorded.clone()).or(Some(String::new()));
+        Ok(())
+    }
+}
+
+fn fail(message: &str, hint: &str) -> u8 {
+    errln!("error: {message}\n  = help: {hint}");
+    1
+}
+
+/// A `--root` value: `NAME=DIR`, or `DIR` named after its last component.
+fn root(value: &str) -> (String, PathBuf) {
+    match value.split_once('=') {
+        Some((name, dir)) if !name.is_empty() && !name.contains('/') => (name.to_string(), PathBuf::from(dir)),
+        _ => {
+            let dir = PathBuf::from(value);
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "root".into());
+            (name, dir)
+        }
+    }
+}
+
+/// `sixfold mcp-proxy`: runs until the agent closes its input.
+pub(crate) fn run(args: Args) -> u8 {
+    if args.command.is_empty() && args.upstream_url.is_none() {
+        return fail(
+            "no MCP server to run",
+            "put its command after `--` (sixfold mcp-proxy --server NAME -- CMD ARGS…), or give --upstream-url",
+        );
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            return fail(
+                &format!("cannot read the current directory: {e}"),
+                "run it in the project",
+            )
+        }
+    };
+    let project = match sixfold_core::project::place(&cwd) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, "run it inside the project"),
+    };
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let session = format!(
+        "mcp-{}-{started}-{}",
+        sixfold_hook::log::file_name(&args.server),
+        std::process::id()
+    );
+    let mut governor = ProjectGovernor {
+        log: Log::new(&project, &session),
+        project,
+        cwd: cwd.clone(),
+        pinned: args.mode,
+        roots: args
+            .roots
+            .iter()
+            .map(|r| root(r))
+            .map(|(n, d)| (n, cwd.join(d)))
+            .collect(),
+        session,
+        store: TrustStore::from_env(),
+        cached: None,
+        recorded: None,
+    };
+    let options = Options {
+        server: args.server,
+        command: args.command,
+        url: args.upstream_url,
+        trust_annotations: args.trust_annotations,
+        watch_ms: 250,
+    };
+    let stdout = std::io::stdout();
+    match sixfold_proxy::run(options, &mut governor, Box::new(std::io::stdin()), stdout.lock()) {
+        Ok(()) => 0,
+        Err(e) => fail(&e, "check the server's command or URL"),
+    }
+}

@@ -1,0 +1,334 @@
+//! What an MCP call does, and its judgement: a tool's effects from the bundle's `[mcp]` maps,
+//! else from the server's annotations where the server is trusted, else the conservative
+//! profile; `resources/read` as a read of its URI.
+
+use rmcp::model::ToolAnnotations;
+use serde_json::Value;
+use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::decision::{Decision, Judgement};
+use sixfold_core::effects::EffectProfile;
+use sixfold_core::judge::Context;
+use sixfold_core::narrow;
+use sixfold_core::scope::Workspace;
+use sixfold_core::trace::{Outcome, Step, StepAct};
+use sixfold_core::{Act, ToolEffects};
+use std::path::{Path, PathBuf};
+
+/// The policy setting (in any policy's `[settings]`) listing the servers whose tool annotations
+/// are trusted: `trust_annotations = ["files"]`.
+pub const TRUST_SETTING: &str = "trust_annotations";
+
+/// What a call is judged under: the bundle and mode, and, while the project's `.sixfold/` is not
+/// trusted, the bundle and mode without it (the stricter judgement is kept).
+#[derive(Debug)]
+pub struct Judging {
+    /// The active mode.
+    pub mode: String,
+    /// The shipped bundle with the project's layer over it.
+    pub bundle: Bundle,
+    /// Without the untrusted project layer: its bundle and the mode it runs in. `None` when the
+    /// project layer is trusted (or empty).
+    pub without: Option<(Bundle, String)>,
+    /// Where the call's paths are placed.
+    pub workspace: Workspace,
+    /// The working directory relative paths resolve against.
+    pub cwd: PathBuf,
+}
+
+/// One MCP call as the proxy sees it.
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    /// The server's name (`--server`).
+    pub server: &'a str,
+    /// The tool's name, or for `resources/read` the URI.
+    pub tool: &'a str,
+    /// The call's arguments.
+    pub input: &'a Value,
+    /// The JSON-RPC id, as the record's step id.
+    pub id: String,
+    /// The server's annotations of the tool, cached from `tools/list`.
+    pub annotations: Option<&'a ToolAnnotations>,
+    /// `--trust-annotations`: this run trusts the server's annotations.
+    pub trust_annotations: bool,
+    /// A `resources/read`, not a `tools/call`.
+    pub resource: bool,
+}
+
+/// The tool's name on the record, as the agents name MCP tools (`mcp__SERVER__TOOL`), so the
+/// invariants read proxied steps as they read hooked ones.
+pub fn record_name(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}
+
+/// Whether a bundle trusts a server's annotations (a policy's `trust_annotations` setting).
+pub fn trusts(bundle: &Bundle, server: &str) -> bool {
+    bundle.policies().any(|p| {
+        p.settings
+            .get(TRUST_SETTING)
+            .and_then(Value::as_array)
+            .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(server)))
+    })
+}
+
+/// The effects the specification's annotations describe, absent hints read with its defaults
+/// (`readOnlyHint` false, `destructiveHint` true, `idempotentHint` false, `openWorldHint` true).
+/// An annotation never says where a tool reads or writes, so the places are unknown (`*`).
+pub fn from_annotations(a: &ToolAnnotations) -> EffectProfile {
+    let read_only = a.read_only_hint.unwrap_or(false);
+    let destructive = a.destructive_hint.unwrap_or(true);
+    let open_world = a.open_world_hint.unwrap_or(true);
+    EffectProfile {
+        reads: vec!["*".into()],
+        writes: if read_only { Vec::new() } else { vec!["*".into()] },
+        reaches: open_world,
+        reversible: read_only || !destructive,
+        contained: false,
+        costs: false,
+    }
+}
+
+/// A resource URI read: a `file://` URI reads its path, anything else an unknown place (and an
+/// `http(s)` one leaves the machine).
+fn resource_effects(uri: &str) -> EffectProfile {
+    let (reads, reaches) = match uri.strip_prefix("file://") {
+        Some(path) if path.starts_with('/') => (vec![path.to_string()], false),
+        _ => (
+            vec!["*".to_string()],
+            uri.starts_with("http://") || uri.starts_with("https://"),
+        ),
+    };
+    EffectProfile {
+        reads,
+        writes: Vec::new(),
+        reaches,
+        reversible: true,
+        contained: false,
+        costs: false,
+    }
+}
+
+/// A call mapped to its act and effects under one bundle.
+pub fn mapped(bundle: &Bundle, call: &Call<'_>, cwd: &Path) -> ToolEffects {
+    if call.resource {
+        return ToolEffects {
+            act: Act {
+                kind: "url",
+                text: call.tool.to_string(),
+            },
+            effects: resource_effects(call.tool),
+            spawn: None,
+            classified: None,
+            known: true,
+        };
+    }
+    let from_map = bundle.mcp_effects(call.server, call.tool, call.input, cwd);
+    if from_map.known {
+        return from_map;
+    }
+    match call.annotations {
+        // Annotations are the server's word: only a server the user trusts is believed.
+        Some(a) if call.trust_annotations || trusts(bundle, call.server) => ToolEffects {
+            effects: from_annotations(a),
+            known: true,
+            ..from_map
+        },
+        // INVARIANT (fail closed): an unmapped tool of an untrusted server is the conservative
+        // profile (`mcp_effects` answered it so).
+        _ => from_map,
+    }
+}
+
+fn judge_one(bundle: &Bundle, mode: &str, call: &Call<'_>, judging: &Judging) -> (Judgement, ToolEffects) {
+    let mapped = mapped(bundle, call, &judging.cwd);
+    let effects = mapped.effects.resolve(&judging.workspace);
+    let act = ActView {
+        kind: mapped.act.kind,
+        text: &mapped.act.text,
+        commands: &[],
+        // An MCP call is not a command line: no parts for a kept command rule to cover.
+        parts: &[],
+    };
+    let context = Context::new(judging.workspace.clone());
+    (bundle.judge_step(mode, &act, &effects, &context), mapped)
+}
+
+impl Judging {
+    /// Judges a call as the hooks do: under the layered bundle, and, while the project's
+    /// `.sixfold/` is untrusted, also without it, keeping the stricter. The step is as the
+    /// record keeps it; the notes say what an untrusted project layer had no say in.
+    pub fn judge(&self, call: &Call<'_>) -> (Judgement, Step, Option<String>) {
+        let (layered, mapped) = judge_one(&self.bundle, &self.mode, call, self);
+        let (judgement, note) = match &self.without {
+            None => (layered, None),
+            Some((bundle, mode)) => {
+                let (without, _) = judge_one(bundle, mode, call, self);
+                let n = narrow::narrowed(without, layered);
+                (n.judgement, n.ignored)
+            }
+        };
+        let step = Step {
+            id: call.id.clone(),
+            tool: if call.resource {
+                format!("mcp__{}__resources/read", call.server)
+            } else {
+                record_name(call.server, call.tool)
+            },
+            act: StepAct {
+                kind: mapped.act.kind.to_string(),
+                text: mapped.act.text.clone(),
+            },
+            effects: mapped.effects,
+            commands: Vec::new(),
+            command_rules: Vec::new(),
+            parts: Vec::new(),
+            output: None,
+            outcome: Outcome::default(),
+            edits: Vec::new(),
+            cwd: Some(self.cwd.to_string_lossy().into_owned()),
+        };
+        (judgement, step, note)
+    }
+
+    /// Whether the mode refuses a tool whatever its arguments: judged with every argument it
+    /// reads placed in the workspace and, again, in the temp dir; listed when either is not
+    /// refused. Listing is advice: every call is judged anyway.
+    pub fn hides(&self, server: &str, tool: &str, annotations: Option<&ToolAnnotations>, trust: bool) -> bool {
+        let tmp = self
+            .workspace
+            .tmp()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let places = [
+            self.workspace.primary().join("sixfold-probe"),
+            tmp.join("sixfold-probe"),
+        ];
+        places.iter().all(|place| {
+            let probe = Probe(place.to_string_lossy().into_owned());
+            let input = probe.input();
+            let call = Call {
+                server,
+                tool,
+                input: &input,
+                id: String::new(),
+                annotations,
+                trust_annotations: trust,
+                resource: false,
+            };
+            self.judge(&call).0.decision == Decision::Refuse
+        })
+    }
+}
+
+/// Arguments that answer every field an argument template may read with one path.
+struct Probe(String);
+
+impl Probe {
+    fn input(&self) -> Value {
+        // The reference servers' path fields; a template reading another field sees it absent,
+        // which is unknown (`*`): such a tool is listed only where the mode allows anything.
+        let mut map = serde_json::Map::new();
+        for field in ["path", "file_path", "source", "destination", "uri", "url"] {
+            map.insert(field.to_string(), Value::String(self.0.clone()));
+        }
+        map.insert("paths".to_string(), Value::Array(vec![Value::String(self.0.clone())]));
+        Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use sixfold_core::bundle::BundleSource;
+
+    fn judging(mode: &str, extra: &str) -> (tempfile::TempDir, Judging) {
+        let t = tempfile::tempdir().unwrap();
+        let mut sources = vec![sixfold_core::shipped::source()];
+        if !extra.is_empty() {
+            sources.push(BundleSource::from_files("test", [("policies/mcp.toml", extra)]));
+        }
+        let (bundle, diags) = Bundle::load(&sources);
+        assert!(diags.is_empty(), "{diags:?}");
+        let ws = Workspace::new(t.path()).with_tmp("/tmp");
+        let j = Judging {
+            mode: mode.into(),
+            bundle,
+            without: None,
+            workspace: ws,
+            cwd: t.path().to_path_buf(),
+        };
+        (t, j)
+    }
+
+    fn call<'a>(tool: &'a str, input: &'a Value, a: Option<&'a ToolAnnotations>, trust: bool) -> Call<'a> {
+        Call {
+            server: "files",
+            tool,
+            input,
+            id: "1".into(),
+            annotations: a,
+            trust_annotations: trust,
+            resource: false,
+        }
+    }
+
+    const MAP: &str = "id = \"mcp\"\n[mcp.\"files/read_text_file\"]\nreads = [\"{path}\"]\n[mcp.\"files/write_file\"]\nwrites = [\"{path}\"]\n";
+
+    #[test]
+    fn a_mapped_tool_is_judged_by_its_arguments() {
+        let (t, j) = judging("workspace-write", MAP);
+        let inside = json!({"path": t.path().join("a.txt")});
+        let (d, step, _) = j.judge(&call("read_text_file", &inside, None, false));
+        assert_eq!(d.decision, Decision::Allow, "{d:?}");
+        assert_eq!(step.tool, "mcp__files__read_text_file");
+        let outside = json!({"path": "/etc/passwd.d/x"});
+        let (d, _, _) = j.judge(&call("write_file", &outside, None, false));
+        assert_eq!(d.decision, Decision::Refuse, "{d:?}");
+    }
+
+    #[test]
+    fn annotations_count_only_for_a_trusted_server() {
+        let (_t, j) = judging("read-only", "");
+        let input = json!({});
+        let ro: ToolAnnotations =
+            serde_json::from_value(json!({"readOnlyHint": true, "openWorldHint": false})).unwrap();
+        let (untrusted, step, _) = j.judge(&call("peek", &input, Some(&ro), false));
+        assert_eq!(step.effects, EffectProfile::unknown());
+        let (trusted, step, _) = j.judge(&call("peek", &input, Some(&ro), true));
+        assert!(step.effects.writes.is_empty());
+        assert!(trusted.decision <= untrusted.decision);
+        assert_eq!(untrusted.decision, Decision::Refuse);
+    }
+
+    #[test]
+    fn absent_hints_take_the_specifications_defaults() {
+        let p = from_annotations(&ToolAnnotations::default());
+        assert_eq!(p.writes, vec!["*".to_string()]);
+        assert!(p.reaches);
+        assert!(!p.reversible);
+    }
+
+    #[test]
+    fn a_policy_setting_trusts_a_servers_annotations() {
+        let (_t, j) = judging("ask", "id = \"t\"\n[settings]\ntrust_annotations = [\"files\"]\n");
+        assert!(trusts(&j.bundle, "files"));
+        assert!(!trusts(&j.bundle, "other"));
+    }
+
+    #[test]
+    fn read_only_hides_a_writing_tool_and_lists_a_reading_one() {
+        let (_t, j) = judging("read-only", MAP);
+        assert!(j.hides("files", "write_file", None, false));
+        assert!(!j.hides("files", "read_text_file", None, false));
+        let (_t, j) = judging("workspace-write", MAP);
+        assert!(!j.hides("files", "write_file", None, false));
+    }
+
+    #[test]
+    fn a_file_resource_reads_its_path() {
+        assert_eq!(resource_effects("file:///w/a").reads, vec!["/w/a".to_string()]);
+        assert!(resource_effects("https://x.invalid/").reaches);
+        assert_eq!(resource_effects("db://x").reads, vec!["*".to_string()]);
+    }
+}
