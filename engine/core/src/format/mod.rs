@@ -24,4 +24,5 @@ pub use provider::{
     AmbientFile, BinaryFile, BuiltinPlugins, HermeticFile, HooksFile, LaunchFile, ProviderFile, ReadinessFile,
     RecordFieldFile, RecordFile, RecordSource, ToolFile,
 };
+pub use provider::{RecordCaseFile, ReportFile};
 pub use rule::{JudgementExample, RuleFile};
