@@ -92,7 +92,8 @@ fn take(name: &str, spec: &ReportFile, run: &ReportRun<'_>) -> Taken {
 }
 
 /// The run's own arguments the report is given again (each flag of `pass_args` with its value),
-/// or why the report cannot describe the run (it passed one of `unmatched_args`).
+/// or why the report cannot describe the run (it passed one of `unmatched_args`). A flag is
+/// recognised however it is written: `--config KEY=V`, `--config=KEY=V`, `-c KEY=V`, `-cKEY=V`.
 fn passed_args(spec: &ReportFile, run_args: &[String]) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut args = run_args.iter();
@@ -100,16 +101,15 @@ fn passed_args(spec: &ReportFile, run_args: &[String]) -> Result<Vec<String>, St
         if arg == "--" {
             break;
         }
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ => (arg.as_str(), None),
-        };
-        if spec.unmatched_args.iter().any(|u| u == flag) {
+        // INVARIANT (fail closed): an override the report is not given would make it describe
+        // another configuration, so every spelling of a flag counts, and an unmatched one
+        // means no report at all.
+        if let Some((flag, _)) = spec.unmatched_args.iter().find_map(|u| split_flag(arg, u)) {
             return Err(format!("the run passes `{flag}`, which the report cannot be given"));
         }
-        if spec.pass_args.iter().any(|p| p == flag) {
+        if let Some((flag, inline)) = spec.pass_args.iter().find_map(|p| split_flag(arg, p)) {
             let value = match inline {
-                Some(value) => Some(value.to_string()),
+                Some(value) => Some(value),
                 None => args.next().cloned(),
             };
             let Some(value) = value else {
@@ -120,6 +120,21 @@ fn passed_args(spec: &ReportFile, run_args: &[String]) -> Result<Vec<String>, St
         }
     }
     Ok(out)
+}
+
+/// `arg` as `flag` with its value written in it (`--flag=V`, `-fV`, `-f=V`), or alone (`None`).
+fn split_flag<'f>(arg: &str, flag: &'f str) -> Option<(&'f str, Option<String>)> {
+    if arg == flag {
+        return Some((flag, None));
+    }
+    let rest = arg.strip_prefix(flag)?;
+    if flag.starts_with("--") {
+        return rest.strip_prefix('=').map(|v| (flag, Some(v.to_string())));
+    }
+    if flag.len() == 2 && flag.starts_with('-') {
+        return Some((flag, Some(rest.strip_prefix('=').unwrap_or(rest).to_string())));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -160,6 +175,26 @@ mod tests {
         let err = passed_args(&s, &strings(&["--profile=work", "hi"])).unwrap_err();
         assert!(err.contains("`--profile`"), "{err}");
         assert!(passed_args(&s, &strings(&["-p", "work"])).is_err());
+        assert!(
+            passed_args(&s, &strings(&["-pwork"])).is_err(),
+            "a short flag with its value in it"
+        );
+        assert_eq!(
+            passed_args(
+                &s,
+                &strings(&[
+                    "-cmcp_servers.x.command=\"y\"",
+                    "-c=a=1",
+                    "--configx",
+                    "--",
+                    "-c",
+                    "b=2"
+                ])
+            )
+            .unwrap(),
+            strings(&["-c", "mcp_servers.x.command=\"y\"", "-c", "a=1"]),
+            "every spelling of a passed flag, none after `--`, and not a longer flag"
+        );
         assert!(passed_args(&s, &strings(&["-c"])).is_err(), "a flag without its value");
     }
 
