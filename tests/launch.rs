@@ -607,7 +607,7 @@ fn codex(s: &Scratch, bin: &Path, server: &ModelServer, hermetic: &str, extra: &
 }
 
 #[test]
-fn codex_rows_its_record_cannot_evidence_are_unk_with_the_reason() {
+fn codex_strict_hermetic_run_holds_every_gating_row() {
     let Some(bin) = agent_cli("SIXFOLD_CODEX_BIN", "codex") else {
         return;
     };
@@ -622,33 +622,114 @@ fn codex_rows_its_record_cannot_evidence_are_unk_with_the_reason() {
         &["--copy", src.to_str().unwrap()],
         &["look around"],
     );
-    run.expect(3);
-    for id in ["H3", "H7", "H9", "H10", "H11"] {
-        assert_eq!(run.verdict(id), "ok", "{id}\n{}", run.summary());
+    run.expect(0);
+    for row in run.report["rows"].as_array().unwrap() {
+        if row["severity"] == "gating" {
+            assert_eq!(row["verdict"], "ok", "{}\n{}", row["id"], run.summary());
+        }
     }
-    for (id, field) in [
-        ("H1a", "plugins"),
-        ("H1b", "output_style"),
-        ("H4", "api_key_source"),
-        ("H5", "mcp_servers"),
+    // H1a, H4 and H5 rest on the vendor's own reports on the run's configuration, taken right
+    // after it with the same CODEX_HOME, environment and `-c` overrides (#14).
+    let record = &run.report["facts"]["record"];
+    for (name, args) in [
+        ("doctor", "doctor --json"),
+        ("mcp", "mcp list --json"),
+        ("plugins", "plugin list --json"),
     ] {
-        assert_eq!(run.verdict(id), "unk", "{id}\n{}", run.summary());
+        let taken = &record["reports"][name];
+        assert_eq!(taken["answered"], true, "{name}: {taken}");
+        let argv: Vec<&str> = taken["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(argv.join(" ").starts_with(args), "{name}: {argv:?}");
         assert!(
-            run.evidence(id).contains(&format!("cannot evidence `{field}`")),
-            "{id}: {}",
-            run.evidence(id)
+            argv.contains(&"model_provider=x"),
+            "the run's overrides are the report's: {argv:?}"
         );
     }
+    assert_eq!(record["fields"]["mcp_servers"], json!([]), "{record}");
+    assert_eq!(record["fields"]["plugins"], json!([]), "{record}");
+    assert_eq!(record["fields"]["api_key_source"], "X_KEY", "{record}");
+    assert!(
+        run.evidence("H4").contains("`X_KEY`, which the run declared"),
+        "{}",
+        run.evidence("H4")
+    );
+    assert!(
+        run.evidence("H1b").contains("has no output styles"),
+        "{}",
+        run.evidence("H1b")
+    );
     // sixfold's hooks are in the scratch CODEX_HOME, run though nobody trusted them (#14).
     assert_eq!(run.verdict("H8"), "ok", "{}", run.evidence("H8"));
     assert!(run.evidence("H8").contains("config.toml"), "{}", run.evidence("H8"));
-    assert_eq!(run.verdict("H2"), "unk");
+    assert_eq!(
+        run.verdict("H2"),
+        "unk",
+        "advisory: Codex has no way to exclude setting sources"
+    );
     assert!(run.evidence("H10").contains("AGENTS.md"));
     assert!(run.report["facts"]["record"]["source"]
         .as_str()
         .unwrap()
         .contains("rollout-"));
     assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
+}
+
+#[test]
+fn codex_an_ambient_mcp_server_in_the_operators_config_is_kept_out() {
+    let Some(bin) = agent_cli("SIXFOLD_CODEX_BIN", "codex") else {
+        return;
+    };
+    let s = Scratch::new();
+    let operator_home = s.root.join("home/.codex");
+    std::fs::create_dir_all(&operator_home).unwrap();
+    std::fs::write(
+        operator_home.join("config.toml"),
+        "[mcp_servers.ambient]\ncommand = \"/bin/true\"\n",
+    )
+    .unwrap();
+    // The same report, on the operator's own config home, names the server: it would show.
+    let out = Command::new(&bin)
+        .args(["mcp", "list", "--json"])
+        .current_dir(&s.root)
+        .env_clear()
+        .env("PATH", plain_path())
+        .env("HOME", s.root.join("home"))
+        .env("CODEX_HOME", &operator_home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed[0]["name"], "ambient", "{listed}");
+
+    let src = s.tree("src", &[("a.txt", "x\n")]);
+    let server = s.server(answer_only());
+    let mut args = strings(&["--hermetic", "strict", "--binary"]);
+    args.push(bin.display().to_string());
+    args.extend(strings(&[
+        "--api-key-env",
+        "X_KEY",
+        "--copy",
+        src.to_str().unwrap(),
+        "--",
+    ]));
+    args.extend(strings(&["--json", "-c"]));
+    args.push(format!(
+        "model_providers.x={{name=\"x\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"X_KEY\"}}",
+        server.url()
+    ));
+    args.extend(strings(&["-c", "model_provider=x", "-m", "gpt-5.5", "look around"]));
+    let codex_home = operator_home.display().to_string();
+    let run = launch(&s, "codex", &args, &[("X_KEY", SECRET), ("CODEX_HOME", &codex_home)]);
+    run.expect(0);
+    assert_eq!(run.verdict("H5"), "ok", "{}", run.summary());
+    assert_eq!(run.report["facts"]["record"]["fields"]["mcp_servers"], json!([]));
+    assert!(run.evidence("H5").contains("none"), "{}", run.evidence("H5"));
+    assert!(!run.summary().contains("ambient"), "{}", run.summary());
 }
 
 #[test]

@@ -18,6 +18,7 @@ mod files;
 pub mod hooks;
 pub mod probe;
 mod record;
+mod reports;
 mod request;
 mod rows;
 mod run_dir;
@@ -320,7 +321,13 @@ fn launch_hermetic(
 
     // ---- the evidence ------------------------------------------------------------------------------
     let hashes = control::governing::after(&scratch, &req.govern, &governing.before);
-    let record = record::read(provider, scanner.as_mut(), &vendor, &scratch.config_home);
+    let report_run = reports::ReportRun {
+        binary,
+        env: &env_vars,
+        workdir: &scratch.workdir,
+        run_args: &req.vendor_args,
+    };
+    let record = record::read(provider, scanner.as_mut(), &vendor, &scratch.config_home, &report_run);
     let facts = json!({
         "provider": { "id": provider.id, "name": provider.name },
         "hermetic": req.hermetic,

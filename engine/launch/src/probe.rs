@@ -110,8 +110,10 @@ pub fn is_executable(path: &Path) -> bool {
 pub struct Ran {
     /// Its exit code; `None` when a signal ended it.
     pub code: Option<i32>,
-    /// What it printed on stdout (at most `MAX_VERSION_OUTPUT` bytes; empty unless asked).
+    /// What it printed on stdout (at most the bound asked for; empty unless asked).
     pub stdout: Vec<u8>,
+    /// It printed more than the bound: `stdout` is cut short.
+    pub truncated: bool,
 }
 
 /// The environment a probe runs with: the operator's (`None`), or a constructed one.
@@ -127,6 +129,27 @@ pub fn run_bounded(
     timeout: Duration,
     keep_stdout: bool,
 ) -> Result<Ran, String> {
+    run_capped(
+        program,
+        args,
+        env,
+        cwd,
+        timeout,
+        keep_stdout.then_some(MAX_VERSION_OUTPUT),
+    )
+}
+
+/// As [`run_bounded`], keeping at most `keep` bytes of what it prints (`None`: nothing, unread).
+pub(crate) fn run_capped(
+    program: &Path,
+    args: &[String],
+    env: ProbeEnv<'_>,
+    cwd: Option<&Path>,
+    timeout: Duration,
+    keep: Option<usize>,
+) -> Result<Ran, String> {
+    let keep_stdout = keep.is_some();
+    let cap = keep.unwrap_or(0);
     let mut command = Command::new(program);
     command
         .args(args)
@@ -145,17 +168,19 @@ pub fn run_bounded(
     let reader = child.stdout.take().map(|mut out| {
         std::thread::spawn(move || {
             let mut kept = Vec::new();
+            let mut truncated = false;
             let mut buf = [0u8; 8192];
             loop {
                 match out.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        let room = MAX_VERSION_OUTPUT.saturating_sub(kept.len());
+                        let room = cap.saturating_sub(kept.len());
+                        truncated |= n > room;
                         kept.extend_from_slice(buf.get(..n.min(room)).unwrap_or_default());
                     }
                 }
             }
-            kept
+            (kept, truncated)
         })
     });
     let started = Instant::now();
@@ -171,10 +196,11 @@ pub fn run_bounded(
             Err(e) => return Err(format!("cannot wait for {shown}: {e}")),
         }
     };
-    let stdout = reader.and_then(|r| r.join().ok()).unwrap_or_default();
+    let (stdout, truncated) = reader.and_then(|r| r.join().ok()).unwrap_or_default();
     Ok(Ran {
         code: status.code(),
         stdout,
+        truncated,
     })
 }
 

@@ -4,10 +4,11 @@
 //! in the provider file's `[record]`; this is the mechanism. Vendor output is untrusted: lines and
 //! line counts are bounded.
 
+use crate::reports::{self, ReportRun, Taken};
 use crate::vendor::Vendor;
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
-use sixfold_core::format::{BuiltinPlugins, ProviderFile, RecordFile, RecordSource};
+use sixfold_core::format::{BuiltinPlugins, ProviderFile, RecordFieldFile, RecordFile, RecordSource};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -172,8 +173,12 @@ pub(crate) fn scan_file(path: &Path, scanner: &mut LineScanner) -> Result<(), St
     Ok(())
 }
 
-/// A dotted path into JSON; `None` when any step is missing or null.
+/// A dotted path into JSON (`.` or empty: the whole), or a JSON pointer when it starts with `/`
+/// (for keys that hold a dot); `None` when any step is missing or null.
 pub(crate) fn dig<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    if path.starts_with('/') {
+        return value.pointer(path).filter(|v| !v.is_null());
+    }
     let mut at = value;
     for part in path.split('.').filter(|p| !p.is_empty()) {
         at = match at {
@@ -201,10 +206,72 @@ fn named_entries(value: &Value) -> Value {
     }
 }
 
+/// One field's value, from the record line (`root`) or the report it names, or why it is missing.
+fn field(
+    name: &str,
+    spec: &RecordFieldFile,
+    at: Option<&str>,
+    root: Option<&Value>,
+    reports: &BTreeMap<String, Taken>,
+) -> Result<Value, String> {
+    let (source, place, prefix) = match &spec.report {
+        Some(report) => match reports.get(report).map(|t| &t.report) {
+            None => return Err(format!("the provider file declares no report `{report}`")),
+            Some(Err(why)) => return Err(why.clone()),
+            Some(Ok(value)) => (Some(value), format!("the report `{report}`"), String::new()),
+        },
+        None => (
+            root,
+            "the record".to_string(),
+            at.map(|a| format!("{a}.")).unwrap_or_default(),
+        ),
+    };
+    if !spec.cases.is_empty() {
+        for case in &spec.cases {
+            let Some(found) = source.and_then(|s| dig(s, &case.from)) else {
+                continue;
+            };
+            let matched = match &case.pattern {
+                None => Some(found.clone()),
+                Some(pattern) => {
+                    let re = regex::RegexBuilder::new(pattern)
+                        .size_limit(1 << 20)
+                        .build()
+                        .map_err(|e| format!("`{name}`: `{pattern}` is not a valid regular expression: {e}"))?;
+                    found
+                        .as_str()
+                        .and_then(|text| re.captures(text))
+                        .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                        .map(|m| Value::String(m.as_str().to_string()))
+                }
+            };
+            if let Some(value) = matched {
+                return Ok(case.value.clone().map(Value::String).unwrap_or(value));
+            }
+        }
+        let places: Vec<String> = spec.cases.iter().map(|c| format!("`{prefix}{}`", c.from)).collect();
+        return Err(format!(
+            "{place} says nothing the provider file recognises at {}",
+            places.join(", ")
+        ));
+    }
+    match (&spec.from, &spec.absent) {
+        (Some(from), _) => source
+            .and_then(|s| dig(s, from))
+            .cloned()
+            .ok_or_else(|| format!("{place} has no `{prefix}{from}`")),
+        (None, Some(why)) => Err(why.clone()),
+        (None, None) => Err(format!(
+            "the provider file says neither where `{name}` is nor why it is absent"
+        )),
+    }
+}
+
 /// The facts of a found record line, per the provider file: `fields` (by fact name), `missing`
 /// (fact name → why it is not there), `defaults` (fact name → the value meaning nothing was
-/// configured).
-pub(crate) fn facts(record: &RecordFile, line: &Value) -> Value {
+/// configured), `no_surface` (fact name → the versions that have no such surface) and `reports`
+/// (each report taken, and whether it answered).
+pub(crate) fn facts(record: &RecordFile, line: &Value, reports: &BTreeMap<String, Taken>) -> Value {
     let root = match record.at.as_deref() {
         Some(at) => dig(line, at),
         None => Some(line),
@@ -212,46 +279,45 @@ pub(crate) fn facts(record: &RecordFile, line: &Value) -> Value {
     let mut fields = Map::new();
     let mut missing = Map::new();
     let mut defaults = Map::new();
+    let mut no_surface = Map::new();
     for (name, spec) in &record.fields {
         if let Some(default) = &spec.default {
             defaults.insert(name.clone(), Value::String(default.clone()));
         }
-        match (&spec.from, &spec.absent) {
-            (Some(from), _) => match root.and_then(|r| dig(r, from)) {
-                Some(value) => {
-                    let value = match name.as_str() {
-                        "plugins" => plugins(record, value),
-                        "mcp_servers" => named_entries(value),
-                        _ => value.clone(),
-                    };
-                    fields.insert(name.clone(), value);
-                }
-                None => {
-                    let whole = match &record.at {
-                        Some(at) => format!("{at}.{from}"),
-                        None => from.clone(),
-                    };
-                    missing.insert(name.clone(), Value::String(format!("the record has no `{whole}`")));
-                }
-            },
-            (None, Some(why)) => {
-                missing.insert(name.clone(), Value::String(why.clone()));
+        if !spec.no_surface_in.is_empty() {
+            no_surface.insert(name.clone(), serde_json::json!(spec.no_surface_in));
+        }
+        match field(name, spec, record.at.as_deref(), root, reports) {
+            Ok(value) => {
+                let value = match name.as_str() {
+                    "plugins" => plugins(record, &value),
+                    "mcp_servers" => named_entries(&value),
+                    _ => value,
+                };
+                fields.insert(name.clone(), value);
             }
-            (None, None) => {
-                missing.insert(
-                    name.clone(),
-                    Value::String(format!(
-                        "the provider file says neither where `{name}` is nor why it is absent"
-                    )),
-                );
+            Err(why) => {
+                missing.insert(name.clone(), Value::String(why));
             }
         }
     }
+    let taken: Map<String, Value> = reports
+        .iter()
+        .map(|(name, t)| {
+            let entry = match &t.report {
+                Ok(_) => serde_json::json!({ "args": t.args, "answered": true }),
+                Err(why) => serde_json::json!({ "args": t.args, "answered": false, "reason": why }),
+            };
+            (name.clone(), entry)
+        })
+        .collect();
     serde_json::json!({
         "found": true,
         "fields": fields,
         "missing": missing,
         "defaults": defaults,
+        "no_surface": no_surface,
+        "reports": taken,
         "builtin_plugins": match record.builtin_plugins {
             BuiltinPlugins::Pinned => "pinned",
             BuiltinPlugins::Counted => "counted",
@@ -288,12 +354,14 @@ pub(crate) fn not_found(reason: String) -> Value {
 
 /// The record's facts after the run: found (with its fields and where), or not, with why. A
 /// record in the standard output was scanned as it passed; one under the config home is looked
-/// for now.
+/// for now. The vendor's reports on the run's configuration are taken once the record is found
+/// (with no record, nothing describes the run).
 pub(crate) fn read(
     provider: &ProviderFile,
     scanner: Option<&mut LineScanner>,
     vendor: &Vendor,
     config_home: &Path,
+    run: &ReportRun<'_>,
 ) -> Value {
     let id = &provider.id;
     let (Some(spec), Some(scanner)) = (provider.record.as_ref(), scanner) else {
@@ -359,10 +427,14 @@ pub(crate) fn read(
             which
         }
     };
+    let taken = match scanner.found {
+        Some(_) => reports::take_all(spec, run),
+        None => BTreeMap::new(),
+    };
     let mut facts = scanner
         .found
         .as_ref()
-        .map(|line| facts(spec, line))
+        .map(|line| facts(spec, line, &taken))
         .unwrap_or(Value::Null);
     if let Some(map) = facts.as_object_mut() {
         map.insert("source".into(), Value::String(source));
@@ -407,7 +479,7 @@ mod tests {
         s.finish();
         assert_eq!(s.lines, 3, "scanning stops at the record");
         let line = s.found.clone().unwrap();
-        let f = facts(&r, &line);
+        let f = facts(&r, &line, &BTreeMap::new());
         assert_eq!(f["fields"]["version"], "2.1.0");
         assert_eq!(f["fields"]["plugins"][0]["builtin"], true);
         assert_eq!(f["fields"]["plugins"][1]["builtin"], false);
@@ -451,6 +523,100 @@ mod tests {
                 .unwrap();
         let mut s = LineScanner::new(&r);
         scan_file(&found[0], &mut s).unwrap();
-        assert_eq!(facts(&r, &s.found.unwrap())["fields"]["cwd"], "/w");
+        assert_eq!(facts(&r, &s.found.unwrap(), &BTreeMap::new())["fields"]["cwd"], "/w");
+    }
+
+    #[test]
+    fn fields_are_read_from_the_vendors_reports_and_a_failed_report_leaves_them_missing() {
+        let r: RecordFile = toml::from_str(
+            r#"
+            match = { type = "session_meta" }
+            at = "payload"
+            [reports.doctor]
+            args = ["doctor", "--json"]
+            [reports.mcp]
+            args = ["mcp", "list", "--json"]
+            [reports.plugins]
+            args = ["plugin", "list", "--json"]
+            [fields.version]
+            from = "cli_version"
+            [fields.mcp_servers]
+            report = "mcp"
+            from = "."
+            [fields.plugins]
+            report = "plugins"
+            from = "installed"
+            [fields.output_style]
+            absent = "no output styles"
+            no_surface_in = ["0.171.0"]
+            [fields.api_key_source]
+            report = "doctor"
+            default = "none"
+            [[fields.api_key_source.cases]]
+            from = "/checks/auth.credentials/details/provider auth env var"
+            pattern = '^(\S+) \(present\)$'
+            [[fields.api_key_source.cases]]
+            from = "/checks/auth.credentials/summary"
+            pattern = "^no Codex credentials were found$"
+            value = "none"
+            [fields.nothing]
+            report = "doctor"
+            from = "/checks/nope"
+            "#,
+        )
+        .unwrap();
+        let line = serde_json::json!({ "type": "session_meta", "payload": { "cli_version": "0.171.0" } });
+        let doctor = |details: Value, summary: &str| Taken {
+            args: vec!["doctor".into()],
+            report: Ok(
+                serde_json::json!({ "checks": { "auth.credentials": { "summary": summary, "details": details } } }),
+            ),
+        };
+        let mut reports = BTreeMap::from([
+            (
+                "doctor".to_string(),
+                doctor(
+                    serde_json::json!({ "provider auth env var": "X_KEY (present)" }),
+                    "auth is provided",
+                ),
+            ),
+            (
+                "mcp".to_string(),
+                Taken {
+                    args: vec![],
+                    report: Ok(serde_json::json!([{ "name": "docs" }])),
+                },
+            ),
+            (
+                "plugins".to_string(),
+                Taken {
+                    args: vec![],
+                    report: Err("the report `plugins` failed: exited with 2".into()),
+                },
+            ),
+        ]);
+        let f = facts(&r, &line, &reports);
+        assert_eq!(f["fields"]["version"], "0.171.0");
+        assert_eq!(f["fields"]["api_key_source"], "X_KEY");
+        assert_eq!(f["fields"]["mcp_servers"][0]["name"], "docs");
+        assert_eq!(f["missing"]["plugins"], "the report `plugins` failed: exited with 2");
+        assert_eq!(f["missing"]["nothing"], "the report `doctor` has no `/checks/nope`");
+        assert_eq!(f["no_surface"]["output_style"][0], "0.171.0");
+        assert_eq!(f["reports"]["plugins"]["answered"], false);
+        reports.insert(
+            "doctor".into(),
+            doctor(serde_json::json!({}), "no Codex credentials were found"),
+        );
+        assert_eq!(facts(&r, &line, &reports)["fields"]["api_key_source"], "none");
+        reports.insert(
+            "doctor".into(),
+            doctor(serde_json::json!({ "provider auth env var": "X_KEY (missing)" }), "?"),
+        );
+        let f = facts(&r, &line, &reports);
+        assert!(
+            f["fields"].get("api_key_source").is_none(),
+            "no case matches: missing, never a guess"
+        );
+        assert!(f["missing"]["api_key_source"].as_str().unwrap().contains("recognises"));
     }
 }

@@ -26,4 +26,5 @@ pub use provider::{
     AmbientFile, BinaryFile, BuiltinPlugins, HermeticFile, HooksFile, LaunchFile, ProviderFile, ReadinessFile,
     RecordFieldFile, RecordFile, RecordSource, ToolFile,
 };
+pub use provider::{RecordCaseFile, ReportFile};
 pub use rule::{JudgementExample, RuleFile};

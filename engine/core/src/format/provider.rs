@@ -280,15 +280,59 @@ pub struct RecordFile {
     /// `output_style`, `cwd`, `version`, …), and where the record has each.
     #[serde(default)]
     pub fields: BTreeMap<String, RecordFieldFile>,
+    /// The vendor's own reports on the launched configuration, by name (e.g. `doctor`): commands
+    /// of its CLI that print JSON, run right after the run with the same config home,
+    /// environment, working directory and configuration overrides. A field names the report it is
+    /// read from; a report that fails or is malformed leaves its fields missing.
+    #[serde(default)]
+    pub reports: BTreeMap<String, ReportFile>,
+}
+
+/// One of the vendor's own reports on the launched configuration: a command of its CLI that
+/// prints one JSON document, e.g. `codex mcp list --json`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportFile {
+    /// The arguments that print it, e.g. `["mcp", "list", "--json"]`.
+    pub args: Vec<String>,
+    /// The run's own arguments that are given again to the report, each with its value
+    /// (`-c KEY=VALUE`, `--enable NAME`): the report then describes the configuration the run had.
+    #[serde(default)]
+    pub pass_args: Vec<String>,
+    /// The run's own arguments the report cannot be given (`--profile NAME`): a run that passes
+    /// one gets no report, since it would describe another configuration.
+    #[serde(default)]
+    pub unmatched_args: Vec<String>,
+    /// Variables set for the report alone, over the run's environment (e.g. proxies that keep a
+    /// report's own network probes on a dead loopback port).
+    #[serde(default)]
+    pub env_set: BTreeMap<String, String>,
+    /// Exit codes after which its output is the report (default `[0]`).
+    #[serde(default)]
+    pub ok_exit: Vec<i32>,
+    /// How long it may take, in milliseconds (default 30000); past it, no report.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// The most it may print, in bytes (default 1 MiB); more is no report.
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
 }
 
 /// One fact of a provider's record: where it is, or why the record cannot evidence it.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordFieldFile {
-    /// A dotted path inside the record.
+    /// The report it is read from (a key of `reports`) instead of the record line.
+    #[serde(default)]
+    pub report: Option<String>,
+    /// Where it is: a dotted path (`.` is the whole), or a JSON pointer (`/checks/a.b/details`)
+    /// where a key holds a dot.
     #[serde(default)]
     pub from: Option<String>,
+    /// Instead of `from`: the first case that matches gives the value; none matching, the
+    /// field is missing.
+    #[serde(default)]
+    pub cases: Vec<RecordCaseFile>,
     /// Instead of `from`: why the record cannot evidence it (the rows that need it are unk).
     #[serde(default)]
     pub absent: Option<String>,
@@ -296,7 +340,26 @@ pub struct RecordFieldFile {
     /// source when there is no key).
     #[serde(default)]
     pub default: Option<String>,
+    /// The vendor versions that have no such surface at all (Codex 0.171 has no output
+    /// styles): for exactly these versions, a row may read the field's absence as the default.
+    #[serde(default)]
+    pub no_surface_in: Vec<String>,
     /// The rows it evidences.
     #[serde(default)]
     pub rows: Vec<String>,
+}
+
+/// One way a record field can be read: where, what it must look like, and what it then is.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordCaseFile {
+    /// Where: a dotted path or a JSON pointer, as a field's `from`.
+    pub from: String,
+    /// A regular expression the value (a string) must match; its first group, else the whole
+    /// match, is the field, unless `value` says.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// The field's value when this case matches (else what was found).
+    #[serde(default)]
+    pub value: Option<String>,
 }
