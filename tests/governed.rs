@@ -39,6 +39,7 @@ impl Project {
             root.join("tests"),
             scratch.join("home"),
             scratch.join("config"),
+            scratch.join("tmp"),
         ] {
             std::fs::create_dir_all(d).unwrap();
         }
@@ -101,7 +102,9 @@ fn launch(p: &Project, provider: &str, args: &[String], env: &[(&str, String)]) 
         .env_clear()
         .env("PATH", plain_path())
         .env("HOME", p.scratch.join("home"))
-        .env("TMPDIR", &p.scratch)
+        // Beside `$HOME`, not above it: a temp dir holding the home is not proven (the sandbox
+        // would let a command write the home).
+        .env("TMPDIR", p.scratch.join("tmp"))
         .env("LANG", "C.UTF-8")
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())

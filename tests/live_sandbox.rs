@@ -287,11 +287,11 @@ fn an_environment_that_cannot_be_proven_contains_nothing_and_says_why() {
     );
 }
 
-/// An ask is the person's decision on the command as shown: where it asks uncontained too (a
-/// fetch in `ask`), it runs as it is, so what the person approves works; an ask that only
-/// containment kept from a refusal runs contained.
+/// An ask is the person's decision on the command as shown: a fetch that asks uncontained too
+/// (in `ask`) runs as it is, so the network the person approves is there; any other ask runs
+/// contained.
 #[test]
-fn an_ask_runs_contained_only_where_containment_made_it_one() {
+fn an_ask_runs_contained_unless_it_needs_the_network() {
     let Some(run) = Run::new() else { return };
     let rewritten = |answer: &Value| answer["hookSpecificOutput"]["updatedInput"]["command"].is_string();
     let decision = |answer: &Value| answer["hookSpecificOutput"]["permissionDecision"].clone();
@@ -307,8 +307,8 @@ fn an_ask_runs_contained_only_where_containment_made_it_one() {
 
     let out = run.sixfold(&["mode", "set", "workspace-write"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // Uncontained, a program no rule knows may reach the network: refused. Contained, only the
-    // named read outside the workspace asks, and the command runs in the sandbox once approved.
+    // Uncontained, a program no rule knows asks for its unknown write. Contained, only the named
+    // read outside the workspace asks, and the command runs in the sandbox once approved.
     let build = answer(&run, "cat /etc/hostname && frobnicate --all", &[]);
     assert_eq!(decision(&build), "ask", "{build:#}");
     assert!(rewritten(&build), "{build:#}");

@@ -213,17 +213,39 @@ impl Args {
             .collect()
     }
 
+    /// For each argument that is not an option, the word as written where it is a glob that may
+    /// name a dot name (its place is then also `None` in [`Args::positional`]).
+    fn positional_globs(&self) -> Vec<Option<String>> {
+        self.positional
+            .iter()
+            .map(|&i| match self.expanded.get(i) {
+                Some(true) => None,
+                _ => self.words.get(i).filter(|w| may_glob_a_dot_name(w)).cloned(),
+            })
+            .collect()
+    }
+
     pub(crate) fn placeholder(&self, scope: &str) -> Option<Vec<Option<String>>> {
         let inner = scope.strip_prefix('{')?.strip_suffix('}')?;
-        let positional = self.positional();
+        // Each argument with the glob it is written as, where it may name a dot name.
+        let positional: Vec<(Option<String>, Option<String>)> =
+            self.positional().into_iter().zip(self.positional_globs()).collect();
+        // A glob that may name a dot name is both a place nobody knows (`*`) and the glob as
+        // written, which the path sets read for what it may name (`glob_place`).
+        let places = |chosen: Vec<(Option<String>, Option<String>)>| -> Vec<Option<String>> {
+            chosen
+                .into_iter()
+                .flat_map(|(word, glob)| std::iter::once(word).chain(glob.map(Some)))
+                .collect()
+        };
         Some(match inner {
-            "args" => positional,
-            "first" => positional.into_iter().take(1).collect(),
-            "last" => positional.into_iter().last().into_iter().collect(),
+            "args" => places(positional),
+            "first" => places(positional.into_iter().take(1).collect()),
+            "last" => places(positional.into_iter().last().into_iter().collect()),
             "but_last" => {
                 let mut all = positional;
                 all.pop();
-                all
+                places(all)
             }
             _ => match inner.strip_prefix("opt:") {
                 Some(name) => self.option(name),

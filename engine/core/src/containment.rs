@@ -72,6 +72,16 @@ impl Containment {
                 .parts
                 .iter()
                 .any(|p| p.rule.as_deref().is_some_and(|rule| classifier.rule_reaches(rule)));
+        } else if classified.opaque.is_some()
+            || [&effects.reads, &effects.writes]
+                .iter()
+                .any(|s| s.iter().any(|p| p == "*"))
+        {
+            // INVARIANT (fail closed): the classifier does not count what it could not read as
+            // reaching (outside a sandbox it asks for the unknown write instead); inside one
+            // whose network is open, that unknown write is bounded but the network is not, so
+            // what it could not read may reach.
+            effects.reaches = true;
         }
         if self.secrets_hidden {
             // Named places stay (a named secret is still refused); only the unknown read goes.
@@ -120,7 +130,7 @@ mod tests {
             "cargo test",
             "./configure && make",
             "python3 -c 'import os'",
-            "echo $(id)",
+            "echo $(./gen-id)",
         ] {
             assert_eq!(judged(command, Some(INSIDE)), Decision::Allow, "{command}");
             assert_ne!(judged(command, None), Decision::Allow, "{command}");

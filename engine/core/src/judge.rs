@@ -80,6 +80,8 @@ pub(crate) struct PathSet {
     relative: GlobSet,
     /// Each glob's literal start, for [`PathSet::covers`].
     starts: Vec<GlobStart>,
+    /// Each glob as written, split into components, for a place written as a glob.
+    patterns: Vec<(Anchor, Vec<String>)>,
 }
 
 /// Where a glob is anchored.
@@ -125,6 +127,7 @@ impl PathSet {
         let mut absolute = GlobSetBuilder::new();
         let mut relative = GlobSetBuilder::new();
         let mut starts = Vec::new();
+        let mut patterns = Vec::new();
         for raw in globs {
             let (builder, pattern, anchor) = if let Some(rest) = raw.strip_prefix("~/") {
                 (&mut home, rest, Anchor::Home)
@@ -134,6 +137,7 @@ impl PathSet {
                 (&mut relative, raw.as_str(), Anchor::Root)
             };
             starts.push(GlobStart::of(anchor, pattern));
+            patterns.push((anchor, components(pattern)));
             let glob = GlobBuilder::new(pattern)
                 .literal_separator(true)
                 .build()
@@ -147,6 +151,7 @@ impl PathSet {
             absolute: build(absolute)?,
             relative: build(relative)?,
             starts,
+            patterns,
         })
     }
 
@@ -176,6 +181,9 @@ impl PathSet {
     /// "or unknown" says `unknown` too.
     pub(crate) fn contains(&self, touch: &Touch, workspace: &Workspace) -> bool {
         let Some(path) = &touch.path else { return false };
+        if crate::glob_place::has_dot_wildcard(&path.to_string_lossy()) {
+            return self.may_contain(touch, workspace);
+        }
         // Empty sets are skipped before any work: `is_match` builds a candidate (and
         // `strip_prefix` walks components) even when there is nothing to match.
         if !self.absolute.is_empty() && self.absolute.is_match(path) {
@@ -198,6 +206,36 @@ impl PathSet {
         }
         path.strip_prefix("/").is_ok_and(|p| self.relative.is_match(p))
     }
+
+    /// For a place written as a glob over dot names: whether the shell may expand it to a member
+    /// (see `glob_place`), each glob tried where it is anchored.
+    fn may_contain(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        let Some(path) = &touch.path else { return false };
+        let absolute = components(&path.to_string_lossy());
+        let home = workspace
+            .home()
+            .and_then(|h| path.strip_prefix(h).ok())
+            .map(|rest| components(&rest.to_string_lossy()));
+        let root = match &touch.place {
+            Place::Root { relative, .. } => Some(components(relative)),
+            _ => None,
+        };
+        let fits = |place: &[String], pattern: &[String]| {
+            let place: Vec<&str> = place.iter().map(String::as_str).collect();
+            let pattern: Vec<&str> = pattern.iter().map(String::as_str).collect();
+            crate::glob_place::may_match(&place, &pattern)
+        };
+        self.patterns.iter().any(|(anchor, pattern)| match anchor {
+            Anchor::Absolute => fits(&absolute, pattern),
+            Anchor::Home => home.as_ref().is_some_and(|h| fits(h, pattern)),
+            Anchor::Root => root.as_ref().is_some_and(|r| fits(r, pattern)) || fits(&absolute, pattern),
+        })
+    }
+}
+
+/// A path or glob's components, `/` and empty parts left out.
+fn components(path: &str) -> Vec<String> {
+    path.split('/').filter(|p| !p.is_empty()).map(str::to_owned).collect()
 }
 
 /// One entry of a `reads`/`writes` condition.

@@ -17,6 +17,7 @@ pub mod diag;
 pub mod effects;
 pub mod environment;
 pub mod format;
+mod glob_place;
 pub mod hook_settings;
 pub mod hook_toml;
 pub mod judge;

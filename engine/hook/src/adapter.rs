@@ -507,10 +507,11 @@ fn judge_call(
         parts: mapped.classified.as_ref().map(|c| c.parts.as_slice()).unwrap_or(&[]),
     };
     let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
-    if updated.is_some() && judgement.decision == Decision::Ask {
-        // A person decides an ask on the command as shown: where it asks uncontained too (a
-        // fetch in `ask`), it runs as it is, so what the person approves works. Only an ask
-        // that containment made of a refusal runs contained.
+    if updated.is_some() && judgement.decision == Decision::Ask && contained.effects.reaches {
+        // A person decides an ask on the command as shown: a command understood to reach the
+        // network (a fetch in `ask`) that asks uncontained too runs as it is once approved, so
+        // the network the person approved is there. Any other ask runs contained: what the
+        // sandbox keeps from it (writes outside, secrets) the mode refuses anyway.
         let plain = bundle.judge_step(mode, &act, &plain_effects, &context);
         if plain.decision <= Decision::Ask {
             judgement = plain;
