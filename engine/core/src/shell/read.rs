@@ -424,6 +424,12 @@ impl<'t> Reader<'t> {
                 self.push(command);
             }
         }
+        self.tails(tails, ctx, depth);
+    }
+
+    /// What follows a here-document's start on its line (`Gathered::tails`): the rest of its
+    /// pipeline or list, read as bash reads it (a pipeline's elements fed, each in a subshell).
+    fn tails(&mut self, tails: Vec<Node<'t>>, ctx: &Ctx, depth: usize) {
         for tail in tails {
             match tail.kind() {
                 "pipeline" => {
@@ -657,32 +663,7 @@ impl<'t> Reader<'t> {
         self.check_names(&command);
         let tails = std::mem::take(&mut gathered.tails);
         self.push(command);
-        for tail in tails {
-            match tail.kind() {
-                "pipeline" => {
-                    let mut elements = Vec::new();
-                    self.pipe_elements(tail, &mut elements, depth + 1);
-                    for element in elements {
-                        self.after("|");
-                        let mut inner = self.scoped(ctx, ScopeKind::Subshell);
-                        inner.fed = true;
-                        self.statement(element, &inner, depth + 1);
-                    }
-                }
-                "&&" => self.after("&&"),
-                "||" => self.after("||"),
-                _ => {
-                    let gated = ctx.gated
-                        && self
-                            .line
-                            .commands
-                            .last()
-                            .is_some_and(|c| !c.after.iter().any(|op| op == "||"));
-                    let inner = Ctx { gated, ..ctx.clone() };
-                    self.statement(tail, &inner, depth + 1);
-                }
-            }
-        }
+        self.tails(tails, ctx, depth);
     }
 
     /// `NAME=value` (or `NAME+=value`) as one word; the value is one word (no braces, no
