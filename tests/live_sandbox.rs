@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{agent_cli, json_lines, outside_tmp, tool_results, ModelServer};
+use support::{agent_cli, claude_stream, json_lines, outside_tmp, tool_results, ModelServer};
 
 const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
 
@@ -86,29 +86,11 @@ impl Run {
             "{}:/usr/local/bin:/usr/bin:/bin",
             Path::new(SIXFOLD).parent().unwrap().display()
         );
-        let out = Command::new(&self.claude)
-            .args(["-p", "do the task", "--output-format", "stream-json", "--verbose"])
-            .current_dir(&self.project)
-            .env_clear()
-            .env("HOME", &self.home)
-            .env("PATH", path)
-            .env("CLAUDE_CONFIG_DIR", &self.config)
-            .env("ANTHROPIC_BASE_URL", server.url())
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let stream = json_lines(&String::from_utf8_lossy(&out.stdout));
-        assert!(
-            stream.iter().any(|l| l["type"] == "result"),
-            "claude did not finish: status {:?}\nstderr: {}\nstdout: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-        );
-        stream
+        claude_stream(&self.claude, &self.project, &server.url(), |c| {
+            c.env("HOME", &self.home)
+                .env("PATH", path)
+                .env("CLAUDE_CONFIG_DIR", &self.config);
+        })
     }
 
     /// The hook's judgements: (tool, decision, command as judged, contained).

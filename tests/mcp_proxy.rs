@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{agent_cli, json_lines, outside_tmp, tool_results, ModelServer};
+use support::{agent_cli, claude_stream, json_lines, outside_tmp, tool_results, ModelServer};
 
 const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
 
@@ -743,31 +743,15 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
     let scratch = p.root.join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let server = ModelServer::start(&script, &p.project, &p.project, &scratch);
-    let out = Command::new(&claude)
-        .args(["-p", "do the task", "--output-format", "stream-json", "--verbose"])
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--strict-mcp-config", "--allowedTools", "mcp__files"])
-        .current_dir(&p.project)
-        .env_clear()
-        .env("HOME", &p.home)
-        .env("XDG_STATE_HOME", &p.state)
-        .env("PATH", plain_path())
-        .env("CLAUDE_CONFIG_DIR", &claude_home)
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stream = json_lines(&String::from_utf8_lossy(&out.stdout));
-    assert!(
-        stream.iter().any(|l| l["type"] == "result"),
-        "claude did not finish: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let stream = claude_stream(&claude, &p.project, &server.url(), |c| {
+        c.arg("--mcp-config")
+            .arg(&config)
+            .args(["--strict-mcp-config", "--allowedTools", "mcp__files"])
+            .env("HOME", &p.home)
+            .env("XDG_STATE_HOME", &p.state)
+            .env("PATH", plain_path())
+            .env("CLAUDE_CONFIG_DIR", &claude_home);
+    });
     let results = tool_results(&stream);
     assert_eq!(results.len(), 5, "{results:?}");
     assert!(

@@ -130,6 +130,39 @@ pub(crate) fn tool_results(stream: &[serde_json::Value]) -> Vec<(String, bool, S
     out
 }
 
+/// Claude Code run headless (`-p "do the task"`, stream-json) in `project` against the scripted
+/// model at `model_url`, from a cleared environment with a test key and no background traffic;
+/// `setup` adds the rest (`HOME`, `PATH`, `CLAUDE_CONFIG_DIR`, more arguments). Its stream-json
+/// lines; panics, with what it printed, when it did not finish.
+pub(crate) fn claude_stream(
+    claude: &Path,
+    project: &Path,
+    model_url: &str,
+    setup: impl FnOnce(&mut Command),
+) -> Vec<serde_json::Value> {
+    let mut command = Command::new(claude);
+    command
+        .args(["-p", "do the task", "--output-format", "stream-json", "--verbose"])
+        .current_dir(project)
+        .env_clear()
+        .env("ANTHROPIC_BASE_URL", model_url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null());
+    setup(&mut command);
+    let out = command.output().unwrap();
+    let stream = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert!(
+        stream.iter().any(|l| l["type"] == "result"),
+        "claude did not finish: status {:?}\nstderr: {}\nstdout: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stream
+}
+
 /// A scratch directory outside the system temp dir (writes there are "outside the workspace",
 /// not "the temp dir"), wherever the repository itself was checked out.
 pub(crate) fn outside_tmp() -> tempfile::TempDir {
