@@ -4,6 +4,8 @@
 //! failing once at the end. See docs/security.md for the format and how to add a case.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+mod support;
+
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -100,8 +102,9 @@ fn the_corpus_holds() {
     let cases = cases();
     assert!(!cases.is_empty(), "no cases in tests/corpus");
     // A workspace that is a repository, outside the temp dir (a write to `/tmp` is allowed in
-    // workspace-write, so a workspace there would hide escapes), and a home of its own.
-    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // workspace-write, so a workspace or a home there would hide escapes, wherever the checkout
+    // is), and a home of its own.
+    let scratch = support::outside_tmp();
     let workspace = scratch.path().join("work");
     let home = scratch.path().join("home");
     std::fs::create_dir_all(workspace.join("src")).unwrap();
