@@ -7,13 +7,13 @@ use crate::output::errln;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::Event;
-use sixfold_hook::log::Log;
+use sixfold_hook::log::{Appender, Log};
 use sixfold_hook::state::State;
 use sixfold_hook::trust::{Standing, TrustStore};
 use sixfold_hook::{load_over, ProjectLayer};
 use sixfold_proxy::{Governor, Judging, Options};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Run an MCP server behind sixfold: speaks MCP on stdio to the agent, runs the server (`CMD
 /// ARGS…` after `--`) as its child or reaches it at `--upstream-url`, and judges every `tools/call` and `resources/read` by its
@@ -45,6 +45,11 @@ pub(crate) struct Args {
     #[arg(last = true, value_name = "CMD ARGS")]
     command: Vec<String>,
 }
+
+/// How long a look at `.sixfold/` stands: calls closer together than this are judged under what
+/// the last look found. A mode set this long before a call is as good as set at the same time;
+/// calls further apart look again, so the next call after a switch is judged under it.
+const LOOK_EVERY: Duration = Duration::from_millis(10);
 
 /// What `.sixfold/` holds now, cheaply: a change means the bundle or the state is read afresh.
 type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
@@ -79,9 +84,11 @@ struct ProjectGovernor {
     pinned: Option<String>,
     roots: Vec<(String, PathBuf)>,
     session: String,
-    log: Log,
+    log: Appender,
     store: Option<TrustStore>,
     cached: Option<(Fingerprint, Judging)>,
+    /// When `.sixfold/` was last looked at.
+    looked: Option<Instant>,
     /// The mode the record last said.
     recorded: Option<String>,
 }
@@ -125,6 +132,19 @@ impl ProjectGovernor {
             cwd: self.cwd.clone(),
         })
     }
+
+    /// Looks at `.sixfold/` and reads the bundle and state afresh when anything there changed.
+    fn look(&mut self) -> Result<(), String> {
+        let now = fingerprint(&self.project);
+        self.looked = Some(Instant::now());
+        let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
+        if !fresh {
+            self.cached = None;
+            let judging = self.load()?;
+            self.cached = Some((now, judging));
+        }
+        Ok(())
+    }
 }
 
 fn loaded(layer: Option<&ProjectLayer>) -> Result<Bundle, String> {
@@ -142,12 +162,9 @@ fn loaded(layer: Option<&ProjectLayer>) -> Result<Bundle, String> {
 
 impl Governor for ProjectGovernor {
     fn judging(&mut self) -> Result<&Judging, String> {
-        let now = fingerprint(&self.project);
-        let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
-        if !fresh {
-            self.cached = None;
-            let judging = self.load()?;
-            self.cached = Some((now, judging));
+        let recent = self.looked.is_some_and(|at| at.elapsed() < LOOK_EVERY);
+        if !(recent && self.cached.is_some()) {
+            self.look()?;
         }
         match &self.cached {
             Some((_, judging)) => Ok(judging),
@@ -158,7 +175,14 @@ impl Governor for ProjectGovernor {
     fn mode(&mut self) -> Result<String, String> {
         match &self.pinned {
             Some(m) => Ok(m.clone()),
-            None => Ok(State::load(&self.project)?.mode_for(None)),
+            None => {
+                let mode = State::load(&self.project)?.mode_for(None);
+                // A mode seen to change is judged under at the next call, however soon.
+                if self.cached.as_ref().is_some_and(|(_, j)| j.mode != mode) {
+                    self.looked = None;
+                }
+                Ok(mode)
+            }
         }
     }
 
@@ -237,7 +261,7 @@ pub(crate) fn run(args: Args) -> u8 {
         std::process::id()
     );
     let mut governor = ProjectGovernor {
-        log: Log::new(&project, &session),
+        log: Appender::new(Log::new(&project, &session)),
         project,
         cwd: cwd.clone(),
         pinned: args.mode,
@@ -250,6 +274,7 @@ pub(crate) fn run(args: Args) -> u8 {
         session,
         store: TrustStore::from_env(),
         cached: None,
+        looked: None,
         recorded: None,
     };
     let options = Options {
