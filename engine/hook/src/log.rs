@@ -45,11 +45,6 @@ impl Appender {
         Appender { log, file: None }
     }
 
-    /// The log it appends to.
-    pub fn log(&self) -> &Log {
-        &self.log
-    }
-
     /// Appends events, each one line, in one locked write (see [`Log::append`]).
     pub fn append(&mut self, events: &[Event]) -> Result<(), String> {
         if events.is_empty() {
@@ -285,7 +280,6 @@ mod tests {
         std::fs::remove_file(log.path()).unwrap();
         appender.append(&[Event::Ended {}]).unwrap();
         assert_eq!(log.events().len(), 1);
-        assert_eq!(appender.log().path(), log.path());
     }
 
     /// A log past the bound is not judged from: a spawn recorded past it would go uncounted.
