@@ -46,10 +46,21 @@ pub(crate) struct Args {
     command: Vec<String>,
 }
 
-/// How long a look at `.sixfold/` stands: calls closer together than this are judged under what
-/// the last look found. A mode set this long before a call is as good as set at the same time;
-/// calls further apart look again, so the next call after a switch is judged under it.
+/// How long a look at the whole of `.sixfold/` stands: calls closer together than this are judged
+/// under the bundle the last look found. The state file (the active mode) is looked at before
+/// every call, so the next call after `sixfold mode set` is judged under the new mode, however
+/// soon it comes.
 const LOOK_EVERY: Duration = Duration::from_millis(10);
+
+/// The state file as one stat sees it: its inode (a `mode set` writes a new file), size and
+/// modification time.
+type StateStamp = Option<(u64, u64, Option<SystemTime>)>;
+
+fn state_stamp(project: &Path) -> StateStamp {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(sixfold_hook::state::path(project)).ok()?;
+    Some((meta.ino(), meta.len(), meta.modified().ok()))
+}
 
 /// What `.sixfold/` holds now, cheaply: a change means the bundle or the state is read afresh.
 type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
@@ -89,6 +100,8 @@ struct ProjectGovernor {
     cached: Option<(Fingerprint, Judging)>,
     /// When `.sixfold/` was last looked at.
     looked: Option<Instant>,
+    /// The state file as the last look saw it.
+    state_seen: StateStamp,
     /// The mode the record last said.
     recorded: Option<String>,
 }
@@ -137,6 +150,7 @@ impl ProjectGovernor {
     fn look(&mut self) -> Result<(), String> {
         let now = fingerprint(&self.project);
         self.looked = Some(Instant::now());
+        self.state_seen = state_stamp(&self.project);
         let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
         if !fresh {
             self.cached = None;
@@ -162,7 +176,9 @@ fn loaded(layer: Option<&ProjectLayer>) -> Result<Bundle, String> {
 
 impl Governor for ProjectGovernor {
     fn judging(&mut self) -> Result<&Judging, String> {
-        let recent = self.looked.is_some_and(|at| at.elapsed() < LOOK_EVERY);
+        // INVARIANT (fail closed): a changed state file (a mode switch) is always read afresh.
+        let recent =
+            self.looked.is_some_and(|at| at.elapsed() < LOOK_EVERY) && state_stamp(&self.project) == self.state_seen;
         if !(recent && self.cached.is_some()) {
             self.look()?;
         }
@@ -275,6 +291,7 @@ pub(crate) fn run(args: Args) -> u8 {
         store: TrustStore::from_env(),
         cached: None,
         looked: None,
+        state_seen: None,
         recorded: None,
     };
     let options = Options {
