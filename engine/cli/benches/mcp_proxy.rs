@@ -1,6 +1,7 @@
 //! The latency `sixfold mcp-proxy` adds to one MCP tool call: the same calls made to the real
 //! `@modelcontextprotocol/server-filesystem` directly, and through the proxy in front of it, in
-//! one process each (many calls after one handshake). Each call is one frame written and its
+//! one process each (many calls after one handshake): first all direct calls, then all proxied
+//! ones, or (`SIXFOLD_BENCH_ALTERNATE=1`) the two alternating call by call. Each call is one frame written and its
 //! answer read back; the proxy judges it (the project's state and `.sixfold/` looked at, the
 //! effects mapped and judged), records it in the event log, forwards it and records its outcome.
 //! A refused call (never forwarded) is timed too.
@@ -67,6 +68,13 @@ impl Client {
         }
     }
 
+    /// Times one call.
+    fn once(&mut self, frame: &str) -> Option<Duration> {
+        let started = Instant::now();
+        self.round(frame)?;
+        Some(started.elapsed())
+    }
+
     fn time(&mut self, frame: &str, calls: usize) -> Option<Vec<Duration>> {
         for _ in 0..calls / 10 {
             self.round(frame)?;
@@ -87,6 +95,23 @@ impl Drop for Client {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The same call made `calls` times to each client in turn (after a tenth as many to warm up),
+/// each client's times sorted.
+fn alternate(a: &mut Client, b: &mut Client, frame: &str, calls: usize) -> Option<(Vec<Duration>, Vec<Duration>)> {
+    for _ in 0..calls / 10 {
+        a.round(frame)?;
+        b.round(frame)?;
+    }
+    let mut times = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+    for _ in 0..calls {
+        times.0.push(a.once(frame)?);
+        times.1.push(b.once(frame)?);
+    }
+    times.0.sort();
+    times.1.sort();
+    Some(times)
 }
 
 fn at(times: &[Duration], q: f64) -> Duration {
@@ -135,8 +160,7 @@ fn main() -> ExitCode {
     );
     let refused = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/etc/sixfold-bench","content":"x"}}}"#;
     let root = project.display().to_string();
-    let direct =
-        Client::start(&server, std::slice::from_ref(&root), &project, &state).and_then(|mut c| c.time(&read, calls));
+    let mut direct_client = Client::start(&server, std::slice::from_ref(&root), &project, &state);
     let proxy_args = vec![
         "mcp-proxy".into(),
         "--server".into(),
@@ -146,7 +170,14 @@ fn main() -> ExitCode {
         root,
     ];
     let mut proxied_client = Client::start(Path::new(SIXFOLD), &proxy_args, &project, &state);
-    let proxied = proxied_client.as_mut().and_then(|c| c.time(&read, calls));
+    // With SIXFOLD_BENCH_ALTERNATE=1, direct and proxied calls alternate, so both see the same
+    // load on a shared machine (and each process idles between its calls, as with a real agent).
+    let alternating = std::env::var_os("SIXFOLD_BENCH_ALTERNATE").is_some_and(|v| v == "1");
+    let (direct, proxied) = match (direct_client.as_mut(), proxied_client.as_mut()) {
+        (Some(d), Some(p)) if alternating => alternate(d, p, &read, calls).unzip(),
+        (Some(d), Some(p)) => (d.time(&read, calls), p.time(&read, calls)),
+        _ => (None, None),
+    };
     let refusals = proxied_client.as_mut().and_then(|c| c.time(refused, calls));
     let (Some(direct), Some(proxied), Some(refusals)) = (direct, proxied, refusals) else {
         println!("a client failed");

@@ -7,13 +7,13 @@ use crate::output::errln;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::Event;
-use sixfold_hook::log::Log;
+use sixfold_hook::log::{Appender, Log};
 use sixfold_hook::state::State;
 use sixfold_hook::trust::{Standing, TrustStore};
 use sixfold_hook::{load_over, ProjectLayer};
 use sixfold_proxy::{Governor, Judging, Options};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Run an MCP server behind sixfold: speaks MCP on stdio to the agent, runs the server (`CMD
 /// ARGS…` after `--`) as its child or reaches it at `--upstream-url`, and judges every `tools/call` and `resources/read` by its
@@ -44,6 +44,22 @@ pub(crate) struct Args {
     /// The server's command and arguments.
     #[arg(last = true, value_name = "CMD ARGS")]
     command: Vec<String>,
+}
+
+/// How long a look at the whole of `.sixfold/` stands: calls closer together than this are judged
+/// under the bundle the last look found. The state file (the active mode) is looked at before
+/// every call, so the next call after `sixfold mode set` is judged under the new mode, however
+/// soon it comes.
+const LOOK_EVERY: Duration = Duration::from_millis(10);
+
+/// The state file as one stat sees it: its inode (a `mode set` writes a new file), size and
+/// modification time.
+type StateStamp = Option<(u64, u64, Option<SystemTime>)>;
+
+fn state_stamp(project: &Path) -> StateStamp {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(sixfold_hook::state::path(project)).ok()?;
+    Some((meta.ino(), meta.len(), meta.modified().ok()))
 }
 
 /// What `.sixfold/` holds now, cheaply: a change means the bundle or the state is read afresh.
@@ -79,9 +95,13 @@ struct ProjectGovernor {
     pinned: Option<String>,
     roots: Vec<(String, PathBuf)>,
     session: String,
-    log: Log,
+    log: Appender,
     store: Option<TrustStore>,
     cached: Option<(Fingerprint, Judging)>,
+    /// When `.sixfold/` was last looked at.
+    looked: Option<Instant>,
+    /// The state file as the last look saw it.
+    state_seen: StateStamp,
     /// The mode the record last said.
     recorded: Option<String>,
 }
@@ -125,6 +145,20 @@ impl ProjectGovernor {
             cwd: self.cwd.clone(),
         })
     }
+
+    /// Looks at `.sixfold/` and reads the bundle and state afresh when anything there changed.
+    fn look(&mut self) -> Result<(), String> {
+        let now = fingerprint(&self.project);
+        self.looked = Some(Instant::now());
+        self.state_seen = state_stamp(&self.project);
+        let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
+        if !fresh {
+            self.cached = None;
+            let judging = self.load()?;
+            self.cached = Some((now, judging));
+        }
+        Ok(())
+    }
 }
 
 fn loaded(layer: Option<&ProjectLayer>) -> Result<Bundle, String> {
@@ -142,12 +176,11 @@ fn loaded(layer: Option<&ProjectLayer>) -> Result<Bundle, String> {
 
 impl Governor for ProjectGovernor {
     fn judging(&mut self) -> Result<&Judging, String> {
-        let now = fingerprint(&self.project);
-        let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
-        if !fresh {
-            self.cached = None;
-            let judging = self.load()?;
-            self.cached = Some((now, judging));
+        // INVARIANT (fail closed): a changed state file (a mode switch) is always read afresh.
+        let recent =
+            self.looked.is_some_and(|at| at.elapsed() < LOOK_EVERY) && state_stamp(&self.project) == self.state_seen;
+        if !(recent && self.cached.is_some()) {
+            self.look()?;
         }
         match &self.cached {
             Some((_, judging)) => Ok(judging),
@@ -158,7 +191,14 @@ impl Governor for ProjectGovernor {
     fn mode(&mut self) -> Result<String, String> {
         match &self.pinned {
             Some(m) => Ok(m.clone()),
-            None => Ok(State::load(&self.project)?.mode_for(None)),
+            None => {
+                let mode = State::load(&self.project)?.mode_for(None);
+                // A mode seen to change is judged under at the next call, however soon.
+                if self.cached.as_ref().is_some_and(|(_, j)| j.mode != mode) {
+                    self.looked = None;
+                }
+                Ok(mode)
+            }
         }
     }
 
@@ -237,7 +277,7 @@ pub(crate) fn run(args: Args) -> u8 {
         std::process::id()
     );
     let mut governor = ProjectGovernor {
-        log: Log::new(&project, &session),
+        log: Appender::new(Log::new(&project, &session)),
         project,
         cwd: cwd.clone(),
         pinned: args.mode,
@@ -250,6 +290,8 @@ pub(crate) fn run(args: Args) -> u8 {
         session,
         store: TrustStore::from_env(),
         cached: None,
+        looked: None,
+        state_seen: None,
         recorded: None,
     };
     let options = Options {

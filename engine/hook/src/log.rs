@@ -4,7 +4,7 @@
 
 use sixfold_core::bounded;
 use sixfold_core::trace::{Event, Trace};
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -15,6 +15,79 @@ pub const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct Log {
     path: PathBuf,
+}
+
+/// The events as the log's lines, each ending in a newline.
+fn lines(events: &[Event]) -> Result<String, String> {
+    let mut text = String::new();
+    for event in events {
+        let line = serde_json::to_string(event).map_err(|e| format!("cannot write an event: {e}"))?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// A log kept open for a long-running writer (the MCP proxy), so an append is a lock and one
+/// write rather than an open, a lock, a write and a close. The handle is opened with `O_APPEND`
+/// and each append is still whole lines in one write under the exclusive lock, so it interleaves
+/// with hook processes appending to the same file exactly as they do with each other.
+#[derive(Debug)]
+pub struct Appender {
+    log: Log,
+    /// The open handle and the file it is (device, inode), while it is still the log's path.
+    file: Option<(File, (u64, u64))>,
+}
+
+impl Appender {
+    /// An appender to `log`; the file is opened at the first append.
+    pub fn new(log: Log) -> Appender {
+        Appender { log, file: None }
+    }
+
+    /// Appends events, each one line, in one locked write (see [`Log::append`]).
+    pub fn append(&mut self, events: &[Event]) -> Result<(), String> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let text = lines(events)?;
+        // INVARIANT (fail closed): a log moved or removed since it was opened is opened afresh
+        // (one stat), so the record never goes on into a file nobody reads.
+        let current = std::fs::symlink_metadata(self.log.path())
+            .ok()
+            .and_then(|m| identity(&m));
+        let held = match self.file.take() {
+            Some((file, id)) if Some(id) == current => (file, id),
+            _ => {
+                let file = self.log.open()?;
+                let id = file.metadata().ok().and_then(|m| identity(&m));
+                let written = self.log.write_locked(&file, &text);
+                if let (Ok(()), Some(id)) = (&written, id) {
+                    self.file = Some((file, id));
+                }
+                return written;
+            }
+        };
+        let written = self.log.write_locked(&held.0, &text);
+        // A handle that failed is dropped: the next append opens the log again.
+        if written.is_ok() {
+            self.file = Some(held);
+        }
+        written
+    }
+}
+
+/// A file's device and inode: what tells it from another at the same path.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// No inode to compare: the handle is never reused.
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// A session id made safe as a file name: anything but letters, digits, `-` and `_` becomes `_`.
@@ -57,19 +130,24 @@ impl Log {
         if events.is_empty() {
             return Ok(());
         }
-        let mut text = String::new();
-        for event in events {
-            let line = serde_json::to_string(event).map_err(|e| format!("cannot write an event: {e}"))?;
-            text.push_str(&line);
-            text.push('\n');
-        }
+        let text = lines(events)?;
+        let file = self.open()?;
+        self.write_locked(&file, &text)
+    }
+
+    /// Opens the log for appending (`O_APPEND`), creating it and its folder.
+    fn open(&self) -> Result<File, String> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
         // INVARIANT (fail closed): a log that is not a regular file (a FIFO would block, a device
         // would swallow the record) cannot be appended to, and the hook refuses the call.
-        let mut file = bounded::open_with(OpenOptions::new().create(true).append(true), &self.path)
-            .map_err(|e| format!("cannot open `{}`: {e}", self.path.display()))?;
+        bounded::open_with(OpenOptions::new().create(true).append(true), &self.path)
+            .map_err(|e| format!("cannot open `{}`: {e}", self.path.display()))
+    }
+
+    /// Writes whole lines in one write under the exclusive lock.
+    fn write_locked(&self, mut file: &File, text: &str) -> Result<(), String> {
         file.lock()
             .map_err(|e| format!("cannot lock `{}`: {e}", self.path.display()))?;
         let written = file.write_all(text.as_bytes()).and_then(|_| file.flush());
@@ -170,6 +248,38 @@ mod tests {
         assert_eq!(text.lines().count(), 400);
         assert!(text.lines().all(|l| serde_json::from_str::<Event>(l).is_ok()));
         assert_eq!(log.events().len(), 400);
+    }
+
+    /// An appender keeps its file open, appends whole lines among other writers, and opens the
+    /// log afresh when it was removed.
+    #[test]
+    fn an_appender_appends_whole_lines_and_follows_a_removed_log() {
+        let t = tempfile::tempdir().unwrap();
+        let log = Log::new(t.path(), "s");
+        let mut appender = Appender::new(log.clone());
+        std::thread::scope(|scope| {
+            let other = log.clone();
+            scope.spawn(move || {
+                for i in 0..50 {
+                    other
+                        .append(&[Event::Prompted {
+                            prompt: "y".repeat(10_000 + i),
+                        }])
+                        .unwrap();
+                }
+            });
+            for i in 0..50 {
+                appender
+                    .append(&[Event::Prompted {
+                        prompt: "x".repeat(10_000 + i),
+                    }])
+                    .unwrap();
+            }
+        });
+        assert_eq!(log.events().len(), 100);
+        std::fs::remove_file(log.path()).unwrap();
+        appender.append(&[Event::Ended {}]).unwrap();
+        assert_eq!(log.events().len(), 1);
     }
 
     /// A log past the bound is not judged from: a spawn recorded past it would go uncounted.

@@ -158,16 +158,35 @@ fn approve_hint(governor: &dyn Governor, step: &Step, server: &str, tool: &str) 
 
 impl<W: Write> Session<'_, W> {
     fn send_client(&mut self, message: &Value) {
-        // A client that stopped reading ends the session when its input closes.
-        let _ = serde_json::to_writer(&mut self.out, message)
-            .map_err(std::io::Error::from)
-            .and_then(|()| self.out.write_all(b"\n"))
-            .and_then(|()| self.out.flush());
+        if let Ok(mut line) = serde_json::to_vec(message) {
+            line.push(b'\n');
+            self.write_client(&line);
+        }
     }
 
+    /// Passes a frame the proxy read but did not change to the client as it came, without
+    /// serialising it again.
+    fn pass_client(&mut self, frame: &[u8]) {
+        let mut line = Vec::with_capacity(frame.len() + 1);
+        line.extend_from_slice(frame);
+        line.push(b'\n');
+        self.write_client(&line);
+    }
+
+    /// One whole line in one write, flushed at once.
+    fn write_client(&mut self, line: &[u8]) {
+        // A client that stopped reading ends the session when its input closes.
+        let _ = self.out.write_all(line).and_then(|()| self.out.flush());
+    }
+
+    /// Sends a message to the server. What is judged is sent as the proxy parsed it (serialised
+    /// again, never the agent's own bytes), so the server reads exactly what was judged.
     fn send_upstream(&mut self, message: &Value) -> bool {
         match serde_json::to_vec(message) {
-            Ok(bytes) => self.upstream.send(&bytes),
+            Ok(mut line) => {
+                line.push(b'\n');
+                self.upstream.send(&line)
+            }
             Err(_) => false,
         }
     }
@@ -332,12 +351,12 @@ impl<W: Write> Session<'_, W> {
             }
         };
         match frame::kind(&message) {
-            Kind::Response => self.upstream_response(message),
+            Kind::Response => self.upstream_response(message, bytes),
             Kind::Notification => {
                 if message.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed") {
                     self.list_for_cache();
                 }
-                self.send_client(&message);
+                self.pass_client(bytes);
             }
             // The server's own requests (roots, sampling, elicitation) are the client's to answer.
             Kind::Request => {
@@ -376,7 +395,7 @@ impl<W: Write> Session<'_, W> {
         }
     }
 
-    fn upstream_response(&mut self, mut message: Value) {
+    fn upstream_response(&mut self, mut message: Value, bytes: &[u8]) {
         let key = message.get("id").map(frame::key).unwrap_or_default();
         match self.pending.remove(&key) {
             Some(Pending::OwnList) => {
@@ -402,11 +421,11 @@ impl<W: Write> Session<'_, W> {
                 let failed = message.get("error").is_some()
                     || message.pointer("/result/isError").and_then(Value::as_bool) == Some(true);
                 // The answer first: the outcome's record is not on the agent's critical path.
-                self.send_client(&message);
+                self.pass_client(bytes);
                 self.observe(&step, if failed { Status::Failed } else { Status::Completed });
                 return;
             }
-            None => {}
+            None => return self.pass_client(bytes),
         }
         self.send_client(&message);
     }

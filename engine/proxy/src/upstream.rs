@@ -63,16 +63,14 @@ impl Upstream {
         })
     }
 
-    /// Sends one frame; false when the server is gone.
-    pub(crate) fn send(&mut self, frame: &[u8]) -> bool {
+    /// Sends one frame, given as its line (ending in a newline): one write to a child's stdin;
+    /// false when the server is gone.
+    pub(crate) fn send(&mut self, line: &[u8]) -> bool {
         match &mut self.transport {
-            Transport::Http(http) => http.send(frame),
+            Transport::Http(http) => http.send(line.strip_suffix(b"\n").unwrap_or(line)),
             Transport::Child { stdin, .. } => {
                 let Some(pipe) = stdin.as_mut() else { return false };
-                let written = pipe
-                    .write_all(frame)
-                    .and_then(|()| pipe.write_all(b"\n"))
-                    .and_then(|()| pipe.flush());
+                let written = pipe.write_all(line).and_then(|()| pipe.flush());
                 if written.is_err() {
                     *stdin = None;
                 }
