@@ -114,28 +114,13 @@ impl Governor for ProjectGovernor {
 
     fn append(&self, mode: &str, events: &[Event]) -> Result<(), String> {
         let so_far = self.log.judging_events()?;
-        let mut out = Vec::new();
-        if so_far.is_empty() {
-            out.push(Event::Started {
-                session: self.session.clone(),
-                cwd: Some(self.project.to_string_lossy().into_owned()),
-                mode: Some(mode.to_string()),
-                provider: Some(sixfold_tools::PROVIDER.to_string()),
-                record: None,
-            });
-        } else {
-            let last = so_far.iter().rev().find_map(|e| match e {
-                Event::ModeChanged { to, .. } => Some(to.clone()),
-                Event::Started { mode, .. } => mode.clone(),
-                _ => None,
-            });
-            if last.as_deref() != Some(mode) {
-                out.push(Event::ModeChanged {
-                    from: last,
-                    to: mode.to_string(),
-                });
-            }
-        }
+        let cwd = self.project.to_string_lossy();
+        let start = sixfold_core::trace::SessionStart {
+            session: &self.session,
+            cwd: &cwd,
+            provider: sixfold_tools::PROVIDER,
+        };
+        let mut out = sixfold_core::trace::preamble(&so_far, start, mode);
         out.extend(events.iter().cloned());
         self.log.append(&out)
     }

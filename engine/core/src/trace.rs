@@ -14,7 +14,7 @@ mod events;
 mod facts;
 
 pub use diff::{parse_unified_diff, HunkReader};
-pub use events::Event;
+pub use events::{preamble, Event, SessionStart};
 pub use facts::{edits_facts, step_facts};
 
 /// Lines kept per edit: an edit larger than this is kept as not visible rather than held whole.

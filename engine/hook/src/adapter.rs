@@ -199,32 +199,15 @@ fn handle_event(
     }
 }
 
-/// Events to write before this call's own: `started` for a new log, `mode_changed` when the
-/// active mode is not the one the log last recorded.
+/// Events to write before this call's own (see `sixfold_core::trace::preamble`).
 fn preamble(session: &Session, events: &[Event], mode: &str) -> Vec<Event> {
-    let mut out = Vec::new();
-    if events.is_empty() {
-        out.push(Event::Started {
-            session: session.id.clone(),
-            cwd: Some(session.cwd.to_string_lossy().into_owned()),
-            mode: Some(mode.to_string()),
-            provider: Some(session.provider.clone()),
-            record: None,
-        });
-        return out;
-    }
-    let last = events.iter().rev().find_map(|e| match e {
-        Event::ModeChanged { to, .. } => Some(to.clone()),
-        Event::Started { mode, .. } => mode.clone(),
-        _ => None,
-    });
-    if last.as_deref() != Some(mode) {
-        out.push(Event::ModeChanged {
-            from: last,
-            to: mode.to_string(),
-        });
-    }
-    out
+    let cwd = session.cwd.to_string_lossy();
+    let start = sixfold_core::trace::SessionStart {
+        session: &session.id,
+        cwd: &cwd,
+        provider: &session.provider,
+    };
+    sixfold_core::trace::preamble(events, start, mode)
 }
 
 fn workspace(session: &Session) -> Workspace {

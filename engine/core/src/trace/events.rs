@@ -90,6 +90,44 @@ pub enum Event {
     },
 }
 
+/// What a session's `started` event says of it.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionStart<'a> {
+    /// The session's id.
+    pub session: &'a str,
+    /// Its working directory.
+    pub cwd: &'a str,
+    /// The agent CLI (or sixfold's own tool server).
+    pub provider: &'a str,
+}
+
+/// The events to write before a call's own, given the log so far: `started` for a new log,
+/// `mode_changed` when `mode` is not the one the log last recorded. Every writer of the log (the
+/// hooks, the governed tools) keeps it this one way, so a replay sees the same modes.
+pub fn preamble(so_far: &[Event], start: SessionStart<'_>, mode: &str) -> Vec<Event> {
+    if so_far.is_empty() {
+        return vec![Event::Started {
+            session: start.session.to_string(),
+            cwd: Some(start.cwd.to_string()),
+            mode: Some(mode.to_string()),
+            provider: Some(start.provider.to_string()),
+            record: None,
+        }];
+    }
+    let last = so_far.iter().rev().find_map(|e| match e {
+        Event::ModeChanged { to, .. } => Some(to.clone()),
+        Event::Started { mode, .. } => mode.clone(),
+        _ => None,
+    });
+    if last.as_deref() == Some(mode) {
+        return Vec::new();
+    }
+    vec![Event::ModeChanged {
+        from: last,
+        to: mode.to_string(),
+    }]
+}
+
 impl Trace {
     /// Folds one event of sixfold's own log into the trace.
     pub fn apply(&mut self, event: Event) {
@@ -207,5 +245,21 @@ mod tests {
         assert_eq!(t.claim.as_ref().map(|c| c.message.as_str()), Some("done"));
         let line = serde_json::to_string(&Event::Ended {}).unwrap();
         assert_eq!(line, r#"{"event":"ended"}"#);
+    }
+
+    #[test]
+    fn the_preamble_starts_a_log_once_and_records_each_mode_change() {
+        let start = SessionStart {
+            session: "s",
+            cwd: "/w",
+            provider: "claude-code",
+        };
+        let first = preamble(&[], start, "ask");
+        assert!(matches!(first.as_slice(), [Event::Started { mode: Some(m), .. }] if m == "ask"));
+        assert!(preamble(&first, start, "ask").is_empty());
+        let changed = preamble(&first, start, "full");
+        assert!(matches!(changed.as_slice(), [Event::ModeChanged { from: Some(f), to }] if f == "ask" && to == "full"));
+        let log: Vec<Event> = first.into_iter().chain(changed).collect();
+        assert!(preamble(&log, start, "full").is_empty());
     }
 }
