@@ -252,7 +252,7 @@ mod tests {
         let start = SessionStart {
             session: "s",
             cwd: "/w",
-            provider: "claude-code",
+            provider: "an-agent",
         };
         let first = preamble(&[], start, "ask");
         assert!(matches!(first.as_slice(), [Event::Started { mode: Some(m), .. }] if m == "ask"));
