@@ -123,15 +123,8 @@ impl ProjectGovernor {
         if bundle.mode(&mode).is_none() {
             return Err(format!("the mode `{mode}` is not in the bundle (see `sixfold modes`)"));
         }
-        // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
-        // hashed, trusts nothing: the project layer (and a mode it pins) only narrows.
-        let standing = match &self.store {
-            Some(store) => store.standing_of(&self.project, &layer).unwrap_or(Standing::Untrusted),
-            None => match sixfold_hook::trust::content_hash_of(&self.project, &layer) {
-                Ok(None) => Standing::Empty,
-                _ => Standing::Untrusted,
-            },
-        };
+        // The project layer (and a mode it pins) only narrows until it is trusted.
+        let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
         let without = if standing == Standing::Untrusted {
             Some((loaded(None)?, sixfold_hook::DEFAULT_MODE.to_string()))
         } else {

@@ -78,15 +78,8 @@ fn loaded(layer: Option<&ProjectLayer>, needs: &Needs) -> Result<Bundle, String>
 impl Governor for ProjectGovernor {
     fn in_force(&self) -> Result<InForce, String> {
         let layer = ProjectLayer::read(&self.project);
-        // INVARIANT (fail closed): a store that cannot be read, or a layer that cannot be hashed,
-        // trusts nothing: the project layer only narrows.
-        let standing = match &self.store {
-            Some(store) => store.standing_of(&self.project, &layer).unwrap_or(Standing::Untrusted),
-            None => match sixfold_hook::trust::content_hash_of(&self.project, &layer) {
-                Ok(None) => Standing::Empty,
-                _ => Standing::Untrusted,
-            },
-        };
+        // The project layer (and a mode it pins) only narrows until it is trusted.
+        let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
         let mode = match &self.pinned {
             Some(m) => m.clone(),
             None => State::load(&self.project)?.mode_for(Some(&self.session)),

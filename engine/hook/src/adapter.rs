@@ -26,7 +26,7 @@ use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
 use sixfold_core::verdict::{RowResult, Severity, Verdict};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The fields of a hook event the adapter reads; the rest is ignored.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -269,19 +269,6 @@ fn pre_tool_use(
     (answer(&judgement, &how), notes)
 }
 
-/// Whether the project's `.sixfold/` is trusted now.
-fn standing(store: Option<&TrustStore>, project: &Path, layer: &ProjectLayer) -> Standing {
-    // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
-    // hashed, trusts nothing: the project layer only narrows.
-    match store {
-        Some(store) => store.standing_of(project, layer).unwrap_or(Standing::Untrusted),
-        None => match crate::trust::content_hash_of(project, layer) {
-            Ok(None) => Standing::Empty,
-            _ => Standing::Untrusted,
-        },
-    }
-}
-
 /// The rows of the layered bundle, each replaced by the shipped bundle's row of the same id where
 /// that one holds less (a gap, an unk, gating), and the shipped rows the project layer dropped.
 fn stricter_rows(layered: Vec<RowResult>, shipped: Vec<RowResult>) -> Vec<RowResult> {
@@ -319,7 +306,7 @@ fn judge_narrowed(
 ) -> Result<(Judgement, Step, Answering, Vec<String>), String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = ProjectLayer::read(&session.project);
-    let standing = standing(store, &session.project, &layer);
+    let standing = crate::trust::standing(store, &session.project, &layer);
     let call = Call {
         event,
         session,
@@ -703,7 +690,7 @@ fn stop(
     let trace = Log::trace(&all);
     let rows = bundle.rows_about(FactsKind::Trace);
     let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
-    if standing(store, &session.project, &layer) == Standing::Untrusted {
+    if crate::trust::standing(store, &session.project, &layer) == Standing::Untrusted {
         // An untrusted project may add rows (they only block more) but not weaken the others.
         let without = loaded(None, None)?;
         let rows = without.rows_about(FactsKind::Trace);
@@ -740,6 +727,7 @@ fn stop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     struct NoRecords;
 

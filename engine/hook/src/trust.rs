@@ -54,6 +54,20 @@ pub fn content_hash(project: &Path) -> Result<Option<String>, String> {
     content_hash_of(project, &crate::ProjectLayer::read(project))
 }
 
+/// Whether a project's `.sixfold/` (`layer`, already read) is trusted now, as `store` says;
+/// without a store only an empty layer stands.
+pub fn standing(store: Option<&TrustStore>, project: &Path, layer: &crate::ProjectLayer) -> Standing {
+    // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
+    // hashed, trusts nothing: the project layer only narrows.
+    match store {
+        Some(store) => store.standing_of(project, layer).unwrap_or(Standing::Untrusted),
+        None => match content_hash_of(project, layer) {
+            Ok(None) => Standing::Empty,
+            _ => Standing::Untrusted,
+        },
+    }
+}
+
 /// [`content_hash`] of a project layer already read.
 pub fn content_hash_of(project: &Path, layer: &crate::ProjectLayer) -> Result<Option<String>, String> {
     let Some(source) = &layer.source else {
