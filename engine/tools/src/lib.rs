@@ -45,6 +45,8 @@ pub struct InForce {
     pub bundle: Bundle,
     /// The mode the call is judged under.
     pub mode: String,
+    /// The pattern in force (it decides about sub-agents).
+    pub pattern: String,
     /// While the project's `.sixfold/` is not trusted: the bundle without it and the mode it
     /// runs under. The stricter of the two judgements stands (`sixfold_core::narrow`).
     pub without_project: Option<(Bundle, String)>,
