@@ -139,7 +139,7 @@ fn environment_around(spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<Envir
     Environment::from_spec(spec, roots, std::env::temp_dir(), home)
 }
 
-/// `SIXFOLD_SANDBOX=off`: the hook never runs a command inside the sandbox (every step is judged
+/// `SIXFOLD_SANDBOX=off`: the hook and the governed tools never judge a command contained (every step is judged
 /// as it is, so `workspace-write` asks for what it cannot read). It can only make judgements
 /// stricter.
 pub(crate) const SANDBOX_ENV: &str = "SIXFOLD_SANDBOX";

@@ -174,6 +174,7 @@ pub(crate) fn run(args: Args) -> u8 {
         pinned_mode: args.mode,
         ask_timeout: args.ask_timeout.map(Duration::from_secs),
         sixfold,
+        contain: crate::sandbox::for_hook().is_some(),
     };
     let served = if args.approvals_only {
         sixfold_tools::serve_approvals(config, Box::new(governor), &args.governed_server)

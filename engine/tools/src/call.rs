@@ -447,6 +447,7 @@ mod tests {
             ask_timeout: Some(Duration::from_millis(10)),
             // No sandbox can be proven through a binary that is not there: nothing is contained.
             sixfold: PathBuf::from("/nonexistent/sixfold"),
+            contain: true,
         };
         let governor = Fixed {
             mode: mode.into(),

@@ -78,4 +78,7 @@ pub struct Config {
     pub ask_timeout: Option<Duration>,
     /// The sixfold binary, run as a child for `sandbox run` and `sandbox check`.
     pub sixfold: PathBuf,
+    /// Whether a `bash` call is judged contained where the sandbox is proven (`false` with
+    /// `SIXFOLD_SANDBOX=off`: judged as it is, so only more strictly).
+    pub contain: bool,
 }
