@@ -625,10 +625,12 @@ fn other_usage_errors_exit_2() {
     assert_usage_error(&run, "--context must be a JSON object");
     let run = s.judge_run("ask", "{}", &["--root", "/somewhere/else"]);
     assert_usage_error(&run, "second primary root");
-    // No --mode: clap's own usage error.
-    let run = s.run(&["judge", "--no-project", "--effects", "{}"]);
-    run.expect_code(2);
-    assert!(run.stderr.contains("--mode"), "{}", run.stderr);
+    // No --mode: the project's active mode, here (no project layer) the default mode.
+    let run = s.run(&["judge", "--no-project", "--effects", "{\"writes\":[\"workspace\"]}"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("\"mode\":\"ask\""), "{}", run.stdout);
+    let run = s.run(&["judge", "--no-project", "--mode", "no-such-mode", "--effects", "{}"]);
+    assert_usage_error(&run, "there is no mode");
     let run = s.run(&["frobnicate"]);
     run.expect_code(2);
 }

@@ -117,7 +117,7 @@ fn the_corpus_holds() {
     let state = scratch.path().join("state");
 
     let mut child = Command::new(SIXFOLD)
-        .args(["judge", "--batch", "--no-project", "--root"])
+        .args(["judge", "--batch", "--no-project", "--sandbox", "off", "--root"])
         .arg(&workspace)
         .current_dir(&workspace)
         .env("HOME", &home)

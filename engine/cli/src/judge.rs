@@ -1,28 +1,32 @@
 //! `sixfold judge`: one step's effects in, one judgement out.
 
 use crate::bundles::{self, BundleArgs};
-use crate::output::{errln, outln};
+use crate::output::{errln, out, outln};
 use serde_json::{json, Value};
+use sixfold_core::call::{Call, Called, Layers, Sandboxes, Sandboxing, Under};
 use sixfold_core::effects::EffectProfile;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
-use sixfold_core::{ActView, Bundle, Judgement};
+use sixfold_core::{Bundle, Judgement};
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// Effects JSON larger than this is refused: it is untrusted input.
 const MAX_EFFECTS_BYTES: u64 = 1024 * 1024;
 
-/// Judge one step's effects under a mode, or a tool call as the hook judges it (the provider's
-/// tool map, the command classifier, kept rules). Prints one JSON object
+/// Judge one step's effects under a mode, or a tool call as the hook judges it: the one path
+/// the hook takes (the provider's tool map, the command classifier, kept rules, the proven
+/// sandbox, the untrusted project's narrowing). Prints one JSON object
 /// `{"decision","reason","rules","mode","by"}` (`by`: what decided it, `ceiling`, `rules`,
-/// `default` or `unjudgeable`; a tool call adds `effects` and `parts`) and exits 0 whatever the
-/// decision (2 for a usage or bundle error). With `--batch`, one step per line of stdin, one
-/// answer per line of stdout, the bundle loaded once.
+/// `default` or `unjudgeable`; a tool call adds `act`, `effects` as judged, `contained`,
+/// `updated_input` (what would run instead, or null), `parts` and `opaque`) and exits 0 whatever
+/// the decision (2 for a usage or bundle error). With `--batch`, one step per line of stdin, one
+/// answer per line of stdout, the bundle loaded once. With `--explain`, the judgement of one tool
+/// call step by step: each rule considered, the ceiling, and what decided.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/passwd\"]}'\n  \
-sixfold judge --mode workspace-write --tool Bash --input '{\"command\":\"sed -n 1w/etc/x f\"}'\n  \
+sixfold judge --tool Bash --input '{\"command\":\"cargo build\"}' --explain\n  \
 printf '%s\\n' '{\"tool\":\"Bash\",\"input\":{\"command\":\"git status\"}}' | sixfold judge --batch --mode ask\n\n\
 Effects are an object with `reads` and `writes` (named scopes such as `workspace`, `tmp`, `*`, a root's \
 name, or paths), and `reaches`, `reversible`, `contained`, `costs`. Missing fields take the empty/false \
@@ -32,9 +36,21 @@ A batch line is an object: `mode` (else --mode), and either `effects` or `tool` 
 `line` number; a line that cannot be read answers a refusal saying why."
 )]
 pub(crate) struct Args {
-    /// The mode to judge under (see `sixfold modes`); in a batch, the default for lines that name none.
-    #[arg(long, value_name = "ID", required_unless_present = "batch")]
+    /// The mode to judge under (see `sixfold modes`); in a batch, the default for lines that name
+    /// none. Defaults to the project's active mode (`sixfold mode show`), as the hook judges; a
+    /// project whose `.sixfold/` is not trusted is judged as the hook judges it, narrowed to
+    /// what the default mode allows.
+    #[arg(long, value_name = "ID")]
     mode: Option<String>,
+    /// Whether a command step runs in the mode's sandbox where this machine proves it (`auto`, as
+    /// the hook does: judged contained and rewritten, see `updated_input`), or is judged as it
+    /// is (`off`).
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    sandbox: SandboxWhen,
+    /// Print, for one tool call, each rule considered in order with whether it matched and why,
+    /// the ceiling check, and what decided.
+    #[arg(long, requires = "tool")]
+    explain: bool,
     /// A workspace root: `DIR` for the primary one (where relative paths resolve), `NAME=DIR` for a
     /// named one (repeatable). Defaults to the current directory.
     #[arg(long = "root", value_name = "[NAME=]DIR")]
@@ -59,6 +75,15 @@ pub(crate) struct Args {
     context: Option<String>,
     #[command(flatten)]
     bundle: BundleArgs,
+}
+
+/// Whether a command step is judged inside the proven sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SandboxWhen {
+    /// As the hook does: contained where this machine proves the mode's environment.
+    Auto,
+    /// Never contained: every step judged as it is.
+    Off,
 }
 
 fn usage_error(message: &str, hint: &str) -> u8 {
@@ -109,77 +134,126 @@ enum StepInput {
     },
 }
 
-/// What judges: the bundle (and, for an untrusted project, the bundle without it), loaded once.
+/// What judges: the bundle (and, for an untrusted project, the bundle without it), loaded once,
+/// and the facts the hook would gather: the project's active mode and pattern, the sandbox layer.
 struct Judger {
     bundle: Bundle,
     without: Option<Bundle>,
     context: Context,
     provider: String,
+    /// The project's active mode and pattern (the defaults where there is no project state).
+    active: (String, String),
+    sandboxes: Option<&'static dyn Sandboxes>,
 }
 
 impl Judger {
-    /// The judgement of one step under `mode`, as a JSON object.
-    fn judge(&self, mode: &str, step: &StepInput) -> Value {
-        let (mut judgement, extra) = self.judge_in(&self.bundle, mode, step);
-        // A project `.sixfold/` that is not trusted only narrows: judged without it too, the
-        // stricter stands (under the default mode where the mode is the project's own).
-        if let Some(without) = &self.without {
-            let mode = if without.mode(mode).is_some() {
-                mode
-            } else {
-                sixfold_hook::DEFAULT_MODE
-            };
-            let narrowed = sixfold_core::narrow::narrowed(self.judge_in(without, mode, step).0, judgement);
+    /// The modes a step is judged under: `mode` (else the active one) with the project's layer
+    /// and, while it is untrusted, without it: the same mode where the user named one the layers
+    /// without the project have, else the default mode, as the hook judges.
+    fn modes<'a>(&'a self, mode: Option<&'a str>) -> (&'a str, Option<&'a str>) {
+        let layered = mode.unwrap_or(&self.active.0);
+        let without = self.without.as_ref().map(|without| match mode {
+            Some(m) if without.mode(m).is_some() => m,
+            _ => sixfold_hook::DEFAULT_MODE,
+        });
+        (layered, without)
+    }
+
+    /// The facts of a tool call, for the core's one path.
+    fn call<'a>(&'a self, tool: &'a str, input: &'a Value, cwd: &'a Path) -> Call<'a> {
+        Call {
+            called: Called::Tool {
+                provider: &self.provider,
+                name: tool,
+                input,
+            },
+            id: "",
+            cwd,
+            context: &self.context,
+            planned_writes: None,
+            spawns: 0,
+        }
+    }
+
+    fn layers<'a>(&'a self, mode: Option<&'a str>) -> Layers<'a> {
+        let (layered, without_mode) = self.modes(mode);
+        Layers {
+            layered: Under {
+                bundle: &self.bundle,
+                mode: layered,
+                pattern: &self.active.1,
+            },
+            without: self.without.as_ref().zip(without_mode).map(|(bundle, mode)| Under {
+                bundle,
+                mode,
+                pattern: sixfold_hook::DEFAULT_PATTERN,
+            }),
+        }
+    }
+
+    fn cwd<'a>(&'a self, cwd: &'a Option<PathBuf>) -> &'a Path {
+        cwd.as_deref().unwrap_or_else(|| self.context.workspace.primary())
+    }
+
+    /// The judgement of one step under `mode` (else the active mode), as a JSON object.
+    fn judge(&self, mode: Option<&str>, step: &StepInput) -> Value {
+        let (tool, input, cwd) = match step {
+            StepInput::Effects(effects) => return self.judge_effects(mode, effects),
+            StepInput::Tool { tool, input, cwd } => (tool, input, cwd),
+        };
+        let call = self.call(tool, input, self.cwd(cwd));
+        let judged = sixfold_core::call::judge(
+            &call,
+            self.layers(mode),
+            Sandboxing {
+                sandboxes: self.sandboxes,
+            },
+        );
+        if let Some(ignored) = &judged.ignored {
+            errln!("note: untrusted project bundle ignored: {ignored}");
+        }
+        let mut out = serde_json::to_value(&judged.judgement).unwrap_or(Value::Null);
+        if let Value::Object(out) = &mut out {
+            out.insert(
+                "act".into(),
+                json!({"kind": judged.step.act.kind, "text": judged.step.act.text}),
+            );
+            out.insert("contained".into(), json!(judged.step.effects.contained));
+            out.insert("updated_input".into(), judged.updated_input.unwrap_or(Value::Null));
+            out.insert("effects".into(), json!(judged.step.effects));
+            let parts = (!judged.step.parts.is_empty()).then_some(&judged.step.parts);
+            out.insert("parts".into(), json!(parts));
+            out.insert("opaque".into(), json!(judged.opaque));
+        }
+        out
+    }
+
+    /// Effects as given, judged under the mode (narrowed while the project is untrusted).
+    fn judge_effects(&self, mode: Option<&str>, effects: &EffectProfile) -> Value {
+        let (layered, without_mode) = self.modes(mode);
+        let mut judgement = self.bundle.judge(layered, effects, &self.context);
+        if let (Some(without), Some(mode)) = (&self.without, without_mode) {
+            let narrowed = sixfold_core::narrow::narrowed(without.judge(mode, effects, &self.context), judgement);
             if let Some(ignored) = &narrowed.ignored {
                 errln!("note: untrusted project bundle ignored: {ignored}");
             }
             judgement = narrowed.judgement;
         }
-        let mut out = serde_json::to_value(&judgement).unwrap_or(Value::Null);
-        if let (Value::Object(out), Some(Value::Object(extra))) = (&mut out, extra) {
-            out.extend(extra);
-        }
-        out
+        serde_json::to_value(&judgement).unwrap_or(Value::Null)
     }
 
-    /// The judgement in one bundle and, for a tool call, what it was mapped to.
-    fn judge_in(&self, bundle: &Bundle, mode: &str, step: &StepInput) -> (Judgement, Option<Value>) {
-        let (tool, input, cwd) = match step {
-            StepInput::Effects(effects) => return (bundle.judge(mode, effects, &self.context), None),
-            StepInput::Tool { tool, input, cwd } => (tool, input, cwd),
-        };
-        let Some(provider) = bundle.provider(&self.provider) else {
-            let why = format!("the bundle has no provider `{}`", self.provider);
-            return (Judgement::refuse_unjudgeable(mode, why), None);
-        };
-        // INVARIANT (fail closed): input the provider file cannot read is refused, as the hook does.
-        if let Some(why) = provider.unreadable_input(tool, input) {
-            let why = format!("the tool input cannot be read: {why}");
-            return (Judgement::refuse_unjudgeable(mode, why), None);
-        }
-        let cwd = cwd
-            .clone()
-            .unwrap_or_else(|| self.context.workspace.primary().to_path_buf());
-        let mapped = provider.tool_effects(tool, input, &cwd, bundle.classifier());
-        let commands: Vec<String> = mapped
-            .classified
-            .iter()
-            .flat_map(|c| c.parts.iter().map(|p| p.text.clone()))
-            .collect();
-        let act = ActView {
-            kind: mapped.act.kind,
-            text: &mapped.act.text,
-            commands: &commands,
-            parts: mapped.classified.as_ref().map(|c| c.parts.as_slice()).unwrap_or(&[]),
-        };
-        let effects = mapped.effects.resolve(&self.context.workspace);
-        let judgement = bundle.judge_step(mode, &act, &effects, &self.context);
-        let extra = json!({
-            "effects": mapped.effects,
-            "parts": mapped.classified.as_ref().map(|c| &c.parts),
-            "opaque": mapped.classified.as_ref().and_then(|c| c.opaque.as_ref()),
-        });
-        (judgement, Some(extra))
+    /// The judgement of one tool call, explained for a person.
+    fn explain(&self, mode: Option<&str>, tool: &str, input: &Value) -> String {
+        let cwd = self.context.workspace.primary().to_path_buf();
+        let call = self.call(tool, input, &cwd);
+        let explained = sixfold_core::call::explain(
+            &call,
+            self.layers(mode),
+            Sandboxing {
+                sandboxes: self.sandboxes,
+            },
+        );
+        crate::explain::text(tool, &self.provider, &explained)
     }
 }
 
@@ -223,31 +297,29 @@ fn read_stdin(bound: u64) -> Result<String, String> {
 }
 
 /// One batch line read into a mode and a step, or why it cannot be.
-fn batch_step(line: &str, default_mode: Option<&str>) -> Result<(String, StepInput), (Option<String>, String)> {
+fn batch_step(line: &str, default_mode: Option<&str>) -> Result<(Option<String>, StepInput), (Option<String>, String)> {
     let value: Value =
         serde_json::from_str(line).map_err(|e| (None, format!("not JSON (column {}): {e}", e.column())))?;
     let Value::Object(mut fields) = value else {
         return Err((None, "a batch line must be a JSON object".into()));
     };
     let mode = match fields.get("mode") {
-        Some(Value::String(m)) => m.clone(),
-        None => default_mode
-            .map(String::from)
-            .ok_or((None, "the line names no `mode` and there is no --mode".into()))?,
+        Some(Value::String(m)) => Some(m.clone()),
+        None => default_mode.map(String::from),
         Some(_) => return Err((None, "`mode` is not a string".into())),
     };
     if let Some(effects) = fields.remove("effects") {
-        let effects = effects_from(&effects.to_string()).map_err(|(why, _)| (Some(mode.clone()), why))?;
+        let effects = effects_from(&effects.to_string()).map_err(|(why, _)| (mode.clone(), why))?;
         return Ok((mode, StepInput::Effects(effects)));
     }
     let tool = match fields.get("tool") {
         Some(Value::String(t)) => t.clone(),
-        _ => return Err((Some(mode), "the line has neither `effects` nor a string `tool`".into())),
+        _ => return Err((mode, "the line has neither `effects` nor a string `tool`".into())),
     };
     let cwd = match fields.get("cwd") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) if Path::new(c).is_absolute() => Some(PathBuf::from(c)),
-        Some(_) => return Err((Some(mode), "`cwd` is not an absolute path".into())),
+        Some(_) => return Err((mode, "`cwd` is not an absolute path".into())),
     };
     let input = fields.remove("input").unwrap_or(Value::Null);
     Ok((mode, StepInput::Tool { tool, input, cwd }))
@@ -316,27 +388,55 @@ pub(crate) fn run(args: Args) -> u8 {
             &format!("the modes are {}", known.join(", ")),
         );
     }
+    let active = match active(&args.bundle) {
+        Ok(active) => active,
+        Err(why) => return usage_error(&why, "pass --mode ID (see `sixfold modes`)"),
+    };
     let judger = Judger {
         without: bundles::without_untrusted_project(&args.bundle),
         bundle,
         context,
         provider: args.provider.clone(),
+        active,
+        sandboxes: match args.sandbox {
+            SandboxWhen::Auto => crate::sandbox::for_hook(),
+            SandboxWhen::Off => None,
+        },
     };
     let code = match single {
-        Some(step) => match args.mode.as_deref() {
-            Some(mode) => {
-                let answer = judger.judge(mode, &step);
-                outln!("{answer}");
-                0
-            }
-            None => usage_error("no mode to judge under", "pass --mode ID"),
-        },
+        Some(StepInput::Tool { tool, input, .. }) if args.explain => {
+            out!("{}", judger.explain(args.mode.as_deref(), &tool, &input));
+            0
+        }
+        Some(step) => {
+            let answer = judger.judge(args.mode.as_deref(), &step);
+            outln!("{answer}");
+            0
+        }
         None => batch(&judger, args.mode.as_deref()),
     };
     // The process ends right after printing: freeing the bundle would be wasted work on the
     // path whose latency is measured.
     std::mem::forget(judger);
     code
+}
+
+/// The project's active mode and pattern, as the hook reads them (the project's state), or the
+/// defaults where the project's layer is not read; an error where the state cannot be read.
+fn active(args: &BundleArgs) -> Result<(String, String), String> {
+    let defaults = (
+        sixfold_hook::DEFAULT_MODE.to_string(),
+        sixfold_hook::DEFAULT_PATTERN.to_string(),
+    );
+    if args.no_project {
+        return Ok(defaults);
+    }
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let Ok(project) = sixfold_hook::project_of(&cwd) else {
+        return Ok(defaults);
+    };
+    let state = sixfold_hook::state::State::load(&project)?;
+    Ok((state.mode_for(None), state.pattern()))
 }
 
 /// Judges each line of stdin; a line that cannot be read answers a refusal saying why.
@@ -363,7 +463,7 @@ fn batch(judger: &Judger, default_mode: Option<&str>) -> u8 {
             continue;
         }
         let mut answer = match batch_step(&line, default_mode) {
-            Ok((mode, step)) => judger.judge(&mode, &step),
+            Ok((mode, step)) => judger.judge(mode.as_deref(), &step),
             // INVARIANT (fail closed): a line that cannot be read is answered with a refusal.
             Err((mode, why)) => {
                 let why = format!("line {number} of the batch cannot be read: {why}");

@@ -119,7 +119,7 @@ impl Agent {
     }
 
     /// Its hook adapter; command steps run inside the sandbox where `sandboxes` proves it.
-    fn handle(self, input: &[u8], sandboxes: Option<&dyn sixfold_hook::contain::Sandboxes>) -> (String, Vec<String>) {
+    fn handle(self, input: &[u8], sandboxes: Option<&dyn sixfold_core::call::Sandboxes>) -> (String, Vec<String>) {
         match self {
             Agent::ClaudeCode => sixfold_hook::claude_code::handle(input, &ClaudeRecords, sandboxes),
             Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords, sandboxes),

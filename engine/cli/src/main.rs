@@ -3,6 +3,7 @@
 mod approvals;
 mod bundles;
 mod check;
+mod explain;
 mod judge;
 mod launch;
 mod live;

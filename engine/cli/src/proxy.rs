@@ -132,6 +132,7 @@ impl ProjectGovernor {
         };
         Ok(Judging {
             mode,
+            pattern: state.pattern(),
             bundle,
             without,
             workspace: self.workspace(),

@@ -139,13 +139,13 @@ fn environment_around(spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<Envir
     Environment::from_spec(spec, roots, std::env::temp_dir(), home)
 }
 
-/// `SIXFOLD_SANDBOX=off`: the hook never runs a command inside the sandbox (every step is judged
+/// `SIXFOLD_SANDBOX=off`: the hook and the governed tools never judge a command contained (every step is judged
 /// as it is, so `workspace-write` asks for what it cannot read). It can only make judgements
 /// stricter.
 pub(crate) const SANDBOX_ENV: &str = "SIXFOLD_SANDBOX";
 
 /// The sandbox layer for the hook, unless `SIXFOLD_SANDBOX=off` says not to contain.
-pub(crate) fn for_hook() -> Option<&'static dyn sixfold_hook::contain::Sandboxes> {
+pub(crate) fn for_hook() -> Option<&'static dyn sixfold_core::call::Sandboxes> {
     match std::env::var(SANDBOX_ENV).as_deref() {
         Ok("off") => None,
         _ => Some(&Prover),
@@ -157,7 +157,7 @@ pub(crate) fn for_hook() -> Option<&'static dyn sixfold_hook::contain::Sandboxes
 #[derive(Debug)]
 pub(crate) struct Prover;
 
-impl sixfold_hook::contain::Sandboxes for Prover {
+impl sixfold_core::call::Sandboxes for Prover {
     fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<(), String> {
         let Some(environment) = environment_around(spec, roots) else {
             return Ok(());

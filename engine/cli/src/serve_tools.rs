@@ -80,9 +80,14 @@ impl Governor for ProjectGovernor {
         let layer = ProjectLayer::read(&self.project);
         // The project layer (and a mode it pins) only narrows until it is trusted.
         let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
+        // A pinned mode needs no state but the pattern: an unreadable state is then the default.
+        let state = match (&self.pinned, State::load(&self.project)) {
+            (Some(_), Err(_)) => State::default(),
+            (_, read) => read?,
+        };
         let mode = match &self.pinned {
             Some(m) => m.clone(),
-            None => State::load(&self.project)?.mode_for(Some(&self.session)),
+            None => state.mode_for(Some(&self.session)),
         };
         let needs = Needs::mode(&mode).with_provider(sixfold_tools::PROVIDER);
         let bundle = loaded(Some(&layer), &needs)?;
@@ -101,6 +106,7 @@ impl Governor for ProjectGovernor {
         Ok(InForce {
             bundle,
             mode,
+            pattern: state.pattern(),
             without_project,
         })
     }
@@ -168,6 +174,7 @@ pub(crate) fn run(args: Args) -> u8 {
         pinned_mode: args.mode,
         ask_timeout: args.ask_timeout.map(Duration::from_secs),
         sixfold,
+        contain: crate::sandbox::for_hook().is_some(),
     };
     let served = if args.approvals_only {
         sixfold_tools::serve_approvals(config, Box::new(governor), &args.governed_server)

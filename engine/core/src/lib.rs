@@ -9,6 +9,7 @@
 
 pub mod bounded;
 pub mod bundle;
+pub mod call;
 mod classify;
 mod command_rule;
 pub mod containment;

@@ -12,19 +12,19 @@
 //! call's outcome and edits) is the [`Records`] the CLI passes in.
 
 use crate::answer::{answer, Answering};
-use crate::contain::{Sandbox, Sandboxes};
 use crate::log::Log;
 use crate::state::State;
 use crate::trust::{Standing, TrustStore};
 use crate::{load_over, ProjectLayer, Records};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sixfold_core::bundle::{ActView, Bundle, Needs};
-use sixfold_core::decision::{DecidedBy, Decision, Judgement};
+use sixfold_core::bundle::{Bundle, Needs};
+use sixfold_core::call::{Call, Called, Layers, Sandboxes, Sandboxing, Under};
+use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
-use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
+use sixfold_core::trace::{Claim, Event, Status, Step};
 use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use std::path::PathBuf;
 
@@ -97,14 +97,7 @@ pub fn handle(
 /// A refusal because the call could not be judged: the bundle, the state or the input could not
 /// be read.
 fn unjudgeable(mode: &str, why: &str) -> Judgement {
-    // INVARIANT (fail closed): whatever keeps the hook from judging a call refuses it.
-    Judgement {
-        decision: Decision::Refuse,
-        reason: format!("could not judge this call, so it is refused: {why}"),
-        rules: Vec::new(),
-        mode: mode.to_string(),
-        by: DecidedBy::Unjudgeable,
-    }
+    sixfold_core::call::unjudgeable(mode, why)
 }
 
 /// Input that is not a hook event is refused. No session is known, so it goes on the record of
@@ -292,9 +285,10 @@ fn stricter_rows(layered: Vec<RowResult>, shipped: Vec<RowResult>) -> Vec<RowRes
     out
 }
 
-/// The judgement of a call with the project's layer, narrowed to what the layers without it
-/// allow while the project's `.sixfold/` is not trusted (see `sixfold_core::narrow`); with notes
-/// saying what was ignored.
+/// The judgement of a call (the core's one path, `sixfold_core::call`): this gathers its facts —
+/// the project's layer and its standing, the state's mode and pattern, the spawns so far, the
+/// planned edits the vendor's reader vouches for, the sandbox layer — and how the agent CLI is
+/// answered; with notes saying what an untrusted project layer had no say in.
 fn judge_narrowed(
     event: &HookInput,
     session: &Session,
@@ -307,283 +301,85 @@ fn judge_narrowed(
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = ProjectLayer::read(&session.project);
     let standing = crate::trust::standing(store, &session.project, &layer);
-    let call = Call {
-        event,
-        session,
-        events,
-        records,
-    };
-    if standing != Standing::Untrusted {
-        let layered = judge_call(
-            &call,
-            mode,
-            &session.state,
-            Some(&layer),
-            Place::Resolve(true, sandboxes),
-        )?;
-        return Ok((layered.judgement, layered.step, layered.how, Vec::new()));
-    }
+    let provider_id = session.provider.as_str();
+    let pattern = session.state.pattern();
+    // Only what judging this step needs is loaded: the hook runs before every tool call.
+    let needs = Needs::mode(mode).with_provider(provider_id).with_pattern(&pattern);
+    let bundle = loaded(Some(&layer), Some(&needs))?;
     // Without the project layer, its state is not read either: the default mode and pattern.
-    // INVARIANT (fail closed): an untrusted project never chooses the environment: the command
-    // runs in the default mode's, from the bundle without the project, judged both ways in it.
-    let without = judge_call(
-        &call,
-        crate::DEFAULT_MODE,
-        &State::default(),
-        None,
-        Place::Resolve(false, sandboxes),
-    )?;
-    let layered = judge_call(
-        &call,
-        mode,
-        &session.state,
-        Some(&layer),
-        Place::Given(&without.sandbox),
-    )?;
-    // INVARIANT (fail closed): an untrusted project cannot say its agent CLI can ask a person.
-    // Either judgement that relied on the sandbox makes the command run in it (the same sandbox
-    // for both).
-    let how = Answering {
-        cannot_ask: layered.how.cannot_ask || without.how.cannot_ask,
-        updated_input: without.how.updated_input.or(layered.how.updated_input),
-        ..layered.how
+    let without = if standing == Standing::Untrusted {
+        let needs = Needs::mode(crate::DEFAULT_MODE)
+            .with_provider(provider_id)
+            .with_pattern(crate::DEFAULT_PATTERN);
+        Some(loaded(None, Some(&needs))?)
+    } else {
+        None
     };
-    let narrowed = sixfold_core::narrow::narrowed(without.judgement, layered.judgement);
-    let notes = narrowed
+    let tool = event.tool_name.clone().ok_or("the event names no tool")?;
+    let input = event.tool_input.clone().unwrap_or(Value::Null);
+    let planned_writes = records
+        .planned_edits(&tool, &input, &session.cwd)
+        .map(|edits| edits.into_iter().map(|e| e.path).collect());
+    let context = Context::new(workspace(session));
+    let id = event.tool_use_id.clone().unwrap_or_default();
+    let call = Call {
+        called: Called::Tool {
+            provider: provider_id,
+            name: &tool,
+            input: &input,
+        },
+        id: &id,
+        cwd: &session.cwd,
+        context: &context,
+        planned_writes,
+        spawns: spawns_so_far(events),
+    };
+    let layers = Layers {
+        layered: Under {
+            bundle: &bundle,
+            mode,
+            pattern: &pattern,
+        },
+        without: without.as_ref().map(|bundle| Under {
+            bundle,
+            mode: crate::DEFAULT_MODE,
+            pattern: crate::DEFAULT_PATTERN,
+        }),
+    };
+    let judged = sixfold_core::call::judge(&call, layers, Sandboxing { sandboxes });
+    // INVARIANT (fail closed): an untrusted project cannot say its agent CLI can ask a person.
+    let cannot_ask = |b: &Bundle| {
+        b.provider(provider_id)
+            .and_then(|p| p.spec.hooks.as_ref())
+            .is_some_and(|h| !h.can_ask)
+    };
+    let how = Answering {
+        cannot_ask: cannot_ask(&bundle) || without.as_ref().is_some_and(cannot_ask),
+        agent: bundle
+            .provider(provider_id)
+            .and_then(|p| p.spec.name.clone())
+            .unwrap_or_else(|| provider_id.to_string()),
+        act: Some((judged.step.act.kind.clone(), judged.step.act.text.clone())),
+        updated_input: judged.updated_input,
+    };
+    let notes = judged
         .ignored
         .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
         .into_iter()
         .collect();
-    Ok((narrowed.judgement, layered.step, how, notes))
-}
-
-/// Which sandbox a call's command runs in: resolved from the bundle the call is judged with
-/// (`true`: `sixfold sandbox run` layers the project's `.sixfold/`), or one already resolved.
-enum Place<'a> {
-    Resolve(bool, Option<&'a dyn Sandboxes>),
-    Given(&'a Sandbox),
-}
-
-/// One judgement of a call: the judgement, the step as the record keeps it, how it is answered
-/// (with the tool input that runs it inside the sandbox, where it does), and the sandbox it
-/// assumed.
-struct Judged {
-    judgement: Judgement,
-    step: Step,
-    how: Answering,
-    sandbox: Sandbox,
-}
-
-/// One tool call, and what judging it reads beside the mode.
-struct Call<'a> {
-    event: &'a HookInput,
-    session: &'a Session,
-    events: &'a [Event],
-    records: &'a dyn Records,
-}
-
-/// The judgement of a call under a mode (and the state's pattern, for sub-agents), over the
-/// project's layer where one is given, and the step as the record keeps it.
-fn judge_call(
-    call: &Call<'_>,
-    mode: &str,
-    state: &State,
-    layer: Option<&ProjectLayer>,
-    place: Place<'_>,
-) -> Result<Judged, String> {
-    let Call {
-        event,
-        session,
-        events,
-        records,
-    } = *call;
-    let provider_id = session.provider.as_str();
-    // Only what judging this step needs is loaded: the hook runs before every tool call.
-    let needs = Needs::mode(mode)
-        .with_provider(provider_id)
-        .with_pattern(&state.pattern());
-    let bundle = loaded(layer, Some(&needs))?;
-    if bundle.mode(mode).is_none() {
-        return Err(format!("the active mode `{mode}` is not in the bundle"));
-    }
-    let tool = event.tool_name.clone().ok_or("the event names no tool")?;
-    let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let provider = bundle
-        .provider(provider_id)
-        .ok_or_else(|| format!("the bundle has no provider `{provider_id}`"))?;
-    let hooks = provider.spec.hooks.as_ref();
-    let how = Answering {
-        cannot_ask: hooks.is_some_and(|h| !h.can_ask),
-        agent: provider.spec.name.clone().unwrap_or_else(|| provider_id.to_string()),
-        ..Answering::default()
-    };
-    let mut mapped = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
-        Some((server, name)) => bundle.mcp_effects(server, name, &input, &session.cwd),
-        None => match Some(provider) {
-            Some(p) => {
-                // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
-                if let Some(why) = p.unreadable_input(&tool, &input) {
-                    return Err(format!("the tool input cannot be read: {why}"));
-                }
-                p.tool_effects(&tool, &input, &session.cwd, bundle.classifier())
-            }
-            None => return Err(format!("the bundle has no provider `{provider_id}`")),
-        },
-    };
-    // A call whose input names the files it changes (a patch) writes those files, not the
-    // provider file's broad scope, where the vendor's reader vouches for the list.
-    if let Some(edits) = records.planned_edits(&tool, &input, &session.cwd) {
-        let paths: Vec<String> = edits.into_iter().map(|e| e.path).collect();
-        if !paths.is_empty() && mapped.known {
-            mapped.effects.writes = paths;
-            if mapped.act.kind != "command" {
-                if let Some(first) = mapped.effects.writes.first() {
-                    mapped.act = sixfold_core::Act {
-                        kind: "path",
-                        text: first.clone(),
-                    };
-                }
-            }
-        }
-    }
-    let sandbox = match place {
-        // Only a command runs in the sandbox: other steps need no proof looked up.
-        Place::Resolve(..) if mapped.classified.is_none() => Sandbox::default(),
-        Place::Resolve(with_project, sandboxes) => {
-            Sandbox::resolve(&bundle, mode, &session.project, with_project, sandboxes)
-        }
-        Place::Given(sandbox) => sandbox.clone(),
-    };
-    let command_field = provider_command_field(&bundle, provider_id, &tool);
-    let (mut contained, mut updated) = contained_step(&bundle, command_field.as_deref(), &input, &mapped, &sandbox);
-    let ws = workspace(session);
-    let effects = contained.effects.resolve(&ws);
-    let plain_effects = mapped.effects.resolve(&ws);
-    let commands: Vec<String> = mapped
-        .classified
-        .iter()
-        .flat_map(|c| c.parts.iter().map(|p| p.text.clone()))
-        .collect();
-    let command_rules: Vec<String> = mapped
-        .classified
-        .iter()
-        .flat_map(|c| c.parts.iter().map(|p| p.rule.clone().unwrap_or_default()))
-        .collect();
-    let context = Context::new(ws);
-    let act = ActView {
-        kind: mapped.act.kind,
-        text: &mapped.act.text,
-        commands: &commands,
-        parts: mapped.classified.as_ref().map(|c| c.parts.as_slice()).unwrap_or(&[]),
-    };
-    let mut judgement = bundle.judge_step(mode, &act, &effects, &context);
-    if updated.is_some() && judgement.decision == Decision::Ask && contained.effects.reaches {
-        // A person decides an ask on the command as shown: a command understood to reach the
-        // network (a fetch in `ask`) that asks uncontained too runs as it is once approved, so
-        // the network the person approved is there. Any other ask runs contained: what the
-        // sandbox keeps from it (writes outside, secrets) the mode refuses anyway.
-        let plain = bundle.judge_step(mode, &act, &plain_effects, &context);
-        if plain.decision <= Decision::Ask {
-            judgement = plain;
-            updated = None;
-            contained.effects = mapped.effects.clone();
-        }
-    }
-    if let (Some(why), Some(_), false) = (sandbox.missing(), &mapped.classified, contained.effects.contained) {
-        if judgement.decision != Decision::Allow {
-            judgement.reason = format!("{}; not contained: {why}", judgement.reason);
-        }
-    }
-    if let Some(helper) = &mapped.spawn {
-        judgement = judge_spawn(&bundle, state, helper, events, judgement)?;
-    }
-    let step = Step {
-        id: event.tool_use_id.clone().unwrap_or_default(),
-        tool,
-        act: StepAct {
-            kind: mapped.act.kind.to_string(),
-            text: mapped.act.text.clone(),
-        },
-        effects: contained.effects,
-        commands,
-        command_rules,
-        parts: mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect(),
-        output: None,
-        outcome: Outcome::default(),
-        edits: Vec::new(),
-        cwd: Some(session.cwd.to_string_lossy().into_owned()),
-    };
-    // The hook process ends right after answering: freeing the bundle is wasted latency.
-    let how = Answering {
-        act: Some((step.act.kind.clone(), step.act.text.clone())),
-        updated_input: updated,
-        ..how
-    };
+    // The hook process ends right after answering: freeing the bundles is wasted latency.
     std::mem::forget(bundle);
-    Ok(Judged {
-        judgement,
-        step,
-        how,
-        sandbox,
-    })
+    std::mem::forget(without);
+    Ok((judged.judgement, judged.step, how, notes))
 }
 
-/// The input field of `tool` that holds its shell command, where the provider file says so.
-fn provider_command_field(bundle: &Bundle, provider: &str, tool: &str) -> Option<String> {
-    bundle.provider(provider)?.spec.tools.get(tool)?.command.clone()
-}
-
-/// The step as it will run in `sandbox`, and the tool input that runs it there (its command in
-/// `field`). Where the input cannot be rewritten, the step is judged as it is.
-fn contained_step(
-    bundle: &Bundle,
-    field: Option<&str>,
-    input: &Value,
-    mapped: &sixfold_core::ToolEffects,
-    sandbox: &Sandbox,
-) -> (crate::contain::Contained, Option<Value>) {
-    let contained = crate::contain::contain(mapped, sandbox, bundle.classifier());
-    let updated = match (&contained.command, field) {
-        (Some(command), Some(field)) => crate::contain::rewritten_input(input, field, command),
-        _ => None,
-    };
-    if contained.command.is_some() && updated.is_none() {
-        // INVARIANT (fail closed): a step judged contained runs contained, or is judged as it is.
-        let as_is = crate::contain::Contained {
-            effects: mapped.effects.clone(),
-            command: None,
-        };
-        return (as_is, None);
-    }
-    (contained, updated)
-}
-
-/// The active pattern decides about sub-agents: strictest of it and the mode.
-fn judge_spawn(
-    bundle: &Bundle,
-    state: &State,
-    helper: &str,
-    events: &[Event],
-    mode: Judgement,
-) -> Result<Judgement, String> {
-    let pattern_id = state.pattern();
-    let pattern = bundle
-        .pattern(&pattern_id)
-        .ok_or_else(|| format!("the active pattern `{pattern_id}` is not in the bundle"))?;
+/// How many sub-agents this session was allowed to spawn so far, from its record.
+fn spawns_so_far(events: &[Event]) -> u32 {
     let spawned = events
         .iter()
         .filter(|e| matches!(e, Event::Judged { step, judgement } if judgement.decision == Decision::Allow && step.act.kind == "agent"))
         .count();
-    let helper = Some(helper).filter(|h| !h.is_empty());
-    let by_pattern = pattern.judge_spawn(helper, u32::try_from(spawned).unwrap_or(u32::MAX));
-    if by_pattern.decision > mode.decision {
-        Ok(Judgement {
-            mode: mode.mode,
-            ..by_pattern
-        })
-    } else {
-        Ok(mode)
-    }
+    u32::try_from(spawned).unwrap_or(u32::MAX)
 }
 
 fn post_tool_use(provider: &str, event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
@@ -727,6 +523,7 @@ fn stop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sixfold_core::decision::DecidedBy;
     use std::path::Path;
 
     struct NoRecords;

@@ -1,9 +1,9 @@
 //! Claude Code's hooks: the shared judgement path ([`crate::adapter`]) with Claude Code's
 //! provider file, which can ask a person, so an ask is answered `ask`.
 
-use crate::contain::Sandboxes;
 use crate::trust::TrustStore;
 use crate::Records;
+use sixfold_core::call::Sandboxes;
 
 /// The provider file this adapter maps tools through.
 pub const PROVIDER: &str = "claude-code";

@@ -6,9 +6,9 @@
 //! so every ask is answered as a deny that says how a person approves. The Stop hook reads
 //! Codex's rollout as the transcript, through the [`Records`] the CLI passes in.
 
-use crate::contain::Sandboxes;
 use crate::trust::TrustStore;
 use crate::Records;
+use sixfold_core::call::Sandboxes;
 
 /// The provider file this adapter maps tools through.
 pub const PROVIDER: &str = "codex";

@@ -9,7 +9,6 @@ pub mod adapter;
 mod answer;
 pub mod claude_code;
 pub mod codex;
-pub mod contain;
 pub mod guard;
 pub mod install;
 pub mod install_codex;

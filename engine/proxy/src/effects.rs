@@ -4,19 +4,18 @@
 
 use rmcp::model::ToolAnnotations;
 use serde_json::Value;
-use sixfold_core::bundle::{ActView, Bundle};
+use sixfold_core::bundle::Bundle;
+use sixfold_core::call::{Called, Layers, Sandboxing, Under};
 use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::effects::EffectProfile;
 use sixfold_core::judge::Context;
-use sixfold_core::narrow;
 use sixfold_core::scope::Workspace;
-use sixfold_core::trace::{Outcome, Step, StepAct};
-use sixfold_core::{Act, ToolEffects};
-use std::path::{Path, PathBuf};
+use sixfold_core::trace::Step;
+use std::path::PathBuf;
 
 /// The policy setting (in any policy's `[settings]`) listing the servers whose tool annotations
 /// are trusted: `trust_annotations = ["files"]`.
-pub const TRUST_SETTING: &str = "trust_annotations";
+pub use sixfold_core::call::TRUST_SETTING;
 
 /// What a call is judged under: the bundle and mode, and, while the project's `.sixfold/` is not
 /// trusted, the bundle and mode without it (the stricter judgement is kept).
@@ -24,6 +23,8 @@ pub const TRUST_SETTING: &str = "trust_annotations";
 pub struct Judging {
     /// The active mode.
     pub mode: String,
+    /// The active pattern (it decides about sub-agents).
+    pub pattern: String,
     /// The shipped bundle with the project's layer over it.
     pub bundle: Bundle,
     /// Without the untrusted project layer: its bundle and the mode it runs in. `None` when the
@@ -61,14 +62,7 @@ pub fn record_name(server: &str, tool: &str) -> String {
 }
 
 /// Whether a bundle trusts a server's annotations (a policy's `trust_annotations` setting).
-pub fn trusts(bundle: &Bundle, server: &str) -> bool {
-    bundle.policies().any(|p| {
-        p.settings
-            .get(TRUST_SETTING)
-            .and_then(Value::as_array)
-            .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(server)))
-    })
-}
+pub use sixfold_core::call::trusts;
 
 /// The effects the specification's annotations describe, absent hints read with its defaults
 /// (`readOnlyHint` false, `destructiveHint` true, `idempotentHint` false, `openWorldHint` true).
@@ -87,69 +81,23 @@ pub fn from_annotations(a: &ToolAnnotations) -> EffectProfile {
     }
 }
 
-/// A resource URI read: a `file://` URI reads its path, anything else an unknown place (and an
-/// `http(s)` one leaves the machine).
-fn resource_effects(uri: &str) -> EffectProfile {
-    let (reads, reaches) = match uri.strip_prefix("file://") {
-        Some(path) if path.starts_with('/') => (vec![path.to_string()], false),
-        _ => (
-            vec!["*".to_string()],
-            uri.starts_with("http://") || uri.starts_with("https://"),
-        ),
-    };
-    EffectProfile {
-        reads,
-        writes: Vec::new(),
-        reaches,
-        reversible: true,
-        contained: false,
-        costs: false,
+impl Call<'_> {
+    /// The call as the core's one path takes it.
+    fn called(&self) -> Called<'_> {
+        if self.resource {
+            return Called::Resource {
+                server: self.server,
+                uri: self.tool,
+            };
+        }
+        Called::Mcp {
+            server: self.server,
+            tool: self.tool,
+            input: self.input,
+            annotations: self.annotations.map(from_annotations),
+            trust_annotations: self.trust_annotations,
+        }
     }
-}
-
-/// A call mapped to its act and effects under one bundle.
-pub fn mapped(bundle: &Bundle, call: &Call<'_>, cwd: &Path) -> ToolEffects {
-    if call.resource {
-        return ToolEffects {
-            act: Act {
-                kind: "url",
-                text: call.tool.to_string(),
-            },
-            effects: resource_effects(call.tool),
-            spawn: None,
-            classified: None,
-            known: true,
-        };
-    }
-    let from_map = bundle.mcp_effects(call.server, call.tool, call.input, cwd);
-    if from_map.known {
-        return from_map;
-    }
-    match call.annotations {
-        // Annotations are the server's word: only a server the user trusts is believed.
-        Some(a) if call.trust_annotations || trusts(bundle, call.server) => ToolEffects {
-            effects: from_annotations(a),
-            known: true,
-            ..from_map
-        },
-        // INVARIANT (fail closed): an unmapped tool of an untrusted server is the conservative
-        // profile (`mcp_effects` answered it so).
-        _ => from_map,
-    }
-}
-
-fn judge_one(bundle: &Bundle, mode: &str, call: &Call<'_>, judging: &Judging) -> (Judgement, ToolEffects) {
-    let mapped = mapped(bundle, call, &judging.cwd);
-    let effects = mapped.effects.resolve(&judging.workspace);
-    let act = ActView {
-        kind: mapped.act.kind,
-        text: &mapped.act.text,
-        commands: &[],
-        // An MCP call is not a command line: no parts for a kept command rule to cover.
-        parts: &[],
-    };
-    let context = Context::new(judging.workspace.clone());
-    (bundle.judge_step(mode, &act, &effects, &context), mapped)
 }
 
 impl Judging {
@@ -157,36 +105,31 @@ impl Judging {
     /// `.sixfold/` is untrusted, also without it, keeping the stricter. The step is as the
     /// record keeps it; the notes say what an untrusted project layer had no say in.
     pub fn judge(&self, call: &Call<'_>) -> (Judgement, Step, Option<String>) {
-        let (layered, mapped) = judge_one(&self.bundle, &self.mode, call, self);
-        let (judgement, note) = match &self.without {
-            None => (layered, None),
-            Some((bundle, mode)) => {
-                let (without, _) = judge_one(bundle, mode, call, self);
-                let n = narrow::narrowed(without, layered);
-                (n.judgement, n.ignored)
-            }
+        let context = Context::new(self.workspace.clone());
+        let facts = sixfold_core::call::Call {
+            called: call.called(),
+            id: &call.id,
+            cwd: &self.cwd,
+            context: &context,
+            planned_writes: None,
+            // The proxy's session holds no sub-agents of its own to count.
+            spawns: 0,
         };
-        let step = Step {
-            id: call.id.clone(),
-            tool: if call.resource {
-                format!("mcp__{}__resources/read", call.server)
-            } else {
-                record_name(call.server, call.tool)
+        let layers = Layers {
+            layered: Under {
+                bundle: &self.bundle,
+                mode: &self.mode,
+                pattern: &self.pattern,
             },
-            act: StepAct {
-                kind: mapped.act.kind.to_string(),
-                text: mapped.act.text.clone(),
-            },
-            effects: mapped.effects,
-            commands: Vec::new(),
-            command_rules: Vec::new(),
-            parts: Vec::new(),
-            output: None,
-            outcome: Outcome::default(),
-            edits: Vec::new(),
-            cwd: Some(self.cwd.to_string_lossy().into_owned()),
+            without: self.without.as_ref().map(|(bundle, mode)| Under {
+                bundle,
+                mode,
+                pattern: &self.pattern,
+            }),
         };
-        (judgement, step, note)
+        // A proxied call runs where its server runs it: nothing is contained.
+        let judged = sixfold_core::call::judge(&facts, layers, Sandboxing::default());
+        (judged.judgement, judged.step, judged.ignored)
     }
 
     /// Whether the mode refuses a tool whatever its arguments: judged with every argument it
@@ -253,6 +196,7 @@ mod tests {
         let ws = Workspace::new(t.path()).with_tmp("/tmp");
         let j = Judging {
             mode: mode.into(),
+            pattern: "single".into(),
             bundle,
             without: None,
             workspace: ws,
@@ -327,8 +271,17 @@ mod tests {
 
     #[test]
     fn a_file_resource_reads_its_path() {
-        assert_eq!(resource_effects("file:///w/a").reads, vec!["/w/a".to_string()]);
-        assert!(resource_effects("https://x.invalid/").reaches);
-        assert_eq!(resource_effects("db://x").reads, vec!["*".to_string()]);
+        let (_t, j) = judging("full", "");
+        let read = |uri: &'static str| {
+            let input = Value::Null;
+            let call = Call {
+                resource: true,
+                ..call(uri, &input, None, false)
+            };
+            j.judge(&call).1.effects
+        };
+        assert_eq!(read("file:///w/a").reads, vec!["/w/a".to_string()]);
+        assert!(read("https://x.invalid/").reaches);
+        assert_eq!(read("db://x").reads, vec!["*".to_string()]);
     }
 }

@@ -17,7 +17,7 @@ mod http;
 mod session;
 mod upstream;
 
-pub use effects::{from_annotations, mapped, record_name, trusts, Call, Judging, TRUST_SETTING};
+pub use effects::{from_annotations, record_name, trusts, Call, Judging, TRUST_SETTING};
 pub use frame::{read_line, Line, MAX_FRAME_BYTES};
 pub use session::run;
 

@@ -8,11 +8,11 @@ use crate::files::{self, Done};
 use crate::shell::{self, Proofs};
 use crate::{Config, Governor, InForce, DEFAULT_ASK_TIMEOUT, PROVIDER};
 use serde_json::Value;
-use sixfold_core::bundle::{ActView, Bundle};
-use sixfold_core::containment::Containment;
+use sixfold_core::call::{Called, Layers, Sandboxes, Sandboxing, Under};
 use sixfold_core::decision::{Decision, Judgement};
+use sixfold_core::environment::EnvironmentSpec;
 use sixfold_core::judge::Context;
-use sixfold_core::trace::{Event, Outcome, Output, Status, Step, StepAct};
+use sixfold_core::trace::{Event, Outcome, Output, Status, Step};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -49,8 +49,7 @@ pub(crate) struct Governed {
 }
 
 fn unjudgeable(mode: &str, why: &str) -> Judgement {
-    // INVARIANT (fail closed): whatever keeps the server from judging a call refuses it.
-    Judgement::refuse_unjudgeable(mode, format!("could not judge this call, so it is refused: {why}"))
+    sixfold_core::call::unjudgeable(mode, why)
 }
 
 impl Governed {
@@ -76,85 +75,49 @@ impl Governed {
         self.config.pinned_mode.clone().unwrap_or_else(|| mode.clone())
     }
 
-    /// The step and its judgement under one bundle and mode.
-    fn judge_in(
-        &self,
-        bundle: &Bundle,
-        mode: &str,
-        sandbox_mode: &str,
-        tool: &str,
-        args: &Value,
-        id: &str,
-    ) -> Result<(Judgement, Step), String> {
-        if bundle.mode(mode).is_none() {
-            return Err(format!("the mode `{mode}` is not in the bundle"));
-        }
-        let provider = bundle
-            .provider(PROVIDER)
-            .ok_or_else(|| format!("the bundle has no provider `{PROVIDER}`"))?;
-        // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
-        if let Some(why) = provider.unreadable_input(tool, args) {
-            return Err(format!("the tool input cannot be read: {why}"));
-        }
+    /// The judgement that stands and the step, under the bundles in force: the core's one path
+    /// (`sixfold_core::call`), with this server's facts.
+    fn judge(&self, in_force: &InForce, tool: &str, args: &Value, id: &str) -> (Judgement, Step) {
         let ws = &self.config.workspace;
-        let mut mapped = provider.tool_effects(tool, args, ws.primary(), bundle.classifier());
-        // A command runs only inside the sandbox: contained exactly when that is proven, and
-        // then judged by what the proven environment guarantees (the core's containment).
-        if provider.spec.tools.get(tool).is_some_and(|t| t.command.is_some()) {
-            let proven = self.proofs.proven(&self.config.sixfold, sandbox_mode, ws);
-            let containment = bundle
-                .mode(sandbox_mode)
-                .and_then(|m| m.environment.as_deref())
-                .and_then(|name| bundle.environment(name))
-                .and_then(Containment::of);
-            match (proven, containment, &mapped.classified) {
-                (true, Some(inside), Some(classified)) => {
-                    mapped.effects = inside.effects(classified, bundle.classifier());
-                }
-                // INVARIANT (fail closed): unproven, or an environment that confines nothing,
-                // contains nothing.
-                _ => mapped.effects.contained = false,
-            }
-        }
-        let effects = mapped.effects.resolve(ws);
-        let parts: Vec<_> = mapped.classified.iter().flat_map(|c| c.parts.iter().cloned()).collect();
-        let commands: Vec<String> = parts.iter().map(|p| p.text.clone()).collect();
-        let command_rules: Vec<String> = parts.iter().map(|p| p.rule.clone().unwrap_or_default()).collect();
-        let act = ActView {
-            kind: mapped.act.kind,
-            text: &mapped.act.text,
-            commands: &commands,
-            parts: &parts,
-        };
-        let judgement = bundle.judge_step(mode, &act, &effects, &Context::new(ws.clone()));
-        let step = Step {
-            id: id.to_string(),
-            tool: tool.to_string(),
-            act: StepAct {
-                kind: mapped.act.kind.to_string(),
-                text: mapped.act.text.clone(),
+        let context = Context::new(ws.clone());
+        let call = sixfold_core::call::Call {
+            called: Called::Tool {
+                provider: PROVIDER,
+                name: tool,
+                input: args,
             },
-            effects: mapped.effects.clone(),
-            commands,
-            command_rules,
-            parts,
-            output: None,
-            outcome: Outcome::default(),
-            edits: Vec::new(),
-            cwd: Some(ws.primary().to_string_lossy().into_owned()),
+            id,
+            cwd: ws.primary(),
+            context: &context,
+            planned_writes: None,
+            // The governed tools offer no spawn meta-tool.
+            spawns: 0,
         };
-        Ok((judgement, step))
-    }
-
-    /// The judgement that stands and the step, under the bundles in force.
-    fn judge(&self, in_force: &InForce, tool: &str, args: &Value, id: &str) -> Result<(Judgement, Step), String> {
-        let sandbox_mode = self.sandbox_mode(in_force);
-        let (layered, step) = self.judge_in(&in_force.bundle, &in_force.mode, &sandbox_mode, tool, args, id)?;
-        let Some((bundle, mode)) = &in_force.without_project else {
-            return Ok((layered, step));
+        let layers = Layers {
+            layered: Under {
+                bundle: &in_force.bundle,
+                mode: &in_force.mode,
+                pattern: &in_force.pattern,
+            },
+            without: in_force.without_project.as_ref().map(|(bundle, mode)| Under {
+                bundle,
+                mode,
+                pattern: &in_force.pattern,
+            }),
         };
-        let (without, _) = self.judge_in(bundle, mode, &sandbox_mode, tool, args, id)?;
-        Ok((sixfold_core::narrow::narrowed(without, layered).judgement, step))
+        let proofs = ServerProofs {
+            proofs: &self.proofs,
+            sixfold: &self.config.sixfold,
+            workspace: ws,
+        };
+        let judged = sixfold_core::call::judge(
+            &call,
+            layers,
+            Sandboxing {
+                sandboxes: Some(&proofs),
+            },
+        );
+        (judged.judgement, judged.step)
     }
 
     /// How long an ask waits: `--ask-timeout`, else the mode's, else the default.
@@ -203,17 +166,7 @@ impl Governed {
                 )
             }
         };
-        let (judgement, step) = match self.judge(&in_force, tool, args, &id) {
-            Ok(j) => j,
-            Err(why) => {
-                let step = Step {
-                    id,
-                    tool: tool.into(),
-                    ..Step::default()
-                };
-                return self.refused(&unjudgeable(&in_force.mode, &why), step);
-            }
-        };
+        let (judgement, step) = self.judge(&in_force, tool, args, &id);
         match judgement.decision {
             Decision::Refuse => self.refused(&judgement, step),
             Decision::Allow => {
@@ -390,6 +343,28 @@ impl Governed {
     }
 }
 
+/// The sandbox layer as this server reaches it: `sixfold sandbox check` run as a child, once per
+/// mode, and this binary to run a command inside.
+struct ServerProofs<'a> {
+    proofs: &'a Proofs,
+    sixfold: &'a std::path::Path,
+    workspace: &'a sixfold_core::scope::Workspace,
+}
+
+impl Sandboxes for ServerProofs<'_> {
+    fn proven(&self, mode: &str, _spec: &EnvironmentSpec, _roots: &[std::path::PathBuf]) -> Result<(), String> {
+        if self.proofs.proven(self.sixfold, mode, self.workspace) {
+            Ok(())
+        } else {
+            Err("`sixfold sandbox check` did not prove it".into())
+        }
+    }
+
+    fn program(&self) -> Option<std::path::PathBuf> {
+        Some(self.sixfold.to_path_buf())
+    }
+}
+
 fn judged(step: &Step, judgement: &Judgement) -> Event {
     Event::Judged {
         step: Box::new(step.clone()),
@@ -432,6 +407,7 @@ fn recorded_output(text: &str) -> Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sixfold_core::bundle::Bundle;
     use sixfold_core::scope::Workspace;
     use std::path::PathBuf;
 
@@ -452,6 +428,7 @@ mod tests {
             Ok(InForce {
                 bundle,
                 mode: self.mode.clone(),
+                pattern: "single".into(),
                 without_project,
             })
         }
@@ -470,6 +447,7 @@ mod tests {
             ask_timeout: Some(Duration::from_millis(10)),
             // No sandbox can be proven through a binary that is not there: nothing is contained.
             sixfold: PathBuf::from("/nonexistent/sixfold"),
+            contain: true,
         };
         let governor = Fixed {
             mode: mode.into(),
@@ -503,7 +481,7 @@ mod tests {
             let g = governed(t.path(), &mode);
             let in_force = g.governor.in_force().unwrap();
             for (tool, args) in &calls {
-                let (judgement, _) = g.judge(&in_force, tool, args, "id").unwrap();
+                let (judgement, _) = g.judge(&in_force, tool, args, "id");
                 if mode == "full" {
                     assert_eq!(judgement.decision, Decision::Allow, "{mode} {tool}");
                 } else {
@@ -616,14 +594,12 @@ mod tests {
         let in_force = g.governor.in_force().unwrap();
         assert_eq!(g.sandbox_mode(&in_force), "ask");
         // Narrowed too: what `ask` asks about is not allowed because the project says `full`.
-        let (judgement, _) = g
-            .judge(
-                &in_force,
-                "write_file",
-                &serde_json::json!({"path": "a", "content": "x"}),
-                "id",
-            )
-            .unwrap();
+        let (judgement, _) = g.judge(
+            &in_force,
+            "write_file",
+            &serde_json::json!({"path": "a", "content": "x"}),
+            "id",
+        );
         assert_eq!(judgement.decision, Decision::Ask, "{}", judgement.reason);
     }
 

@@ -45,6 +45,8 @@ pub struct InForce {
     pub bundle: Bundle,
     /// The mode the call is judged under.
     pub mode: String,
+    /// The pattern in force (it decides about sub-agents).
+    pub pattern: String,
     /// While the project's `.sixfold/` is not trusted: the bundle without it and the mode it
     /// runs under. The stricter of the two judgements stands (`sixfold_core::narrow`).
     pub without_project: Option<(Bundle, String)>,
@@ -76,4 +78,7 @@ pub struct Config {
     pub ask_timeout: Option<Duration>,
     /// The sixfold binary, run as a child for `sandbox run` and `sandbox check`.
     pub sixfold: PathBuf,
+    /// Whether a `bash` call is judged contained where the sandbox is proven (`false` with
+    /// `SIXFOLD_SANDBOX=off`: judged as it is, so only more strictly).
+    pub contain: bool,
 }

@@ -171,6 +171,11 @@ impl Bundle {
         self.rows.values()
     }
 
+    /// The script host rules run in (for a judgement explained rule by rule).
+    pub(crate) fn host(&self) -> &ScriptHost {
+        &self.host
+    }
+
     /// The command classifier built from the bundle's command rules.
     pub fn classifier(&self) -> &Classifier {
         &self.classifier
