@@ -342,17 +342,28 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
                 (_, _, true) => Decision::Refuse,
                 _ => return fail("say what the rule decides", "pass --allow, --ask or --refuse"),
             };
+            let (bundle, _) = sixfold_hook::load_bundle(&project);
             if let Some(m) = &mode {
-                let (bundle, _) = sixfold_hook::load_bundle(&project);
                 if bundle.mode(m).is_none() {
                     return fail(&format!("there is no mode `{m}`"), "see `sixfold modes`");
                 }
             }
+            // Secrets and protected paths lie outside what a kept rule can widen: say so.
+            let beyond = match (decision, rules::classify_act(&act)) {
+                (Decision::Refuse, _) | (_, "command" | "domain") => Vec::new(),
+                _ => bundle.ceiling_rules_reached(act.trim()),
+            };
             // Kept rules are the user's own approvals: written by this command, they stay trusted.
             crate::trust::keeping_trust(&project, || {
                 match rules::add(&project, decision, &act, mode.as_deref()) {
                     Ok(id) => {
                         outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                        if !beyond.is_empty() {
+                            outln!(
+                                "note: `{act}` may cover secrets or protected paths; the rule never unlocks them (they lie outside every mode's ceiling but `full`'s: {})",
+                                beyond.join(", ")
+                            );
+                        }
                         0
                     }
                     Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),
