@@ -987,7 +987,7 @@ fn modes_lists_the_shipped_modes() {
     let listed: Vec<&str> = run.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(
         listed,
-        vec!["ask", "full", "read-only", "workspace-write"],
+        vec!["ask", "full", "keep-work", "read-only", "workspace-write"],
         "{}",
         run.stdout
     );
@@ -999,7 +999,7 @@ fn modes_lists_the_shipped_modes() {
     let list = v.as_array().unwrap();
     let mut ids: Vec<&str> = list.iter().map(|m| m["id"].as_str().unwrap()).collect();
     ids.sort_unstable();
-    assert_eq!(ids, vec!["ask", "full", "read-only", "workspace-write"]);
+    assert_eq!(ids, vec!["ask", "full", "keep-work", "read-only", "workspace-write"]);
     for m in list {
         assert!(m["description"].as_str().is_some_and(|d| !d.is_empty()), "{m}");
         assert!(

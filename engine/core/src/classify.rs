@@ -189,6 +189,9 @@ impl Classifier {
             let linked = command.words.get(start).is_some_and(|w| w == "ln")
                 && !command.expanded.iter().any(|&i| i > start);
             let made_in = dirs.now.clone();
+            // `… | xargs CMD` runs CMD on what the command before it printed.
+            let before = i.checked_sub(1).and_then(|j| line.commands.get(j));
+            let command = &xargs_run(command, start, before, &names).unwrap_or_else(|| command.clone());
             let (mut effects, mut parts) = self.classify_simple(command, &mut dirs, depth, &names, &mut out.opaque);
             // INVARIANT (fail closed): text run as commands (`eval`, `source`) or a function of
             // the line may change directory where the reader cannot see.
@@ -665,6 +668,102 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
         i = end + 1;
     }
     (!runs.is_empty()).then_some((find, runs))
+}
+
+/// `xargs [OPTIONS] CMD ARGS…` (the program at `start`) as the command it runs: CMD ARGS and the
+/// words it reads from its input, which are the files below the roots where a pipe feeds it a
+/// plain `find` (no `-printf`, `-ls`, actions), else unknown. With `-I STR`, each STR is that.
+/// `None` where xargs is not read so (an option it does not know): its rule then applies.
+fn xargs_run(
+    command: &SimpleCommand,
+    start: usize,
+    before: Option<&SimpleCommand>,
+    names: &Names,
+) -> Option<SimpleCommand> {
+    const FLAGS: [&str; 9] = ["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "--open-tty"];
+    const VALUES: [&str; 10] = ["-n", "--max-args", "-P", "--max-procs", "-L", "--max-lines", "-s", "--max-chars", "-d", "--delimiter"];
+    if command.words.get(start).map(String::as_str) != Some("xargs") || names.foreign("xargs").is_some() {
+        return None;
+    }
+    let mut i = start + 1;
+    let mut replace: Option<String> = None;
+    while let Some(word) = command.words.get(i) {
+        if command.expanded.contains(&i) {
+            return None;
+        }
+        if !word.starts_with('-') {
+            break;
+        }
+        if word == "--" {
+            i += 1;
+            break;
+        }
+        if FLAGS.contains(&word.as_str()) {
+            i += 1;
+        } else if VALUES.contains(&word.as_str()) {
+            i += 2;
+        } else if let Some(v) = word.strip_prefix("-I").or_else(|| word.strip_prefix("--replace=")) {
+            replace = Some(if v.is_empty() {
+                i += 1;
+                command.words.get(i)?.clone()
+            } else {
+                v.to_string()
+            });
+            i += 1;
+        } else if VALUES.iter().any(|v| v.len() == 2 && word.starts_with(v)) {
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    // What the command before printed: the files below a plain find's roots, else unknown.
+    let listed: Option<Vec<String>> = before
+        .filter(|b| command.fed && b.after.last().is_some_and(|op| op == "|"))
+        .filter(|b| b.words.first().is_some_and(|w| w == "find") && b.expanded.is_empty() && b.redirects.is_empty())
+        .filter(|b| {
+            !b.words.iter().any(|w| {
+                w.starts_with("-fprint") || w.starts_with("-printf") || w.ends_with("ls") && w.starts_with('-')
+                    || w.starts_with("-exec") || w.starts_with("-ok") || w == "-delete"
+            })
+        })
+        .map(|b| {
+            let roots: Vec<String> = b.words.iter().skip(1).take_while(|w| !w.starts_with('-') && *w != "(" && *w != "!").cloned().collect();
+            let roots = if roots.is_empty() { vec![".".to_string()] } else { roots };
+            roots.iter().map(|r| format!("{}/**", r.trim_end_matches('/'))).collect()
+        });
+    let mut run = command.clone();
+    let mut words: Vec<String> = command.words.get(..start).unwrap_or(&[]).to_vec();
+    let mut expanded: Vec<usize> = command.expanded.iter().copied().filter(|&e| e < start).collect();
+    let inner: Vec<String> = command.words.get(i..).unwrap_or(&[]).to_vec();
+    let inner = if inner.is_empty() { vec!["echo".to_string()] } else { inner };
+    let mut push = |word: String, unknown: bool, words: &mut Vec<String>| {
+        if unknown {
+            expanded.push(words.len());
+        }
+        words.push(word);
+    };
+    for (k, word) in inner.iter().enumerate() {
+        let replaced = replace.as_ref().is_some_and(|r| word.contains(r.as_str()));
+        match (&listed, replaced) {
+            (Some(places), true) => {
+                for place in places {
+                    let r = replace.as_deref().unwrap_or_default();
+                    push(word.replace(r, place), false, &mut words);
+                }
+            }
+            (None, true) => push(word.clone(), true, &mut words),
+            _ => push(word.clone(), command.expanded.contains(&(i + k)), &mut words),
+        }
+    }
+    if replace.is_none() {
+        match &listed {
+            Some(places) => places.iter().for_each(|p| push(p.clone(), false, &mut words)),
+            None => push("*".to_string(), true, &mut words),
+        }
+    }
+    run.words = words;
+    run.expanded = expanded;
+    Some(run)
 }
 
 /// Devices a command names that are no place it reads or writes.

@@ -50,10 +50,13 @@ pub(crate) fn expand(glob: &Path) -> Expansion {
                         cut = true;
                         continue;
                     }
+                    // Every entry below is named (`dir/**` is each file in it); only real
+                    // directories are walked into.
                     for entry in entries(&at, &mut budget, &mut cut) {
-                        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                        if is_dir {
+                        if entry.file_type().is_ok_and(|t| t.is_dir()) {
                             stack.push((entry.path(), depth + 1));
+                        } else {
+                            next.push(entry.path());
                         }
                     }
                 }
@@ -249,6 +252,7 @@ mod tests {
         assert_eq!(found("config/*"), ["config/.env", "config/app.toml", "config/deep"]);
         assert_eq!(found("config/*.toml"), ["config/app.toml"]);
         assert_eq!(found("**/*.pem"), ["config/deep/er/key.pem"]);
+        assert!(found("config/**").contains(&"config/deep/er/key.pem".to_string()));
         assert!(found("nowhere/*").is_empty());
         // A symlinked directory is not walked into.
         std::os::unix::fs::symlink(root.join("config"), root.join("link")).unwrap();
