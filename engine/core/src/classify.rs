@@ -186,8 +186,8 @@ impl Classifier {
             }
             names.note(command);
             let start = self.skip_wrappers(&command.words, &names);
-            let linked = command.words.get(start).is_some_and(|w| w == "ln")
-                && !command.expanded.iter().any(|&i| i > start);
+            let linked =
+                command.words.get(start).is_some_and(|w| w == "ln") && !command.expanded.iter().any(|&i| i > start);
             let made_in = dirs.now.clone();
             // `… | xargs CMD` runs CMD on what the command before it printed.
             let before = i.checked_sub(1).and_then(|j| line.commands.get(j));
@@ -680,8 +680,29 @@ fn xargs_run(
     before: Option<&SimpleCommand>,
     names: &Names,
 ) -> Option<SimpleCommand> {
-    const FLAGS: [&str; 9] = ["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "--open-tty"];
-    const VALUES: [&str; 10] = ["-n", "--max-args", "-P", "--max-procs", "-L", "--max-lines", "-s", "--max-chars", "-d", "--delimiter"];
+    const FLAGS: [&str; 9] = [
+        "-0",
+        "--null",
+        "-r",
+        "--no-run-if-empty",
+        "-t",
+        "--verbose",
+        "-x",
+        "--exit",
+        "--open-tty",
+    ];
+    const VALUES: [&str; 10] = [
+        "-n",
+        "--max-args",
+        "-P",
+        "--max-procs",
+        "-L",
+        "--max-lines",
+        "-s",
+        "--max-chars",
+        "-d",
+        "--delimiter",
+    ];
     if command.words.get(start).map(String::as_str) != Some("xargs") || names.foreign("xargs").is_some() {
         return None;
     }
@@ -722,20 +743,37 @@ fn xargs_run(
         .filter(|b| b.words.first().is_some_and(|w| w == "find") && b.expanded.is_empty() && b.redirects.is_empty())
         .filter(|b| {
             !b.words.iter().any(|w| {
-                w.starts_with("-fprint") || w.starts_with("-printf") || w.ends_with("ls") && w.starts_with('-')
-                    || w.starts_with("-exec") || w.starts_with("-ok") || w == "-delete"
+                w.starts_with("-fprint")
+                    || w.starts_with("-printf")
+                    || w.ends_with("ls") && w.starts_with('-')
+                    || w.starts_with("-exec")
+                    || w.starts_with("-ok")
+                    || w == "-delete"
             })
         })
         .map(|b| {
-            let roots: Vec<String> = b.words.iter().skip(1).take_while(|w| !w.starts_with('-') && *w != "(" && *w != "!").cloned().collect();
+            let roots: Vec<String> = b
+                .words
+                .iter()
+                .skip(1)
+                .take_while(|w| !w.starts_with('-') && *w != "(" && *w != "!")
+                .cloned()
+                .collect();
             let roots = if roots.is_empty() { vec![".".to_string()] } else { roots };
-            roots.iter().map(|r| format!("{}/**", r.trim_end_matches('/'))).collect()
+            roots
+                .iter()
+                .map(|r| format!("{}/**", r.trim_end_matches('/')))
+                .collect()
         });
     let mut run = command.clone();
     let mut words: Vec<String> = command.words.get(..start).unwrap_or(&[]).to_vec();
     let mut expanded: Vec<usize> = command.expanded.iter().copied().filter(|&e| e < start).collect();
     let inner: Vec<String> = command.words.get(i..).unwrap_or(&[]).to_vec();
-    let inner = if inner.is_empty() { vec!["echo".to_string()] } else { inner };
+    let inner = if inner.is_empty() {
+        vec!["echo".to_string()]
+    } else {
+        inner
+    };
     let mut push = |word: String, unknown: bool, words: &mut Vec<String>| {
         if unknown {
             expanded.push(words.len());
@@ -791,7 +829,10 @@ fn named_places(words: &[String], expanded: &[bool], cwd: &Path) -> EffectProfil
         }
         let value = match word.split_once('=') {
             Some((key, value))
-                if key.trim_start_matches('-').chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+                if key
+                    .trim_start_matches('-')
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
             {
                 value
             }

@@ -273,7 +273,9 @@ impl Args {
             if word.starts_with('-') || word.contains("://") {
                 continue;
             }
-            let Some((_, path)) = word.split_once(':') else { continue };
+            let Some((_, path)) = word.split_once(':') else {
+                continue;
+            };
             let path = match path.split_once(':') {
                 Some((stage, rest)) if matches!(stage, "0" | "1" | "2" | "3") && word.starts_with(':') => rest,
                 _ => path,

@@ -97,7 +97,9 @@ pub(crate) fn expand(glob: &Path) -> Expansion {
 /// A directory's entries, each charged to `budget`; `cut` once it is spent. A path that is not
 /// a readable directory has none.
 fn entries(dir: &Path, budget: &mut usize, cut: &mut bool) -> Vec<std::fs::DirEntry> {
-    let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for entry in read.flatten() {
         if *budget == 0 {
@@ -144,7 +146,11 @@ pub(crate) fn may_reach(place: &[&str], pattern: &[&str]) -> bool {
             may_reach(place, pattern_rest) || place.split_first().is_some_and(|(_, rest)| may_reach(rest, pattern))
         }
         (Some((p, place_rest)), Some((s, pattern_rest))) => {
-            let either = if p.starts_with('.') { p.to_string() } else { format!(".{p}") };
+            let either = if p.starts_with('.') {
+                p.to_string()
+            } else {
+                format!(".{p}")
+            };
             (component_may_match(p, s) || (is_wild(p) && component_may_match(&either, s)))
                 && may_reach(place_rest, pattern_rest)
         }
@@ -256,8 +262,16 @@ mod tests {
         assert!(found("nowhere/*").is_empty());
         // A symlinked directory is not walked into.
         std::os::unix::fs::symlink(root.join("config"), root.join("link")).unwrap();
-        assert_eq!(found("link/**/*.pem"), ["link/deep/er/key.pem"], "a literal start is followed");
-        assert_eq!(found("**/*.pem"), ["config/deep/er/key.pem"], "a ** does not enter a link");
+        assert_eq!(
+            found("link/**/*.pem"),
+            ["link/deep/er/key.pem"],
+            "a literal start is followed"
+        );
+        assert_eq!(
+            found("**/*.pem"),
+            ["config/deep/er/key.pem"],
+            "a ** does not enter a link"
+        );
         assert!(is_glob("src/*.rs") && !is_glob("*") && !is_glob("src/lib.rs"));
     }
 

@@ -180,19 +180,21 @@ impl PathSet {
         // anywhere is left to the look at the disk, or every glob would cover it.
         // Only a glob whose last name is written out (`**/state.toml`, `**/config`): one that ends
         // in a wildcard (`**/*.txt`) is left to the look at the disk.
-        let glob = root.filter(|r| crate::glob_place::is_glob(&r.to_string_lossy())).is_some_and(|r| {
-            let place = components(&r.to_string_lossy());
-            if place.last().is_none_or(|last| crate::glob_place::is_glob(last)) {
-                return false;
-            }
-            let place: Vec<&str> = place.iter().map(String::as_str).collect();
-            self.patterns.iter().any(|(anchor, pattern)| {
-                let pattern: Vec<&str> = pattern.iter().map(String::as_str).collect();
-                *anchor == Anchor::Root
-                    && pattern.first().is_some_and(|p| *p != "**")
-                    && crate::glob_place::may_reach(&place, &pattern)
-            })
-        });
+        let glob = root
+            .filter(|r| crate::glob_place::is_glob(&r.to_string_lossy()))
+            .is_some_and(|r| {
+                let place = components(&r.to_string_lossy());
+                if place.last().is_none_or(|last| crate::glob_place::is_glob(last)) {
+                    return false;
+                }
+                let place: Vec<&str> = place.iter().map(String::as_str).collect();
+                self.patterns.iter().any(|(anchor, pattern)| {
+                    let pattern: Vec<&str> = pattern.iter().map(String::as_str).collect();
+                    *anchor == Anchor::Root
+                        && pattern.first().is_some_and(|p| *p != "**")
+                        && crate::glob_place::may_reach(&place, &pattern)
+                })
+            });
         literal || glob
     }
 
@@ -253,7 +255,11 @@ impl PathSet {
                 .map(|p| p.replace(['*', '?'], "x"))
                 .collect();
             let below = pattern.first().is_some_and(|p| p == "**");
-            let path = if below { start.join(concrete.join("/")) } else { Path::new(&concrete.join("/")).to_path_buf() };
+            let path = if below {
+                start.join(concrete.join("/"))
+            } else {
+                Path::new(&concrete.join("/")).to_path_buf()
+            };
             matcher.is_match(&path) || (*a == Anchor::Absolute && matcher.is_match(Path::new("/").join(&path)))
         })
     }

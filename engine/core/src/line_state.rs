@@ -346,17 +346,14 @@ impl Links {
     /// `cwd`. A symbolic link's relative target is relative to the link's directory, a hard
     /// link's to `cwd`.
     pub(crate) fn note(&mut self, words: &[String], cwd: &Path) {
-        let symbolic = words.iter().any(|w| {
-            w == "--symbolic" || (w.starts_with('-') && !w.starts_with("--") && w.contains('s'))
-        });
+        let symbolic = words
+            .iter()
+            .any(|w| w == "--symbolic" || (w.starts_with('-') && !w.starts_with("--") && w.contains('s')));
         let args: Vec<&String> = words.iter().filter(|w| !w.starts_with('-')).collect();
         let (name, targets) = match args.split_last() {
             Some((last, rest)) if !rest.is_empty() => (absolute(cwd, last), rest.to_vec()),
             // `ln -s TARGET`: the link is the target's name, here.
-            Some((only, _)) => (
-                absolute(cwd, only.rsplit('/').next().unwrap_or(only)),
-                vec![*only],
-            ),
+            Some((only, _)) => (absolute(cwd, only.rsplit('/').next().unwrap_or(only)), vec![*only]),
             None => return,
         };
         for target in targets {

@@ -87,7 +87,9 @@ impl Provider {
         for scope in scopes {
             // Each `{field}` or `{field|default}` in it (a scope may join several).
             for piece in scope.split('{').skip(1) {
-                let Some((inner, _)) = piece.split_once('}') else { continue };
+                let Some((inner, _)) = piece.split_once('}') else {
+                    continue;
+                };
                 match inner.split_once('|') {
                     Some((field, _)) => optional.push(field),
                     None => required.push(inner),

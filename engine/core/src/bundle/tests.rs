@@ -539,17 +539,33 @@ path = "**"
         let cat = vec!["cat .env".to_string()];
         let j = judged(mode, "command", "cat .env", &cat, reads("/workspace/.env"));
         assert_eq!(j.decision, Decision::Refuse, "{mode}: {}", j.reason);
-        let j = judged(mode, "path", "/workspace/.git/config", &none, writes("/workspace/.git/config"));
+        let j = judged(
+            mode,
+            "path",
+            "/workspace/.git/config",
+            &none,
+            writes("/workspace/.git/config"),
+        );
         assert_eq!(j.decision, Decision::Refuse, "{mode}: {}", j.reason);
     }
     // Within the ceiling a kept rule still widens: reading outside, writing in `ask`.
     let j = judged("workspace-write", "path", "/etc/hosts", &none, reads("/etc/hosts"));
     assert_eq!(j.decision, Decision::Allow, "{}", j.reason);
-    let j = judged("ask", "path", "/workspace/src/a.rs", &none, writes("/workspace/src/a.rs"));
+    let j = judged(
+        "ask",
+        "path",
+        "/workspace/src/a.rs",
+        &none,
+        writes("/workspace/src/a.rs"),
+    );
     assert_eq!(j.decision, Decision::Allow, "{}", j.reason);
     // `rules add` can say which ceiling rules a path glob would meet.
-    assert!(bundle.ceiling_rules_reached("src/**").contains(&"secrets/reads-secret".to_string()));
-    assert!(bundle.ceiling_rules_reached(".git/**").contains(&"protected/writes-protected".to_string()));
+    assert!(bundle
+        .ceiling_rules_reached("src/**")
+        .contains(&"secrets/reads-secret".to_string()));
+    assert!(bundle
+        .ceiling_rules_reached(".git/**")
+        .contains(&"protected/writes-protected".to_string()));
     assert!(bundle.ceiling_rules_reached("src/*.rs").is_empty());
 }
 
