@@ -249,7 +249,7 @@ fn check_passes_on_the_shipped_bundle() {
     let v = run.json();
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["diagnostics"], serde_json::json!([]), "{v}");
-    assert_eq!(v["counts"]["modes"], 4, "{v}");
+    assert_eq!(v["counts"]["modes"], 5, "{v}");
     assert!(
         v["counts"]["examples"].as_u64().unwrap() > 0,
         "the shipped bundle carries examples: {v}"
