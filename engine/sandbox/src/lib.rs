@@ -26,7 +26,7 @@ mod layout;
 mod linux;
 mod proof;
 
-pub use environment::{Environment, Network};
+pub use environment::{Environment, Network, Variables};
 pub use error::SandboxError;
 pub use proof::{Check, Proof};
 
@@ -49,6 +49,7 @@ use std::path::Path;
 ///     secrets: vec!["~/.ssh".into()],
 ///     network: Network::Cut,
 ///     home: "/home/me".into(),
+///     ..Environment::default()
 /// };
 /// let status = run(&environment, &["cargo".into(), "test".into()], "/work/repo".as_ref())?;
 /// # Ok::<(), sixfold_sandbox::SandboxError>(())
@@ -78,6 +79,64 @@ pub fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i
             what: "the sandbox is built from Linux namespaces, Landlock and seccomp; this is not Linux".to_string(),
         })
     }
+}
+
+/// How a path was withheld from a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withheld {
+    /// Hidden (a secret, a host socket): it reads as an empty, unreadable entry.
+    Hidden,
+    /// Read-only (a protected path): writing, removing or renaming it fails.
+    ReadOnly,
+    /// Kept in place (`.git`, the directories above a protected path): it cannot be renamed
+    /// or removed, though what is under it can change.
+    KeptInPlace,
+}
+
+/// What `environment` withholds inside the directories `within` (the workspace roots), for a
+/// message when a command fails on it (`git reset --hard` of a tree that tracks `.env` fails
+/// with "device or resource busy" on the mask). Resolved against the filesystem now, sorted
+/// by path; empty when the environment cannot be resolved.
+///
+/// ```
+/// use sixfold_sandbox::{withheld, Environment, Withheld};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join(".env"), "K=v").unwrap();
+/// let environment = Environment {
+///     roots: vec![dir.path().into()],
+///     secrets: vec!["**/.env*".into()],
+///     ..Environment::default()
+/// };
+/// let found = withheld(&environment, &[dir.path().into()]);
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].1, Withheld::Hidden);
+/// ```
+pub fn withheld(environment: &Environment, within: &[std::path::PathBuf]) -> Vec<(std::path::PathBuf, Withheld)> {
+    let Ok(layout) = layout::Layout::resolve(environment) else {
+        return Vec::new();
+    };
+    let within: Vec<std::path::PathBuf> = within
+        .iter()
+        .filter_map(|d| sixfold_core::scope::resolve_path(Path::new("/"), d))
+        .collect();
+    let inside = |path: &Path| within.iter().any(|d| path.starts_with(d));
+    let mut found: Vec<(std::path::PathBuf, Withheld)> = layout
+        .hidden
+        .iter()
+        .map(|h| (h.path.clone(), Withheld::Hidden))
+        .chain(layout.kept.iter().map(|k| {
+            let how = if k.read_only {
+                Withheld::ReadOnly
+            } else {
+                Withheld::KeptInPlace
+            };
+            (k.path.clone(), how)
+        }))
+        .filter(|(path, _)| inside(path))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
 }
 
 /// Proves `environment` on this machine: a probe runs inside it and observes that a write inside

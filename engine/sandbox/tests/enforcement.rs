@@ -12,7 +12,7 @@
 //!
 //! Every file is created under temp dirs the test owns, removed when it ends.
 
-use sixfold_sandbox::{prove, run, Environment, Network};
+use sixfold_sandbox::{prove, run, Environment, Network, Variables};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -67,16 +67,21 @@ impl World {
             read_only_roots: Vec::new(),
             tmp: None,
             protected: vec![
-                ".git/hooks".into(),
+                ".git/hooks/**".into(),
                 ".git/config".into(),
-                ".sixfold".into(),
-                ".claude".into(),
-                ".codex".into(),
+                ".sixfold/**".into(),
+                ".claude/**".into(),
+                ".codex/**".into(),
                 ".mcp.json".into(),
             ],
             secrets: vec!["~/.ssh".into(), "~/.aws".into(), "**/.env*".into()],
             network: Network::Cut,
             home: self.home.clone(),
+            variables: Variables {
+                pass: vec!["PATH".into(), "HOME".into()],
+                never: Vec::new(),
+            },
+            placeholders: Vec::new(),
         }
     }
 
@@ -521,7 +526,7 @@ fn a_proof_with_no_secret_on_the_machine_uses_a_canary() {
 fn an_environment_that_cannot_be_enforced_is_not_proven_and_says_why() {
     let world = World::new();
     let environment = Environment {
-        protected: vec![".claude/*.json".into()],
+        protected: vec!["~/.claude/*.json".into()],
         ..world.environment()
     };
     let proof = prove(&environment);

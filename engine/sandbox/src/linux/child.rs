@@ -54,6 +54,8 @@ pub(crate) enum Step {
     Proc,
     /// Landlock.
     Landlock,
+    /// A fresh session keyring.
+    Keyring,
     /// Dropping capabilities.
     Capabilities,
     /// no_new_privs.
@@ -68,7 +70,7 @@ pub(crate) enum Step {
 
 impl Step {
     /// All steps, to read a tag back.
-    const ALL: [Step; 18] = [
+    const ALL: [Step; 19] = [
         Step::Namespaces,
         Step::IdMaps,
         Step::Fork,
@@ -82,6 +84,7 @@ impl Step {
         Step::Hide,
         Step::Proc,
         Step::Landlock,
+        Step::Keyring,
         Step::Capabilities,
         Step::NoNewPrivs,
         Step::Seccomp,
@@ -106,10 +109,11 @@ impl Step {
             Step::AttachRoot => "bind a writable root",
             Step::Dev => "build the sandbox's /dev",
             Step::Device => "bind a device file",
-            Step::Protect => "keep a protected path read-only",
+            Step::Protect => "keep a protected path in place",
             Step::Hide => "hide a secret",
             Step::Proc => "mount /proc for the sandbox's PID namespace",
             Step::Landlock => "enforce the Landlock ruleset",
+            Step::Keyring => "join a fresh session keyring",
             Step::Capabilities => "drop capabilities",
             Step::NoNewPrivs => "set no_new_privs",
             Step::Seccomp => "install the seccomp filter",
@@ -123,7 +127,7 @@ impl Step {
         match self {
             Step::CopyRoot | Step::AttachRoot => PathList::Writable,
             Step::Device => PathList::Devices,
-            Step::Protect => PathList::ReadOnly,
+            Step::Protect => PathList::Kept,
             Step::Hide => PathList::Hidden,
             Step::Chdir => PathList::Cwd,
             _ => PathList::None,
@@ -248,10 +252,20 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
         sys::close(*fd);
     }
     build_dev(plan, devices)?;
-    for (index, path) in plan.read_only.iter().enumerate() {
+    // Parents first: a directory kept in place is bound before what is read-only inside it.
+    for (index, (path, read_only, identity)) in plan.kept.iter().enumerate() {
         mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None)
             .map_err(|e| (Step::Protect, index, e))?;
-        sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
+        // INVARIANT (fail closed): the mount landed on the very entry the layout found (not on
+        // what a symbolic link swapped in since then points to).
+        match sys::identity(path) {
+            Ok(found) if found == *identity => {}
+            Ok(_) => return Err((Step::Protect, index, libc::ESTALE)),
+            Err(e) => return Err((Step::Protect, index, e)),
+        }
+        if *read_only {
+            sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
+        }
     }
     for (index, (path, is_dir)) in plan.hidden.iter().enumerate() {
         let masked = if *is_dir {
@@ -352,6 +366,9 @@ fn confine(plan: &Plan) -> Result<(), Failure> {
                 .map_err(|e| (Step::Landlock, 0, e))?;
         }
     }
+    // The caller's session keyring (and the keys it holds) is not the command's: a fresh,
+    // empty one replaces it; the filter below then refuses the keyring calls altogether.
+    sys::join_session_keyring().map_err(|e| (Step::Keyring, 0, e))?;
     // INVARIANT (fail closed): without capabilities nothing inside can undo a mount, and no
     // execve (a set-user-ID program included) can grant one back.
     sys::drop_capabilities().map_err(|e| (Step::Capabilities, 0, e))?;
@@ -425,6 +442,12 @@ fn try_op(op: &ProbeOp) -> i32 {
         }),
         ProbeKind::Remove => sys::remove(&op.path),
         ProbeKind::Connect => sys::connect_loopback(op.port),
+        ProbeKind::Rename => sys::rename(&op.path, &op.other).map(|()| {
+            let _ = sys::rename(&op.other, &op.path);
+        }),
+        ProbeKind::ConnectUnix => sys::connect_unix(&op.path, false),
+        ProbeKind::ConnectAbstract => sys::connect_unix(&op.path, true),
+        ProbeKind::Keyring => sys::session_keyring(),
     };
     match result {
         Ok(()) => 0,

@@ -33,9 +33,14 @@ use std::path::Path;
 /// Runs `argv` confined by `environment`, in `cwd`; returns its exit status.
 pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
     let mut layout = Layout::resolve(environment)?;
-    let placeholders = placeholder::Placeholders::make(&layout.missing)?;
+    let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
     layout.hold(placeholders.paths());
-    let plan = Plan::new(environment, layout, Payload::Exec(Exec::new(argv)?), cwd)?;
+    let plan = Plan::new(
+        environment,
+        layout,
+        Payload::Exec(Exec::new(argv, &environment.variables)?),
+        cwd,
+    )?;
     let code = spawn(&plan).map(|(code, _)| code);
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
