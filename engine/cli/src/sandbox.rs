@@ -259,12 +259,24 @@ fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
         );
         return CANNOT_CONFINE;
     }
-    match sixfold_sandbox::run(environment, command, &cwd) {
-        Ok(status) => {
-            if status != 0 {
-                explain_failure(resolved, environment, status);
+    match sixfold_sandbox::run_reporting(environment, command, &cwd) {
+        Ok(outcome) => {
+            for moved in &outcome.quarantined {
+                errln!(
+                    "sixfold sandbox: the command made a git repository at `{}`; it was renamed to `{}` so the host's git never runs its config or hooks (review it before renaming it back)",
+                    moved.path.display(),
+                    moved.moved_to.display()
+                );
             }
-            exit_code(status)
+            if !outcome.searched_all {
+                errln!(
+                    "sixfold sandbox: warning: the workspace is too large to search for git repositories the command made; review new `.git` entries before running git"
+                );
+            }
+            if outcome.status != 0 {
+                explain_failure(resolved, environment, outcome.status);
+            }
+            exit_code(outcome.status)
         }
         Err(error) => {
             errln!("error: {error}");

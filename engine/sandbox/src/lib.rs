@@ -25,10 +25,12 @@ mod layout;
 #[cfg(target_os = "linux")]
 mod linux;
 mod proof;
+mod repositories;
 
 pub use environment::{Environment, Network, Variables};
 pub use error::SandboxError;
 pub use proof::{Check, Proof};
+pub use repositories::Quarantined;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -68,6 +70,28 @@ use std::path::Path;
 /// assert!(error.to_string().contains("is not an absolute path"));
 /// ```
 pub fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
+    run_reporting(environment, argv, cwd).map(|outcome| outcome.status)
+}
+
+/// How a confined command ended, and what the sandbox did after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The command's exit status (128 + the signal when a signal ended it).
+    pub status: i32,
+    /// The git repositories the command made below a writable root, renamed aside so the
+    /// host's git never runs their config or hooks (a submodule the command added would make
+    /// the host's `git status` enter it).
+    pub quarantined: Vec<Quarantined>,
+    /// Whether every root was searched for them (a tree larger than the walk's bound is not).
+    pub searched_all: bool,
+}
+
+/// [`run`], and what the sandbox did after the command ended (see [`Outcome`]).
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_reporting(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<Outcome, SandboxError> {
     #[cfg(target_os = "linux")]
     {
         linux::run(environment, argv, cwd)
