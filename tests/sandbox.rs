@@ -899,3 +899,27 @@ fn an_offline_cargo_build_works_inside() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(text(&out.stdout).contains("built inside"), "{}", show(&out));
 }
+
+#[test]
+fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.home.join(".npm/_cacache")).unwrap();
+    std::fs::write(s.home.join(".npm/_cacache/entry"), "warm\n").unwrap();
+    let script = "cat ~/.npm/_cacache/entry && echo index > ~/.npm/_cacache/new && echo poisoned > ~/.npm/_cacache/entry && cat ~/.npm/_cacache/entry";
+    let out = s.run("workspace-write", script);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "warm\npoisoned\n");
+    // The host's cache is as it was; the next run in this project sees its own writes.
+    assert_eq!(
+        std::fs::read_to_string(s.home.join(".npm/_cacache/entry")).unwrap(),
+        "warm\n"
+    );
+    assert!(!exists(&s.home.join(".npm/_cacache/new")));
+    let out = s.run("workspace-write", "cat ~/.npm/_cacache/new");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "index\n");
+    // Beside the caches, the rest of the home directory stays read-only.
+    let out = s.run("workspace-write", "touch ~/.bashrc-planted");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!exists(&s.home.join(".bashrc-planted")));
+}

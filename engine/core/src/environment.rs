@@ -39,6 +39,8 @@ pub struct EnvironmentSpec {
     pub hidden: Vec<String>,
     /// Whether the network is cut.
     pub network_cut: bool,
+    /// Tool caches read as they are and written to a per-project layer (paths as written).
+    pub caches: Vec<String>,
     /// Names and patterns of the caller's environment variables that pass.
     pub pass_variables: Vec<String>,
     /// Patterns of names that never pass through a pattern (matched ignoring case).
@@ -60,6 +62,7 @@ impl EnvironmentSpec {
             read_only: Vec::new(),
             hidden: Vec::new(),
             network_cut: false,
+            caches: Vec::new(),
             pass_variables: Vec::new(),
             never_variables: Vec::new(),
             placeholders: Vec::new(),

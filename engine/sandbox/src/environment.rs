@@ -68,6 +68,9 @@ pub struct Environment {
     pub network: Network,
     /// The home directory `~` stands for: the `$HOME` sixfold runs with.
     pub home: PathBuf,
+    /// Tool caches outside the roots (`~/.npm`): read as they are, written to a per-project
+    /// layer over them under sixfold's state directory, so the host's cache never changes.
+    pub caches: Vec<String>,
     /// Which of the caller's environment variables the command gets.
     pub variables: Variables,
     /// What a missing protected file holds while it stands in (by default it is empty): the
@@ -195,6 +198,7 @@ impl Environment {
             secrets: spec.hidden.clone(),
             network: if spec.network_cut { Network::Cut } else { Network::Open },
             home,
+            caches: spec.caches.clone(),
             variables: Variables {
                 pass: spec.pass_variables.clone(),
                 never: spec.never_variables.clone(),

@@ -33,6 +33,18 @@ pub(crate) struct Layout {
     pub(crate) texts: Vec<(PathBuf, String)>,
     /// Existing secrets and host sockets, masked.
     pub(crate) hidden: Vec<Hidden>,
+    /// Tool caches layered: read as they are, written to a per-project layer (whose directory
+    /// is among the writable ones).
+    pub(crate) caches: Vec<Cache>,
+}
+
+/// A tool cache, layered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cache {
+    /// The host's cache directory (read as it is, never written).
+    pub(crate) path: PathBuf,
+    /// The per-project layer: `upper/` holds what the command wrote, `work/` is the kernel's.
+    pub(crate) layer: PathBuf,
 }
 
 /// An existing entry kept in place: bound onto itself, so it cannot be renamed, removed or
@@ -161,6 +173,9 @@ impl Layout {
         }
         for written in &environment.secrets {
             layout.hide(environment, written)?;
+        }
+        for written in &environment.caches {
+            layout.layer(environment, written)?;
         }
         // The temp dirs hold the host's sockets whether or not they are writable.
         let mut temp_dirs = vec![
@@ -459,6 +474,56 @@ impl Layout {
         Ok(())
     }
 
+    /// A tool cache outside the roots, layered for this project: one that does not exist, lies
+    /// in a writable root already, is hidden, or whose path the kernel's option syntax cannot
+    /// carry is left as it is (read-only).
+    fn layer(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
+        let parsed = parse(written)?;
+        if parsed.components.iter().any(|c| has_wildcard(c)) || matches!(parsed.base, Base::EachRoot | Base::AnyDepth) {
+            return Err(invalid(format!(
+                "cache `{written}`: a cache is one directory outside the roots (`~/p`, `/p`, `$NAME/p`)"
+            )));
+        }
+        let Some(start) = start_of(environment, &parsed, written)? else {
+            return Ok(());
+        };
+        let relative: PathBuf = parsed.components.iter().skip_while(|c| **c == "..").collect();
+        let Some(path) = resolve_path(Path::new("/"), &start.join(relative)) else {
+            return Ok(());
+        };
+        let plain = path.to_str().is_some_and(|p| !p.contains([',', ':', '\\']));
+        if !path.is_dir()
+            || !plain
+            || self.writable_root_of(&path).is_some()
+            || self
+                .hidden
+                .iter()
+                .any(|h| path.starts_with(&h.path) || h.path.starts_with(&path))
+        {
+            return Ok(());
+        }
+        let Some(state) = sixfold_core::user_dirs::state_dir() else {
+            return Ok(());
+        };
+        let layer = state
+            .join("caches")
+            .join(fnv(self.roots.iter().map(|r| r.as_os_str())))
+            .join(fnv(std::iter::once(path.as_os_str())));
+        let made =
+            std::fs::create_dir_all(layer.join("upper")).and_then(|()| std::fs::create_dir_all(layer.join("work")));
+        let Some(layer) = made.ok().and_then(|()| resolve_path(Path::new("/"), &layer)) else {
+            return Ok(());
+        };
+        if layer.to_str().is_some_and(|l| l.contains([',', ':', '\\'])) || layer.starts_with(&path) {
+            return Ok(());
+        }
+        self.writable.push(layer.clone());
+        self.writable.sort();
+        self.writable = outermost(std::mem::take(&mut self.writable));
+        self.caches.push(Cache { path, layer });
+        Ok(())
+    }
+
     /// Hides every socket under the writable temp dir, a few levels down (ssh-agent's
     /// `/tmp/ssh-…/agent.…`, tmux's `/tmp/tmux-…/default`): a host process listens there.
     fn hide_sockets(&mut self, tmp: &Path) -> Result<(), SandboxError> {
@@ -527,6 +592,19 @@ impl Layout {
             is_dir: meta.is_dir(),
         });
     }
+}
+
+/// A stable name for a set of paths (FNV-1a over their bytes): the same in every version.
+fn fnv<'a>(paths: impl Iterator<Item = &'a std::ffi::OsStr>) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in paths {
+        for byte in path.as_bytes().iter().chain(std::iter::once(&0u8)) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
 }
 
 /// How many levels under the temp dir sockets are looked for.

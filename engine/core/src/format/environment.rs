@@ -39,6 +39,10 @@ pub struct EnvironmentFile {
     /// Whether the network is `cut` or `open`.
     #[serde(default)]
     pub network: NetworkAccess,
+    /// Tool caches outside the roots (`~/.npm`, `~/.cache/pip`) the command reads as they are
+    /// and writes to a per-project layer over them: the host's cache is never changed.
+    #[serde(default)]
+    pub caches: Vec<String>,
     /// Which of the caller's environment variables the command gets. Left out, none.
     #[serde(default)]
     pub variables: VariablesFile,

@@ -42,6 +42,8 @@ pub(crate) enum Step {
     ReadOnlyRoot,
     /// Attaching a writable root's copy.
     AttachRoot,
+    /// A tool cache's layer.
+    Cache,
     /// The fresh /dev.
     Dev,
     /// A device file in /dev.
@@ -70,7 +72,7 @@ pub(crate) enum Step {
 
 impl Step {
     /// All steps, to read a tag back.
-    const ALL: [Step; 19] = [
+    const ALL: [Step; 20] = [
         Step::Namespaces,
         Step::IdMaps,
         Step::Fork,
@@ -78,6 +80,7 @@ impl Step {
         Step::CopyRoot,
         Step::ReadOnlyRoot,
         Step::AttachRoot,
+        Step::Cache,
         Step::Dev,
         Step::Device,
         Step::Protect,
@@ -107,6 +110,7 @@ impl Step {
             Step::CopyRoot => "copy a writable root's mount (needs Linux 5.2+)",
             Step::ReadOnlyRoot => "make the filesystem read-only (needs Linux 5.12+)",
             Step::AttachRoot => "bind a writable root",
+            Step::Cache => "layer a tool cache (overlayfs)",
             Step::Dev => "build the sandbox's /dev",
             Step::Device => "bind a device file",
             Step::Protect => "keep a protected path in place",
@@ -130,6 +134,7 @@ impl Step {
             Step::Protect => PathList::Kept,
             Step::Hide => PathList::Hidden,
             Step::Chdir => PathList::Cwd,
+            Step::Cache => PathList::Caches,
             _ => PathList::None,
         }
     }
@@ -251,6 +256,18 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
         sys::move_mount(*fd, root).map_err(|e| (Step::AttachRoot, index, e))?;
         sys::close(*fd);
     }
+    // A tool cache reads as the host's and takes the command's writes into its per-project
+    // layer (attached writable above).
+    for (index, (path, options)) in plan.caches.iter().enumerate() {
+        mount(
+            Some(c"overlay"),
+            path,
+            Some(c"overlay"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some(options),
+        )
+        .map_err(|e| (Step::Cache, index, e))?;
+    }
     build_dev(plan, devices)?;
     // Parents first: a directory kept in place is bound before what is read-only inside it.
     for (index, (path, read_only, identity)) in plan.kept.iter().enumerate() {
@@ -363,6 +380,11 @@ fn confine(plan: &Plan) -> Result<(), Failure> {
     if let Some(landlock) = &plan.landlock {
         for dir in [c"/dev/shm", c"/dev/pts"] {
             sys::landlock_add_path(landlock.ruleset.as_raw_fd(), dir, landlock.all_writes)
+                .map_err(|e| (Step::Landlock, 0, e))?;
+        }
+        // The layered caches exist only inside, like /dev/shm.
+        for (path, _) in &plan.caches {
+            sys::landlock_add_path(landlock.ruleset.as_raw_fd(), path, landlock.all_writes)
                 .map_err(|e| (Step::Landlock, 0, e))?;
         }
     }

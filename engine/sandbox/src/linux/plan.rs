@@ -33,6 +33,8 @@ pub(crate) struct Plan {
     pub(crate) kept: Vec<(CString, bool, (u64, u64))>,
     /// [`Layout::hidden`], as C strings, with whether each is a directory.
     pub(crate) hidden: Vec<(CString, bool)>,
+    /// [`Layout::caches`]: where each is mounted, and the overlay's options.
+    pub(crate) caches: Vec<(CString, CString)>,
     /// [`DEVICES`], as C strings.
     pub(crate) devices: Vec<CString>,
     /// The Landlock ruleset, when the kernel has Landlock.
@@ -152,6 +154,19 @@ impl Plan {
                 .iter()
                 .map(|h| c_path(&h.path).map(|c| (c, h.is_dir)))
                 .collect::<Result<Vec<_>, _>>()?,
+            caches: layout
+                .caches
+                .iter()
+                .map(|c| {
+                    let options = format!(
+                        "lowerdir={},upperdir={},workdir={},userxattr",
+                        c.path.display(),
+                        c.layer.join("upper").display(),
+                        c.layer.join("work").display()
+                    );
+                    Ok((c_path(&c.path)?, c_string(OsStr::new(&options))?))
+                })
+                .collect::<Result<Vec<_>, SandboxError>>()?,
             devices: DEVICES
                 .iter()
                 .map(|d| c_path(Path::new(d)))
@@ -173,6 +188,7 @@ impl Plan {
             PathList::Hidden => self.layout.hidden.get(index).map(|h| h.path.clone()),
             PathList::Devices => DEVICES.get(index).map(PathBuf::from),
             PathList::Cwd => Some(PathBuf::from(OsStr::from_bytes(self.cwd.as_bytes()))),
+            PathList::Caches => self.layout.caches.get(index).map(|c| c.path.clone()),
         }
     }
 }
@@ -192,6 +208,8 @@ pub(crate) enum PathList {
     Devices,
     /// [`Plan::cwd`].
     Cwd,
+    /// [`Plan::caches`].
+    Caches,
 }
 
 impl Exec {

@@ -142,6 +142,10 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
         checks.push(judge(expectation, outcome));
     }
     checks.push(control_check(&control_before, &snapshot(&layout)));
+    for cache in &layout.caches {
+        // What the probe wrote (and removed) in a cache is a mark in the layer: cleared.
+        let _ = std::fs::remove_file(cache.layer.join("upper").join(&nonce));
+    }
     drop(placeholders);
     for path in &missing {
         let text = texts.iter().find(|(p, _)| p == path).map(|(_, t)| t.as_str());
@@ -621,6 +625,24 @@ fn operations(
                 ),
                 must_work: true,
                 absent_after: None,
+            },
+        )?;
+    }
+    for cache in &layout.caches {
+        let path = cache.path.join(nonce);
+        probe.push(
+            ProbeKind::CreateFile,
+            &path,
+            Expectation {
+                name: "caches",
+                what: format!(
+                    "write `{}` in a tool cache, kept in the project's layer `{}`",
+                    path.display(),
+                    cache.layer.display()
+                ),
+                must_work: true,
+                // INVARIANT: the host's own cache never changes.
+                absent_after: Some(path.clone()),
             },
         )?;
     }

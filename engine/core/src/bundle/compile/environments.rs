@@ -24,7 +24,8 @@ impl Compiler<'_> {
                     || e.network != NetworkAccess::Cut
                     || !e.variables.pass.is_empty()
                     || !e.variables.never.is_empty()
-                    || !e.placeholders.is_empty();
+                    || !e.placeholders.is_empty()
+                    || !e.caches.is_empty();
                 if !e.confined && unconfining {
                     self.diagnostics.push(
                         Diagnostic::file(
@@ -101,6 +102,7 @@ fn spec(id: &str, file: &str, e: &EnvironmentFile, read_only: Vec<String>, hidde
         read_only,
         hidden,
         network_cut: e.network == NetworkAccess::Cut,
+        caches: e.caches.clone(),
         pass_variables: e.variables.pass.clone(),
         never_variables: e.variables.never.clone(),
         placeholders: e.placeholders.iter().map(|(p, t)| (p.clone(), t.clone())).collect(),
