@@ -726,7 +726,7 @@ fn no_host_socket_is_reachable_but_the_commands_own_are() {
     let agent = s.outside.join("ssh-agent-dir/agent.sock");
     let runtime = s.outside.join("runtime/bus");
     let in_tmp = s.tmp.join("tmux-0/default");
-    let mut sockets = vec![agent.clone(), runtime.clone(), in_tmp.clone()];
+    let mut sockets = vec![agent.clone(), runtime.clone(), in_tmp];
     let in_run = PathBuf::from(format!("/run/sixfold-test-{}.sock", std::process::id()));
     if std::fs::metadata("/run").is_ok_and(|m| !m.permissions().readonly())
         && std::os::unix::net::UnixListener::bind(&in_run).is_ok()

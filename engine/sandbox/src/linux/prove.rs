@@ -288,8 +288,12 @@ fn mounts_check(before: &Option<String>, after: &Option<String>) -> Check {
     }
 }
 
+/// A kept entry as the host sees it: its path, and its device, inode, size and modification
+/// time (seconds, nanoseconds), or `None` when it is gone.
+type Seen = (PathBuf, Option<(u64, u64, u64, i64, i64)>);
+
 /// The identity, size and modification time of each kept entry, as the host sees it.
-fn snapshot(layout: &Layout) -> Vec<(PathBuf, Option<(u64, u64, u64, i64, i64)>)> {
+fn snapshot(layout: &Layout) -> Vec<Seen> {
     use std::os::unix::fs::MetadataExt;
     layout
         .kept
@@ -312,10 +316,7 @@ fn snapshot(layout: &Layout) -> Vec<(PathBuf, Option<(u64, u64, u64, i64, i64)>)
 /// The repository's control files and the other protected paths, as the host sees them after
 /// the probe tried to rename, replace and write them: unchanged, so the host's `git status`,
 /// `git commit` and `git log` read nothing the probe could plant.
-fn control_check(
-    before: &[(PathBuf, Option<(u64, u64, u64, i64, i64)>)],
-    after: &[(PathBuf, Option<(u64, u64, u64, i64, i64)>)],
-) -> Check {
+fn control_check(before: &[Seen], after: &[Seen]) -> Check {
     let changed: Vec<String> = before
         .iter()
         .zip(after)
