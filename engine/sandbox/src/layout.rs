@@ -168,11 +168,13 @@ impl Layout {
             roots,
             ..Layout::default()
         };
+        // Each root is read once, however many `**/` patterns are matched against it.
+        let mut trees = Trees::default();
         for written in &environment.protected {
-            layout.protect(environment, written)?;
+            layout.protect(environment, written, &mut trees)?;
         }
         for written in &environment.secrets {
-            layout.hide(environment, written)?;
+            layout.hide(environment, written, &mut trees)?;
         }
         for written in &environment.caches {
             layout.layer(environment, written)?;
@@ -265,7 +267,7 @@ impl Layout {
             .collect()
     }
 
-    fn protect(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
+    fn protect(&mut self, environment: &Environment, written: &str, trees: &mut Trees) -> Result<(), SandboxError> {
         let parsed = parse(written)?;
         let text = environment
             .placeholders
@@ -322,7 +324,7 @@ impl Layout {
                 };
                 let matcher = matcher(first, written)?;
                 for root in self.writable_roots() {
-                    for found in find_below(&root, &matcher, written)? {
+                    for found in trees.find_below(&root, &matcher, written)? {
                         let Ok(meta) = std::fs::symlink_metadata(&found) else {
                             continue;
                         };
@@ -429,7 +431,7 @@ impl Layout {
         }
     }
 
-    fn hide(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
+    fn hide(&mut self, environment: &Environment, written: &str, trees: &mut Trees) -> Result<(), SandboxError> {
         let parsed = parse(written)?;
         let climbs = parsed.components.iter().take_while(|c| **c == "..").count();
         let named: Vec<&str> = parsed.components.iter().skip(climbs).copied().collect();
@@ -465,7 +467,7 @@ impl Layout {
                     )));
                 }
                 for root in self.roots.clone() {
-                    for found in find_below(&root, &matcher, written)? {
+                    for found in trees.find_below(&root, &matcher, written)? {
                         self.push_hidden(&found);
                     }
                 }
@@ -681,37 +683,70 @@ fn matcher(name: &str, written: &str) -> Result<globset::GlobMatcher, SandboxErr
         .compile_matcher())
 }
 
-/// Every entry under `root`, at any depth, whose name matches (not looked into further).
-fn find_below(root: &Path, matcher: &globset::GlobMatcher, written: &str) -> Result<Vec<PathBuf>, SandboxError> {
-    let mut found = Vec::new();
+/// The entries under each root, read once (bounded) and sorted, so a directory's descendants
+/// follow it.
+#[derive(Debug, Default)]
+struct Trees {
+    read: Vec<(PathBuf, Option<Vec<PathBuf>>)>,
+}
+
+impl Trees {
+    /// Every entry under `root`, at any depth, whose name matches (not looked into further).
+    fn find_below(
+        &mut self,
+        root: &Path,
+        matcher: &globset::GlobMatcher,
+        written: &str,
+    ) -> Result<Vec<PathBuf>, SandboxError> {
+        if !self.read.iter().any(|(r, _)| r == root) {
+            let entries = read_tree(root);
+            self.read.push((root.to_path_buf(), entries));
+        }
+        let Some((_, entries)) = self.read.iter().find(|(r, _)| r == root) else {
+            return Ok(Vec::new());
+        };
+        let Some(entries) = entries else {
+            // INVARIANT (fail closed): a tree too large to search is refused, not partly
+            // searched.
+            return Err(invalid(format!(
+                "more than {MAX_WALK_ENTRIES} entries under `{}` to search for `{written}`",
+                root.display()
+            )));
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        for path in entries {
+            if found.last().is_some_and(|f| path.starts_with(f)) {
+                continue;
+            }
+            if path.file_name().is_some_and(|n| matcher.is_match(n)) {
+                found.push(path.clone());
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Every entry under `root`, sorted; `None` past [`MAX_WALK_ENTRIES`]. Symbolic links are not
+/// followed: what they point to inside a root is read where it is.
+fn read_tree(root: &Path) -> Option<Vec<PathBuf>> {
+    let mut all = Vec::new();
     let mut pending = vec![root.to_path_buf()];
-    let mut seen = 0usize;
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_WALK_ENTRIES {
-                // INVARIANT (fail closed): a tree too large to search is refused, not partly
-                // searched.
-                return Err(invalid(format!(
-                    "more than {MAX_WALK_ENTRIES} entries under `{}` to search for `{written}`",
-                    root.display()
-                )));
+            if all.len() >= MAX_WALK_ENTRIES {
+                return None;
             }
-            if matcher.is_match(entry.file_name()) {
-                found.push(entry.path());
-                continue;
-            }
-            // Symbolic links are not followed: what they point to inside a root is walked
-            // where it is.
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 pending.push(entry.path());
             }
+            all.push(entry.path());
         }
     }
-    Ok(found)
+    all.sort();
+    Some(all)
 }
 
 fn home(environment: &Environment, written: &str) -> Result<PathBuf, SandboxError> {
