@@ -113,7 +113,18 @@ fn check_proves_workspace_write_and_read_only_here() {
         assert!(checks
             .iter()
             .all(|c| c["held"] == true && c["name"].is_string() && c["detail"].is_string()));
-        for name in ["write-outside-roots", "secret-hidden", "network-cut"] {
+        // A check for each class of the wall, besides the writes.
+        for name in [
+            "write-outside-roots",
+            "secret-hidden",
+            "network-cut",
+            "repository-control",
+            "environment-variables",
+            "keyring",
+            "host-sockets",
+            "leftovers",
+            "caches",
+        ] {
             assert!(
                 checks.iter().any(|c| c["name"] == name),
                 "{mode}: no {name} in {proof:#}"

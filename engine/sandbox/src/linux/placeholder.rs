@@ -7,9 +7,10 @@
 //! that bound it, so a run never removes a placeholder another run still relies on: each run
 //! holds a shared lock on the placeholder's lock file (under sixfold's state directory, outside
 //! every root, so read-only inside) while its command runs, and the last one out removes it if
-//! it is still the same empty entry it made. Setting up and taking down are serialised by one
-//! exclusive lock. A run that dies leaves its placeholder behind; the next run that needs it
-//! recognises it (the lock file keeps its device and inode) and removes it when done.
+//! it is still the same entry it made (empty, or holding the text the environment gives it),
+//! and its lock file with it. Setting up and taking down are serialised by one exclusive lock.
+//! A run that dies leaves its placeholder behind; the next run that needs it recognises it (the
+//! lock file keeps its device and inode) and removes it when done.
 
 use crate::error::SandboxError;
 use nix::fcntl::{Flock, FlockArg};
