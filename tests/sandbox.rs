@@ -113,7 +113,18 @@ fn check_proves_workspace_write_and_read_only_here() {
         assert!(checks
             .iter()
             .all(|c| c["held"] == true && c["name"].is_string() && c["detail"].is_string()));
-        for name in ["write-outside-roots", "secret-hidden", "network-cut"] {
+        // A check for each class of the wall, besides the writes.
+        for name in [
+            "write-outside-roots",
+            "secret-hidden",
+            "network-cut",
+            "repository-control",
+            "environment-variables",
+            "keyring",
+            "host-sockets",
+            "leftovers",
+            "caches",
+        ] {
             assert!(
                 checks.iter().any(|c| c["name"] == name),
                 "{mode}: no {name} in {proof:#}"
@@ -403,7 +414,7 @@ fn a_fresh_workspace_stays_writable_and_its_missing_protected_paths_cannot_be_cr
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let proof: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for name in ["protected-not-creatable", "placeholder-removed", "write-inside-root"] {
+    for name in ["protected-not-creatable", "leftovers", "write-inside-root"] {
         assert!(
             proof["checks"]
                 .as_array()
@@ -495,4 +506,431 @@ fn a_temp_dir_that_holds_home_is_not_proven() {
         .unwrap();
     assert_eq!(out.status.code(), Some(126), "{}", show(&out));
     assert!(!exists(&marker));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wall, class by class, tried the way an agent would, with the shipped environments. Each
+// attack is checked on the host afterwards (the disk, a host-side git with a marker that a
+// planted program would leave), and each has a case beside it that must keep working.
+
+/// A real repository in the scratch workspace (its `.git` made by `git init` on the host), with
+/// one commit, and the path a planted program would touch.
+fn repository() -> (Scratch, PathBuf) {
+    let s = Scratch::new();
+    std::fs::remove_dir_all(s.root.join(".git")).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "user.email", "t@example.com"],
+        &["config", "user.name", "t"],
+        &["add", "-A"],
+        &["commit", "-qm", "first"],
+    ] {
+        assert!(host_git(&s, args).status.success(), "git {args:?}");
+    }
+    let marker = s.outside.join("planted-program-ran");
+    (s, marker)
+}
+
+/// `git ARGS…` on the host, in the workspace, with the scratch `$HOME` (no user config).
+fn host_git(s: &Scratch, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(&s.root)
+        .env("HOME", &s.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The host's `git status`, `git commit` and `git log` all run, and none ran what the agent
+/// planted.
+fn host_git_runs_nothing_planted(s: &Scratch, marker: &Path) {
+    for args in [
+        &["status"][..],
+        &["commit", "-q", "--allow-empty", "-m", "host"],
+        &["log", "--oneline", "-3"],
+        &["diff", "HEAD~1"],
+    ] {
+        let out = host_git(s, args);
+        assert!(out.status.success(), "host git {args:?}: {}", show(&out));
+    }
+    assert!(!exists(marker), "a program the command planted ran on the host");
+}
+
+#[test]
+fn the_repositorys_control_files_cannot_be_planted_and_the_hosts_git_runs_nothing() {
+    let (s, marker) = repository();
+    let config_before = std::fs::read(s.root.join(".git/config")).unwrap();
+    let git_before = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(s.root.join(".git")).unwrap());
+    let m = marker.display();
+    let hook = format!("#!/bin/sh\\ntouch '{m}'\\n");
+    let attacks = [
+        // A rebuilt repository: renamed, removed, replaced by a file.
+        format!("mv .git .git-old && mkdir -p .git/hooks && printf '{hook}' > .git/hooks/pre-commit"),
+        "mkdir -p sub && mv .git sub/".to_string(),
+        "rm -rf .git/hooks .git/config; printf 'gitdir: elsewhere\\n' > .git".to_string(),
+        // Git's configuration and programs inside `.git`.
+        format!("git config core.fsmonitor \"touch '{m}'\""),
+        format!("printf '[core]\\n\\tfsmonitor = touch {m}\\n' >> .git/config"),
+        format!("printf '{hook}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit"),
+        "mv .git/hooks .git/hooks-old; mkdir .git/hooks".to_string(),
+        format!("mkdir -p evil/hooks && printf '[core]\\n\\tfsmonitor = touch {m}\\n' > evil/config && echo ../evil > .git/commondir"),
+        format!("printf '[core]\\n\\tfsmonitor = touch {m}\\n' > .git/config.worktree"),
+        "mkdir -p .git/info && echo '* diff=evil' > .git/info/attributes".to_string(),
+        "echo /tmp > .git/objects/info/alternates".to_string(),
+        "mv .git/objects .git/objects-old".to_string(),
+        "mkdir -p .git/worktrees/x && echo ../evil > .git/worktrees/x/commondir".to_string(),
+        "ln -sfn \"$PWD/evil\" .git/hooks".to_string(),
+    ];
+    for attack in &attacks {
+        let out = s.run("workspace-write", attack);
+        assert_ne!(out.status.code(), Some(0), "{attack}: {}", show(&out));
+        host_git_runs_nothing_planted(&s, &marker);
+    }
+    assert_eq!(std::fs::read(s.root.join(".git/config")).unwrap(), config_before);
+    let git_after = std::fs::metadata(s.root.join(".git")).unwrap();
+    assert!(git_after.is_dir());
+    assert_eq!(std::os::unix::fs::MetadataExt::ino(&git_after), git_before);
+    for planted in [
+        ".git/commondir",
+        ".git/hooks/pre-commit",
+        ".git/config.worktree",
+        ".git-old",
+        "sub/.git",
+        ".git/worktrees",
+    ] {
+        assert!(!exists(&s.root.join(planted)), "{planted} is on the host");
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.root.join(".git/objects/info/alternates")).ok(),
+        None
+    );
+
+    // A new module's directory may be written (it is data until a submodule points at it), but
+    // the `.git` file that would point at it does not stay.
+    let out = s.run(
+        "workspace-write",
+        &format!("mkdir -p .git/modules/m m && printf '[core]\\n\\tfsmonitor = touch {m}\\n' > .git/modules/m/config && printf 'gitdir: ../.git/modules/m\\n' > m/.git"),
+    );
+    assert!(text(&out.stderr).contains("made a git repository at"), "{}", show(&out));
+    assert!(!exists(&s.root.join("m/.git")));
+    host_git_runs_nothing_planted(&s, &marker);
+
+    // Destroying the repository's data is a write inside the workspace; its control files and
+    // `.git` itself still stand, and nothing planted runs.
+    let out = s.run("workspace-write", "rm -rf .git");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(s.root.join(".git").is_dir() && s.root.join(".git/hooks").is_dir());
+    assert_eq!(std::fs::read(s.root.join(".git/config")).unwrap(), config_before);
+    let _ = host_git(&s, &["status"]);
+    assert!(!exists(&marker));
+}
+
+#[test]
+fn git_add_commit_status_and_log_keep_working_inside() {
+    let (s, marker) = repository();
+    let out = s.run(
+        "workspace-write",
+        "echo hello > greeting && git add greeting && git commit -qm 'add greeting' && git status --short && git log --oneline | head -1",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(text(&out.stdout).contains("add greeting"), "{}", show(&out));
+    let log = host_git(&s, &["log", "--oneline", "-1"]);
+    assert!(text(&log.stdout).contains("add greeting"), "{}", show(&log));
+    host_git_runs_nothing_planted(&s, &marker);
+}
+
+#[test]
+fn a_repository_the_command_builds_below_the_root_is_renamed_aside() {
+    let (s, marker) = repository();
+    // An existing nested repository (a vendored clone) stays one, and git works in it.
+    std::fs::create_dir_all(s.root.join("vendored")).unwrap();
+    assert!(Command::new("git")
+        .args(["init", "-q", "vendored"])
+        .current_dir(&s.root)
+        .status()
+        .unwrap()
+        .success());
+    let m = marker.display();
+    let script = format!(
+        "git -C vendored status --short && mkdir evil && cd evil && git init -q && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x \
+         && git config core.fsmonitor \"touch '{m}'\" && cd .. && git add evil 2>/dev/null && git commit -qm 'add evil' \
+         && mkdir pointer && printf 'gitdir: ../evil/.git\\n' > pointer/.git"
+    );
+    let out = s.run("workspace-write", &script);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("made a git repository at") && stderr.contains("evil/.git") && stderr.contains("pointer/.git"),
+        "{stderr}"
+    );
+    assert!(exists(&s.root.join("evil/.git.sixfold-quarantined")));
+    assert!(!exists(&s.root.join("evil/.git")) && !exists(&s.root.join("pointer/.git")));
+    assert!(s.root.join("vendored/.git").is_dir());
+    host_git_runs_nothing_planted(&s, &marker);
+}
+
+#[test]
+fn the_command_gets_only_the_variables_the_environment_lets_pass() {
+    let s = Scratch::new();
+    let secrets = [
+        ("ANTHROPIC_API_KEY", "sk-ant-canary"),
+        ("OPENAI_API_KEY", "sk-openai-canary"),
+        ("GITHUB_TOKEN", "ghp_canary"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-canary"),
+        ("CARGO_REGISTRY_TOKEN", "cargo-canary"),
+        ("npm_config__authToken", "npm-canary"),
+        ("SSH_AUTH_SOCK", "/nonexistent/agent.sock"),
+    ];
+    let mut cmd = s.command(&[
+        "sandbox",
+        "run",
+        "--no-project",
+        "--mode",
+        "workspace-write",
+        "--",
+        "env",
+    ]);
+    for (name, value) in secrets {
+        cmd.env(name, value);
+    }
+    cmd.env("CARGO_HOME", "/opt/cargo").env("LC_ALL", "C");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let env = text(&out.stdout);
+    for (name, value) in secrets {
+        assert!(
+            !env.contains(value) && !env.contains(&format!("{name}=")),
+            "{name} passed:\n{env}"
+        );
+    }
+    for passed in ["PATH=", "HOME=", "CARGO_HOME=/opt/cargo", "LC_ALL=C", "TMPDIR="] {
+        assert!(env.lines().any(|l| l.starts_with(passed)), "{passed} withheld:\n{env}");
+    }
+}
+
+#[test]
+fn a_python_venv_is_made_and_used_inside() {
+    let s = Scratch::new();
+    let out = s.run(
+        "workspace-write",
+        "python3 -m venv .venv && .venv/bin/python -c 'print(6 * 7)'",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout).trim(), "42");
+}
+
+/// A Unix listener on the host at `path`, nonblocking.
+fn unix_listener(path: &Path) -> std::os::unix::net::UnixListener {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    listener
+}
+
+#[test]
+fn no_host_socket_is_reachable_but_the_commands_own_are() {
+    let s = Scratch::new();
+    // An ssh-agent's socket outside the roots, a runtime dir's, one in the temp dir (a
+    // writable root), and, where this test may write there, one in `/run`.
+    let agent = s.outside.join("ssh-agent-dir/agent.sock");
+    let runtime = s.outside.join("runtime/bus");
+    let in_tmp = s.tmp.join("tmux-0/default");
+    let mut sockets = vec![agent.clone(), runtime.clone(), in_tmp];
+    let in_run = PathBuf::from(format!("/run/sixfold-test-{}.sock", std::process::id()));
+    if std::fs::metadata("/run").is_ok_and(|m| !m.permissions().readonly())
+        && std::os::unix::net::UnixListener::bind(&in_run).is_ok()
+    {
+        std::fs::remove_file(&in_run).unwrap();
+        sockets.push(in_run.clone());
+    }
+    let listeners: Vec<_> = sockets.iter().map(|p| unix_listener(p)).collect();
+    let connect = "import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect(p); print('connected', p)\n    except OSError as e:\n        print('refused', p, e)\n";
+    let mut args = vec![
+        "sandbox",
+        "run",
+        "--no-project",
+        "--mode",
+        "workspace-write",
+        "--",
+        "python3",
+        "-c",
+        connect,
+    ];
+    let paths: Vec<String> = sockets.iter().map(|p| p.display().to_string()).collect();
+    args.extend(paths.iter().map(String::as_str));
+    let out = s
+        .command(&args)
+        .env("SSH_AUTH_SOCK", &agent)
+        .env("XDG_RUNTIME_DIR", runtime.parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!text(&out.stdout).contains("connected"), "{}", show(&out));
+    for (listener, path) in listeners.iter().zip(&sockets) {
+        assert!(listener.accept().is_err(), "{} received a connection", path.display());
+    }
+    let _ = std::fs::remove_file(&in_run);
+
+    // A socket the command makes itself, in the workspace, works.
+    let own = "import socket, os\np = 'own.sock'\nsrv = socket.socket(socket.AF_UNIX); srv.bind(p); srv.listen(1)\nc = socket.socket(socket.AF_UNIX); c.connect(p); print('own socket ok')\n";
+    let out = s.sixfold(&[
+        "sandbox",
+        "run",
+        "--no-project",
+        "--mode",
+        "workspace-write",
+        "--",
+        "python3",
+        "-c",
+        own,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(text(&out.stdout).contains("own socket ok"), "{}", show(&out));
+}
+
+/// Python that adds (`add`), reads (`read ID`) or revokes (`revoke ID`) a key in the user's
+/// keyring, by system call.
+const KEYRING_PY: &str = "import ctypes, sys, os\nlibc = ctypes.CDLL(None, use_errno=True)\nNR_ADD_KEY, NR_KEYCTL = 248, 250\nif sys.argv[1] == 'add':\n    r = libc.syscall(NR_ADD_KEY, b'user', b'sixfold-test', b'keyring-canary', 14, ctypes.c_long(-4))\n    print(r)\nelif sys.argv[1] == 'revoke':\n    libc.syscall(NR_KEYCTL, 3, int(sys.argv[2]))\nelse:\n    buf = ctypes.create_string_buffer(64)\n    r = libc.syscall(NR_KEYCTL, 11, int(sys.argv[2]), buf, 64)\n    print(r, buf.value.decode(errors='replace'), os.strerror(ctypes.get_errno()))\n";
+
+#[test]
+fn the_callers_keyring_is_not_the_commands() {
+    if std::env::consts::ARCH != "x86_64" {
+        // The system call numbers in KEYRING_PY are x86_64's.
+        return;
+    }
+    let s = Scratch::new();
+    // A key in the user's keyring: it reads back outside, and the sandbox is started beside it.
+    let script = format!(
+        "set -e\nid=$(python3 -c \"$1\" add)\npython3 -c \"$1\" read \"$id\"\n'{}' sandbox run --no-project --mode workspace-write -- python3 -c \"$1\" read \"$id\" || true\npython3 -c \"$1\" revoke \"$id\"",
+        env!("CARGO_BIN_EXE_sixfold")
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script, "keyring", KEYRING_PY])
+        .current_dir(&s.root)
+        .env("HOME", &s.home)
+        .env("TMPDIR", &s.tmp)
+        .env("XDG_CACHE_HOME", &s.cache)
+        .env("XDG_STATE_HOME", s.home.join(".local/state"))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.len() >= 2, "{}", show(&out));
+    // Outside, the key reads back; inside, the call is refused.
+    assert!(lines[0].contains("keyring-canary"), "{}", show(&out));
+    assert!(
+        !lines[1].contains("keyring-canary") && lines[1].starts_with("-1"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn a_command_that_fails_on_a_masked_path_is_told_which_and_why() {
+    let (s, _) = repository();
+    std::fs::write(s.root.join(".env"), "TOKEN=tracked-secret\n").unwrap();
+    assert!(host_git(&s, &["add", "-f", ".env"]).status.success());
+    assert!(host_git(&s, &["commit", "-qm", "track .env"]).status.success());
+    std::fs::write(s.root.join(".env"), "TOKEN=changed\n").unwrap();
+    let out = s.run("workspace-write", "git reset -q --hard");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = text(&out.stderr);
+    let named = format!("`{}` (hidden)", s.root.join(".env").display());
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("sixfold sandbox:") && l.contains(&named)),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(s.root.join(".env")).unwrap(), "TOKEN=changed\n");
+    // Nothing is left behind: no placeholder, no mount point.
+    for name in [".claude", ".codex", ".sixfold", ".mcp.json"] {
+        assert!(exists(&s.root.join(name)), "{name} was made by Scratch");
+    }
+    assert!(!exists(&s.root.join(".git/commondir")) && !exists(&s.root.join(".git/worktrees")));
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(s.root.to_str().unwrap()), "{mounts}");
+
+    // A command that fails for its own reasons is told what the sandbox held, and a command
+    // that works hears nothing from the sandbox.
+    let out = s.run("workspace-write", "true");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!text(&out.stderr).contains("sixfold sandbox:"), "{}", show(&out));
+}
+
+#[test]
+fn a_command_that_needs_the_network_is_told_it_is_cut() {
+    let s = Scratch::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let out = s.run("workspace-write", &format!("exec 3<>/dev/tcp/127.0.0.1/{port}"));
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("sixfold sandbox: the network is cut here"),
+        "{}",
+        show(&out)
+    );
+    assert!(listener.accept().is_err());
+}
+
+#[test]
+fn an_offline_cargo_build_works_inside() {
+    let s = Scratch::new();
+    let krate = s.root.join("hello");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("src/main.rs"), "fn main() { println!(\"built inside\"); }\n").unwrap();
+    let real_home = std::env::var("HOME").unwrap();
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{real_home}/.cargo"));
+    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or(format!("{real_home}/.rustup"));
+    let out = s
+        .command(&[
+            "sandbox",
+            "run",
+            "--no-project",
+            "--mode",
+            "workspace-write",
+            "--",
+            "bash",
+            "-c",
+            "cd hello && cargo build --offline -q && ./target/debug/hello && cargo test --offline -q 2>&1 | tail -1",
+        ])
+        .env("CARGO_HOME", &cargo_home)
+        .env("RUSTUP_HOME", &rustup_home)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(text(&out.stdout).contains("built inside"), "{}", show(&out));
+}
+
+#[test]
+fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.home.join(".npm/_cacache")).unwrap();
+    std::fs::write(s.home.join(".npm/_cacache/entry"), "warm\n").unwrap();
+    let script = "cat ~/.npm/_cacache/entry && echo index > ~/.npm/_cacache/new && echo poisoned > ~/.npm/_cacache/entry && cat ~/.npm/_cacache/entry";
+    let out = s.run("workspace-write", script);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "warm\npoisoned\n");
+    // The host's cache is as it was; the next run in this project sees its own writes.
+    assert_eq!(
+        std::fs::read_to_string(s.home.join(".npm/_cacache/entry")).unwrap(),
+        "warm\n"
+    );
+    assert!(!exists(&s.home.join(".npm/_cacache/new")));
+    let out = s.run("workspace-write", "cat ~/.npm/_cacache/new");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "index\n");
+    // Beside the caches, the rest of the home directory stays read-only.
+    let out = s.run("workspace-write", "touch ~/.bashrc-planted");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!exists(&s.home.join(".bashrc-planted")));
 }

@@ -7,7 +7,7 @@ use crate::output::{errln, outln};
 use sixfold_core::bundle::{Bundle, Needs};
 use sixfold_core::environment::EnvironmentSpec;
 use sixfold_hook::trust::Standing;
-use sixfold_sandbox::{Check, Environment, Proof, SandboxError};
+use sixfold_sandbox::{Check, Environment, Proof, SandboxError, Withheld};
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -259,8 +259,25 @@ fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
         );
         return CANNOT_CONFINE;
     }
-    match sixfold_sandbox::run(environment, command, &cwd) {
-        Ok(status) => exit_code(status),
+    match sixfold_sandbox::run_reporting(environment, command, &cwd) {
+        Ok(outcome) => {
+            for moved in &outcome.quarantined {
+                errln!(
+                    "sixfold sandbox: the command made a git repository at `{}`; it was renamed to `{}` so the host's git never runs its config or hooks (review it before renaming it back)",
+                    moved.path.display(),
+                    moved.moved_to.display()
+                );
+            }
+            if !outcome.searched_all {
+                errln!(
+                    "sixfold sandbox: warning: the workspace is too large to search for git repositories the command made; review new `.git` entries before running git"
+                );
+            }
+            if outcome.status != 0 {
+                explain_failure(resolved, environment, outcome.status);
+            }
+            exit_code(outcome.status)
+        }
         Err(error) => {
             errln!("error: {error}");
             match error {
@@ -268,6 +285,54 @@ fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
                 _ => CANNOT_CONFINE,
             }
         }
+    }
+}
+
+/// Most withheld paths named after a failed command; the rest are counted.
+const MAX_NAMED: usize = 8;
+
+/// After a command failed inside: what the sandbox withheld that it may have failed on (the
+/// masked and read-only paths in the roots, the network), on sixfold's own stderr lines, so a
+/// "device or resource busy" on a masked `.env` or a failed download says where it came from.
+fn explain_failure(resolved: &Resolved, environment: &Environment, status: i32) {
+    let roots: Vec<PathBuf> = environment
+        .roots
+        .iter()
+        .chain(environment.read_only_roots.iter())
+        .cloned()
+        .collect();
+    let found = sixfold_sandbox::withheld(environment, &roots);
+    let named: Vec<String> = found
+        .iter()
+        .filter(|(_, how)| *how != Withheld::KeptInPlace)
+        .map(|(path, how)| {
+            let what = match how {
+                Withheld::Hidden => "hidden",
+                _ => "read-only",
+            };
+            format!("`{}` ({what})", path.display())
+        })
+        .collect();
+    let prefix = format!(
+        "sixfold sandbox: the command exited with status {status} inside the environment `{}` of mode `{}`",
+        resolved.spec.id, resolved.mode
+    );
+    if !named.is_empty() {
+        let more = named.len().saturating_sub(MAX_NAMED);
+        let mut list = named.into_iter().take(MAX_NAMED).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            list.push_str(&format!(" and {more} more"));
+        }
+        errln!(
+            "{prefix}; masked there: {list} (a failure on one of them, such as `device or resource busy`, `read-only file system` or `permission denied`, is the sandbox's)"
+        );
+    } else {
+        errln!("{prefix}");
+    }
+    if environment.network.is_cut() {
+        errln!(
+            "sixfold sandbox: the network is cut here: a command that needs it (a download, an install, a fetch) fails; offline builds from a tool's cache work"
+        );
     }
 }
 

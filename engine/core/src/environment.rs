@@ -5,10 +5,13 @@
 use serde::Serialize;
 
 /// An environment, compiled from `[environments.NAME]`: its path sets expanded into paths as
-/// written, each meaning the path itself and everything under it.
+/// written.
 ///
-/// Paths as written take four forms: `~/p` (under the home directory), `/p` (absolute), `p`
-/// (under each workspace root) and `**/p` (at any depth under each workspace root).
+/// Paths as written take five forms: `~/p` (under the home directory), `/p` (absolute), `p`
+/// (under each workspace root), `**/p` (at any depth under each workspace root) and `$NAME/p`
+/// (under the path the caller's variable `NAME` holds). A path ending in `/**` means it and
+/// everything under it; without, the entry itself (a directory kept in place, its contents
+/// as the rest of the root).
 ///
 /// ```
 /// use sixfold_core::environment::EnvironmentSpec;
@@ -36,6 +39,14 @@ pub struct EnvironmentSpec {
     pub hidden: Vec<String>,
     /// Whether the network is cut.
     pub network_cut: bool,
+    /// Tool caches read as they are and written to a per-project layer (paths as written).
+    pub caches: Vec<String>,
+    /// Names and patterns of the caller's environment variables that pass.
+    pub pass_variables: Vec<String>,
+    /// Patterns of names that never pass through a pattern (matched ignoring case).
+    pub never_variables: Vec<String>,
+    /// What a missing protected file holds while it stands in: (path as written, text).
+    pub placeholders: Vec<(String, String)>,
 }
 
 impl EnvironmentSpec {
@@ -51,19 +62,23 @@ impl EnvironmentSpec {
             read_only: Vec::new(),
             hidden: Vec::new(),
             network_cut: false,
+            caches: Vec::new(),
+            pass_variables: Vec::new(),
+            never_variables: Vec::new(),
+            placeholders: Vec::new(),
         }
     }
 }
 
-/// A path set's globs as paths as written, each meaning the path and everything under it:
-/// `p/**` is `p`, and a glob already covered by another (`p/**` beside `p`, `**/p/**` beside
-/// `**/p`) is left out. Other globs are kept as they are.
+/// A path set's globs as paths as written: `p/**` (the path and everything under it) stays as
+/// it is and covers `p` beside it; `p` alone is the entry itself. Other globs are kept as they
+/// are, each once.
 pub(crate) fn written_paths(globs: &[String]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
     for glob in globs {
-        let path = glob.strip_suffix("/**").unwrap_or(glob);
-        if !path.is_empty() && !paths.iter().any(|p| p == path) {
-            paths.push(path.to_string());
+        let covered = globs.iter().any(|g| g.strip_suffix("/**") == Some(glob.as_str()));
+        if !glob.is_empty() && glob != "/**" && !covered && !paths.iter().any(|p| p == glob) {
+            paths.push(glob.clone());
         }
     }
     paths
@@ -78,13 +93,14 @@ mod tests {
         let globs = [
             ".git/hooks",
             ".git/hooks/**",
+            ".git/hooks",
             "~/.config/gcloud/**",
             "**/.sixfold/**",
             "**/.env*",
         ];
         assert_eq!(
             written_paths(&globs.map(String::from)),
-            vec![".git/hooks", "~/.config/gcloud", "**/.sixfold", "**/.env*"]
+            vec![".git/hooks/**", "~/.config/gcloud/**", "**/.sixfold/**", "**/.env*"]
         );
     }
 }

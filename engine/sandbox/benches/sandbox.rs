@@ -37,11 +37,12 @@ fn workspace_write(root: &std::path::Path, tmp: &std::path::Path) -> Environment
         read_only_roots: Vec::new(),
         tmp: Some(tmp.to_path_buf()),
         protected: [
-            ".git/hooks",
+            ".git",
+            ".git/hooks/**",
             ".git/config",
-            ".sixfold",
-            ".claude",
-            ".codex",
+            ".sixfold/**",
+            ".claude/**",
+            ".codex/**",
             ".mcp.json",
         ]
         .map(String::from)
@@ -51,6 +52,11 @@ fn workspace_write(root: &std::path::Path, tmp: &std::path::Path) -> Environment
         home: std::env::var_os("HOME")
             .map(Into::into)
             .unwrap_or_else(|| "/root".into()),
+        variables: sixfold_sandbox::Variables {
+            pass: vec!["PATH".into(), "HOME".into()],
+            never: Vec::new(),
+        },
+        ..Environment::default()
     }
 }
 

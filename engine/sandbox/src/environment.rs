@@ -14,18 +14,24 @@ use std::path::PathBuf;
 /// Inside them, [`protected`](Environment::protected) paths stay read-only (and cannot be
 /// created when missing), and [`secrets`](Environment::secrets) are hidden everywhere.
 ///
-/// Paths as written (in `protected` and `secrets`) take four forms:
+/// Paths as written (in `protected` and `secrets`) take five forms:
 ///
 /// - `~/p`: `p` under [`home`](Environment::home);
 /// - `/p`: an absolute path;
 /// - `p`: `p` under each workspace root (e.g. `.git/config`, `.mcp.json`);
-/// - `**/p`: `p` at any depth under each workspace root (e.g. `**/.env*`, `**/.sixfold`).
+/// - `**/p`: `p` at any depth under each workspace root (e.g. `**/.env*`, `**/.git/config`);
+/// - `$NAME/p`: `p` under the path the caller's variable `NAME` holds (`$SSH_AUTH_SOCK/..` is
+///   the directory of the socket); nothing when it is unset or not absolute.
+///
+/// A protected path ending in `/**` is kept read-only with everything under it; without, it is
+/// the entry itself: a file is read-only, a directory is kept in place (it cannot be renamed,
+/// removed or replaced) while what is under it stays writable. The directories between a root
+/// and a protected path are kept in place too, so nothing can be moved out from above it.
 ///
 /// The last component of a secret may hold `*`, `?` or `[…]` (e.g. `.env*`); other components
-/// are literal. A protected path is always literal: a wildcard could name paths that do not
-/// exist yet, and their creation cannot be denied. A protected `**/p` keeps the existing
-/// matches read-only; one that does not exist yet is kept from being created only where `p` is
-/// also written without `**/`.
+/// are literal. A wildcard in a protected path (`.git/modules/*/config`) names the matches
+/// that exist when the command starts; so does `**/p`. A literal protected path that does not
+/// exist yet is kept from being created by a placeholder.
 ///
 /// ```
 /// use sixfold_sandbox::{Environment, Network};
@@ -38,6 +44,7 @@ use std::path::PathBuf;
 ///     secrets: vec!["~/.ssh".into(), "~/.aws".into(), "**/.env*".into()],
 ///     network: Network::Cut,
 ///     home: "/home/me".into(),
+///     ..Environment::default()
 /// };
 /// assert!(environment.network.is_cut());
 /// ```
@@ -61,6 +68,73 @@ pub struct Environment {
     pub network: Network,
     /// The home directory `~` stands for: the `$HOME` sixfold runs with.
     pub home: PathBuf,
+    /// Tool caches outside the roots (`~/.npm`): read as they are, written to a per-project
+    /// layer over them under sixfold's state directory, so the host's cache never changes.
+    pub caches: Vec<String>,
+    /// Which of the caller's environment variables the command gets.
+    pub variables: Variables,
+    /// What a missing protected file holds while it stands in (by default it is empty): the
+    /// path as written (as in `protected`) and the text.
+    pub placeholders: Vec<(String, String)>,
+}
+
+/// The caller's environment variables a confined command gets: an allow-list.
+///
+/// A variable passes when `pass` names it exactly, or when it matches a pattern of `pass` (a
+/// name with `*`) and no pattern of `never` (ignoring case). Nothing else passes.
+///
+/// ```
+/// use sixfold_sandbox::Variables;
+///
+/// let variables = Variables {
+///     pass: vec!["PATH".into(), "CARGO_*".into(), "GITHUB_TOKEN_FOR_TESTS".into()],
+///     never: vec!["*TOKEN*".into()],
+/// };
+/// assert!(variables.passes("PATH"));
+/// assert!(variables.passes("CARGO_HOME"));
+/// assert!(!variables.passes("CARGO_REGISTRY_TOKEN"));
+/// assert!(variables.passes("GITHUB_TOKEN_FOR_TESTS"));
+/// assert!(!variables.passes("ANTHROPIC_API_KEY"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Variables {
+    /// Names and patterns that pass.
+    pub pass: Vec<String>,
+    /// Patterns that never pass through a pattern.
+    pub never: Vec<String>,
+}
+
+impl Variables {
+    /// Whether the variable `name` passes.
+    pub fn passes(&self, name: &str) -> bool {
+        if self.pass.iter().any(|p| !p.contains('*') && p == name) {
+            return true;
+        }
+        let upper = name.to_ascii_uppercase();
+        self.pass.iter().any(|p| p.contains('*') && wildcard(p, name))
+            && !self.never.iter().any(|n| wildcard(&n.to_ascii_uppercase(), &upper))
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters.
+fn wildcard(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let Some(first) = parts.next() else { return false };
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        // No `*` at all: the whole name.
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = rest.get(at + part.len()..).unwrap_or_default(),
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// Whether a confined command may reach the network.
@@ -124,6 +198,12 @@ impl Environment {
             secrets: spec.hidden.clone(),
             network: if spec.network_cut { Network::Cut } else { Network::Open },
             home,
+            caches: spec.caches.clone(),
+            variables: Variables {
+                pass: spec.pass_variables.clone(),
+                never: spec.never_variables.clone(),
+            },
+            placeholders: spec.placeholders.clone(),
         })
     }
 }

@@ -178,13 +178,13 @@ mod tests {
     #[test]
     fn a_setup_error_names_its_path() {
         let error = SandboxError::Setup {
-            step: "keep a protected path read-only",
+            step: "keep a protected path in place",
             path: Some("/w/.git/config".into()),
             errno: 2,
         };
         assert_eq!(
             error.to_string(),
-            "cannot keep a protected path read-only at `/w/.git/config`: no such file or directory"
+            "cannot keep a protected path in place at `/w/.git/config`: no such file or directory"
         );
     }
 }

@@ -21,18 +21,45 @@ pub(crate) struct Layout {
     /// The workspace roots alone (not the temp dir), writable or not, resolved: where protected
     /// paths and secrets written relative to a root are looked for.
     pub(crate) roots: Vec<PathBuf>,
-    /// Existing protected paths inside a writable root, bound read-only; also a file standing
-    /// where a protected path's directory would be (a worktree's `.git` file), so it cannot be
-    /// replaced by a directory.
-    pub(crate) read_only: Vec<PathBuf>,
+    /// Existing entries inside a writable root kept in place, sorted (parents first): protected
+    /// paths (read-only, or only pinned when a directory is protected as an entry), the
+    /// directories above them, and a file standing where a protected path's directory would be
+    /// (a worktree's `.git` file).
+    pub(crate) kept: Vec<Kept>,
     /// The protected paths that do not exist yet, cut at their first missing component: each
     /// gets a placeholder that is bound read-only (see `linux/placeholder.rs`).
     pub(crate) missing: Vec<PathBuf>,
-    /// Existing secrets, masked.
+    /// What a placeholder holds, when not empty.
+    pub(crate) texts: Vec<(PathBuf, String)>,
+    /// Existing secrets and host sockets, masked.
     pub(crate) hidden: Vec<Hidden>,
+    /// Tool caches layered: read as they are, written to a per-project layer (whose directory
+    /// is among the writable ones).
+    pub(crate) caches: Vec<Cache>,
 }
 
-/// An existing secret.
+/// A tool cache, layered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cache {
+    /// The host's cache directory (read as it is, never written).
+    pub(crate) path: PathBuf,
+    /// The per-project layer: `upper/` holds what the command wrote, `work/` is the kernel's.
+    pub(crate) layer: PathBuf,
+}
+
+/// An existing entry kept in place: bound onto itself, so it cannot be renamed, removed or
+/// replaced, and read-only when its contents are protected too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Kept {
+    /// Where it is.
+    pub(crate) path: PathBuf,
+    /// Whether it (and everything under it) is read-only; else only pinned.
+    pub(crate) read_only: bool,
+    /// Its device and inode when the layout was resolved: the mount must land on this entry.
+    pub(crate) identity: (u64, u64),
+}
+
+/// An existing secret or socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hidden {
     /// Where it is.
@@ -42,7 +69,7 @@ pub(crate) struct Hidden {
 }
 
 /// Where a path as written starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Base {
     /// `~/p`
     Home,
@@ -52,6 +79,8 @@ enum Base {
     EachRoot,
     /// `**/p`, at any depth under each writable root
     AnyDepth,
+    /// `$NAME/p`, under the path a variable of the caller holds
+    Variable(String),
 }
 
 /// A path as written, split into where it starts and the components after that.
@@ -59,38 +88,57 @@ enum Base {
 struct Written<'a> {
     base: Base,
     components: Vec<&'a str>,
+    /// Written with a trailing `/**`: the path and everything under it.
+    subtree: bool,
 }
 
 fn parse(written: &str) -> Result<Written<'_>, SandboxError> {
-    let (base, rest) = if written == "~" {
+    let (whole, subtree) = match written.strip_suffix("/**") {
+        Some(path) => (path, true),
+        None => (written, false),
+    };
+    let (base, rest) = if whole == "~" {
         (Base::Home, "")
-    } else if let Some(rest) = written.strip_prefix("~/") {
+    } else if let Some(rest) = whole.strip_prefix("~/") {
         (Base::Home, rest)
-    } else if let Some(rest) = written.strip_prefix("**/") {
+    } else if let Some(rest) = whole.strip_prefix("**/") {
         (Base::AnyDepth, rest)
-    } else if let Some(rest) = written.strip_prefix('/') {
+    } else if let Some(rest) = whole.strip_prefix('/') {
         (Base::Absolute, rest)
+    } else if let Some(variable) = whole.strip_prefix('$') {
+        let (name, rest) = variable.split_once('/').unwrap_or((variable, ""));
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(invalid(format!(
+                "`{written}`: `$` must be followed by a variable's name"
+            )));
+        }
+        (Base::Variable(name.to_string()), rest)
     } else {
-        (Base::EachRoot, written)
+        (Base::EachRoot, whole)
     };
     let components: Vec<&str> = rest.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
-    if components.contains(&"..") || written.contains('\0') {
+    // Only a variable's path may climb, and only first (`$SSH_AUTH_SOCK/..`).
+    let climbs = components.iter().take_while(|c| **c == "..").count();
+    let climbing_allowed = matches!(base, Base::Variable(_));
+    if (climbs > 0 && !climbing_allowed) || components.iter().skip(climbs).any(|c| *c == "..") || written.contains('\0')
+    {
         return Err(invalid(format!(
-            "`{written}`: `..` and NUL are not allowed in a path as written"
+            "`{written}`: `..` and NUL are not allowed in a path as written (but `$NAME/..`)"
         )));
     }
     if components.iter().any(|c| c.contains("**")) {
         return Err(invalid(format!(
-            "`{written}`: `**` is only understood at the start, as `**/name`"
+            "`{written}`: `**` is only understood at the start, as `**/name`, and at the end, as `name/**`"
         )));
     }
-    if base == Base::AnyDepth && components.len() != 1 {
-        return Err(invalid(format!("`{written}`: `**/` must be followed by one name")));
-    }
-    if components.is_empty() && base != Base::Home {
+    if components.is_empty() && !matches!(base, Base::Home | Base::Variable(_)) {
         return Err(invalid(format!("`{written}` names no path")));
     }
-    Ok(Written { base, components })
+    Ok(Written {
+        base,
+        components,
+        subtree,
+    })
 }
 
 fn invalid(what: String) -> SandboxError {
@@ -99,6 +147,15 @@ fn invalid(what: String) -> SandboxError {
 
 fn has_wildcard(component: &str) -> bool {
     component.contains(['*', '?', '['])
+}
+
+/// How a protected path that does not exist is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IfMissing {
+    /// A placeholder stands in its place.
+    Placeholder,
+    /// Nothing: only existing matches are kept.
+    Skip,
 }
 
 impl Layout {
@@ -111,44 +168,94 @@ impl Layout {
             roots,
             ..Layout::default()
         };
+        // Each root is read once, however many `**/` patterns are matched against it.
+        let mut trees = Trees::default();
         for written in &environment.protected {
-            layout.protect(environment, written)?;
+            layout.protect(environment, written, &mut trees)?;
         }
         for written in &environment.secrets {
-            layout.hide(environment, written)?;
+            layout.hide(environment, written, &mut trees)?;
         }
-        layout.read_only.sort();
-        layout.read_only.dedup();
-        layout.missing.sort();
-        layout.missing.dedup();
-        layout.hidden.sort_by(|a, b| a.path.cmp(&b.path));
-        layout.hidden.dedup_by(|a, b| a.path == b.path);
+        for written in &environment.caches {
+            layout.layer(environment, written)?;
+        }
+        // The temp dirs hold the host's sockets whether or not they are writable.
+        let mut temp_dirs = vec![
+            environment.tmp.clone().unwrap_or_else(std::env::temp_dir),
+            PathBuf::from("/tmp"),
+        ];
+        temp_dirs.dedup();
+        for tmp in &temp_dirs {
+            layout.hide_sockets(tmp)?;
+        }
+        layout.settle();
+        Ok(layout)
+    }
+
+    /// Sorts and deduplicates what was found: read-only wins over pinned, and nothing is
+    /// pinned again inside what is read-only already.
+    fn settle(&mut self) {
+        self.kept
+            .sort_by(|a, b| a.path.cmp(&b.path).then(b.read_only.cmp(&a.read_only)));
+        self.kept.dedup_by(|later, first| later.path == first.path);
+        let read_only: Vec<PathBuf> = self
+            .kept
+            .iter()
+            .filter(|k| k.read_only)
+            .map(|k| k.path.clone())
+            .collect();
+        self.kept
+            .retain(|k| !read_only.iter().any(|r| k.path != *r && k.path.starts_with(r)));
+        let missing = self.missing.clone();
+        // A directory above a placeholder is kept in place too, but the placeholder itself is
+        // made later.
+        self.kept.retain(|k| !missing.contains(&k.path));
+        self.missing.sort();
+        self.missing.dedup();
+        self.texts.retain(|(path, _)| missing.contains(path));
+        self.hidden.sort_by(|a, b| a.path.cmp(&b.path));
+        self.hidden.dedup_by(|a, b| a.path == b.path);
         // A mask inside another mask could not be mounted (its parent is no longer reachable)
         // and is not needed.
-        let dirs: Vec<PathBuf> = layout
+        let dirs: Vec<PathBuf> = self
             .hidden
             .iter()
             .filter(|h| h.is_dir)
             .map(|h| h.path.clone())
             .collect();
-        layout
-            .hidden
+        self.hidden
             .retain(|h| !dirs.iter().any(|d| h.path != *d && h.path.starts_with(d)));
-        Ok(layout)
     }
 
     /// Keeps `placeholders` (the missing protected paths, now made) read-only like existing
     /// ones: nothing is missing any more.
     pub(crate) fn hold<'p>(&mut self, placeholders: impl Iterator<Item = &'p Path>) {
-        self.read_only.extend(placeholders.map(Path::to_path_buf));
-        self.read_only.sort();
-        self.read_only.dedup();
+        for path in placeholders {
+            if let Some(identity) = identity(path) {
+                self.kept.push(Kept {
+                    path: path.to_path_buf(),
+                    read_only: true,
+                    identity,
+                });
+            }
+        }
         self.missing.clear();
+        self.settle();
     }
 
     /// The writable directory a path lies in, if any.
     pub(crate) fn writable_root_of(&self, path: &Path) -> Option<&Path> {
         self.writable.iter().find(|w| path.starts_with(w)).map(PathBuf::as_path)
+    }
+
+    /// The kept entries that are read-only.
+    pub(crate) fn read_only(&self) -> impl Iterator<Item = &Path> {
+        self.kept.iter().filter(|k| k.read_only).map(|k| k.path.as_path())
+    }
+
+    /// The kept entries that are only pinned (directories whose contents stay writable).
+    pub(crate) fn pinned(&self) -> impl Iterator<Item = &Path> {
+        self.kept.iter().filter(|k| !k.read_only).map(|k| k.path.as_path())
     }
 
     /// The workspace roots that are writable: only there does a protected path need keeping.
@@ -160,62 +267,100 @@ impl Layout {
             .collect()
     }
 
-    fn protect(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
+    fn protect(&mut self, environment: &Environment, written: &str, trees: &mut Trees) -> Result<(), SandboxError> {
         let parsed = parse(written)?;
-        if parsed.components.iter().any(|c| has_wildcard(c)) {
-            return Err(invalid(format!(
-                "protected path `{written}` has a wildcard: a match that does not exist yet could be created"
-            )));
-        }
-        let relative: PathBuf = parsed.components.iter().collect();
-        let mut candidates = Vec::new();
-        match parsed.base {
+        let text = environment
+            .placeholders
+            .iter()
+            .find(|(w, _)| w == written)
+            .map(|(_, t)| t.clone());
+        match &parsed.base {
             Base::EachRoot => {
                 for root in self.writable_roots() {
-                    candidates.push((root, relative.clone()));
+                    for inside in expand(&root, &parsed.components, written)? {
+                        self.protect_under(
+                            &root,
+                            &inside,
+                            parsed.subtree,
+                            IfMissing::Placeholder,
+                            text.as_deref(),
+                            written,
+                        )?;
+                    }
                 }
             }
-            Base::Home | Base::Absolute => {
-                let start = if parsed.base == Base::Home {
-                    home(environment, written)?
-                } else {
-                    PathBuf::from("/")
+            Base::Home | Base::Absolute | Base::Variable(_) => {
+                if parsed.components.iter().any(|c| has_wildcard(c)) {
+                    return Err(invalid(format!(
+                        "protected path `{written}` has a wildcard outside the workspace roots"
+                    )));
+                }
+                let Some(start) = start_of(environment, &parsed, written)? else {
+                    return Ok(());
                 };
+                let relative: PathBuf = parsed.components.iter().skip_while(|c| **c == "..").collect();
                 let Some(path) = resolve_path(Path::new("/"), &start.join(&relative)) else {
                     return Err(invalid(format!("protected path `{written}` cannot be resolved")));
                 };
                 // Outside every writable root a path is read-only already.
                 if let Some(root) = self.writable_root_of(&path).map(Path::to_path_buf) {
                     let inside = path.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
-                    candidates.push((root, inside));
+                    self.protect_under(
+                        &root,
+                        &inside,
+                        parsed.subtree,
+                        IfMissing::Placeholder,
+                        text.as_deref(),
+                        written,
+                    )?;
                 }
             }
             Base::AnyDepth => {
-                // Existing matches at any depth are kept read-only; one that does not exist yet
-                // is only kept from being created where it is also written without `**/` (the
+                // Existing matches at any depth are kept; one that does not exist yet is only
+                // kept from being created where it is also written without `**/` (the
                 // directories it could appear in are not known in advance).
-                let matcher = matcher(&relative.to_string_lossy(), written)?;
+                let Some((first, rest)) = parsed.components.split_first() else {
+                    return Ok(());
+                };
+                let matcher = matcher(first, written)?;
                 for root in self.writable_roots() {
-                    for found in find_below(&root, &matcher, written)? {
-                        let inside = found.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
-                        candidates.push((root.clone(), inside));
+                    for found in trees.find_below(&root, &matcher, written)? {
+                        let Ok(meta) = std::fs::symlink_metadata(&found) else {
+                            continue;
+                        };
+                        // A link found on the way is not followed: what it points to inside a
+                        // root is found where it is.
+                        if meta.file_type().is_symlink() {
+                            continue;
+                        }
+                        let at = found.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
+                        for below in expand(&found, rest, written)? {
+                            self.protect_under(&root, &at.join(below), parsed.subtree, IfMissing::Skip, None, written)?;
+                        }
                     }
                 }
             }
         }
-        for (root, inside) in candidates {
-            self.protect_under(&root, &inside, written)?;
-        }
         Ok(())
     }
 
-    /// Walks `inside` from `root` one component at a time, never through a symbolic link.
-    fn protect_under(&mut self, root: &Path, inside: &Path, written: &str) -> Result<(), SandboxError> {
+    /// Walks `inside` from `root` one component at a time, never through a symbolic link,
+    /// keeping the directories on the way in place.
+    fn protect_under(
+        &mut self,
+        root: &Path,
+        inside: &Path,
+        subtree: bool,
+        if_missing: IfMissing,
+        text: Option<&str>,
+        written: &str,
+    ) -> Result<(), SandboxError> {
         let mut here = root.to_path_buf();
         let mut components = inside.components().peekable();
+        let mut above = Vec::new();
         if components.peek().is_none() {
             // The root itself is protected: it is simply not writable.
-            self.read_only.push(here);
+            self.keep(here, true);
             return Ok(());
         }
         while let Some(component) = components.next() {
@@ -225,12 +370,24 @@ impl Layout {
             here.push(name);
             match std::fs::symlink_metadata(&here) {
                 Err(_) => {
+                    if if_missing == IfMissing::Skip {
+                        return Ok(());
+                    }
                     // INVARIANT (fail closed): a protected path that does not exist yet cannot be
                     // created: a placeholder stands in its place, read-only, while a command runs.
+                    if components.peek().is_none() {
+                        if let Some(text) = text {
+                            self.texts.push((here.clone(), text.to_string()));
+                        }
+                    }
                     self.missing.push(here);
+                    self.pin_all(above);
                     return Ok(());
                 }
                 Ok(meta) if meta.file_type().is_symlink() => {
+                    if if_missing == IfMissing::Skip {
+                        return Ok(());
+                    }
                     return Err(invalid(format!(
                         "protected path `{written}` passes through the symbolic link `{}`, which cannot be kept in place",
                         here.display()
@@ -239,22 +396,50 @@ impl Layout {
                 Ok(meta) if !meta.is_dir() && components.peek().is_some() => {
                     // A file stands where the protected path's directory would be: keeping the
                     // file in place keeps the path from being created.
-                    self.read_only.push(here);
+                    self.keep(here, true);
+                    self.pin_all(above);
                     return Ok(());
                 }
-                Ok(_) => {}
+                Ok(meta) => {
+                    if components.peek().is_none() {
+                        self.keep(here, subtree || !meta.is_dir());
+                        self.pin_all(above);
+                        return Ok(());
+                    }
+                    above.push(here.clone());
+                }
             }
         }
-        self.read_only.push(here);
         Ok(())
     }
 
-    fn hide(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
+    /// Keeps the directories above a protected path in place: moving one would carry the
+    /// protected path away and leave its name free.
+    fn pin_all(&mut self, above: Vec<PathBuf>) {
+        for dir in above {
+            self.keep(dir, false);
+        }
+    }
+
+    fn keep(&mut self, path: PathBuf, read_only: bool) {
+        if let Some(identity) = identity(&path) {
+            self.kept.push(Kept {
+                path,
+                read_only,
+                identity,
+            });
+        }
+    }
+
+    fn hide(&mut self, environment: &Environment, written: &str, trees: &mut Trees) -> Result<(), SandboxError> {
         let parsed = parse(written)?;
-        let Some((last, parents)) = parsed.components.split_last() else {
-            // `~` alone: the whole home directory.
-            let path = home(environment, written)?;
-            self.push_hidden(&path);
+        let climbs = parsed.components.iter().take_while(|c| **c == "..").count();
+        let named: Vec<&str> = parsed.components.iter().skip(climbs).copied().collect();
+        let Some((last, parents)) = named.split_last() else {
+            // `~` alone (the whole home directory), or a variable's path itself.
+            if let Some(path) = start_of(environment, &parsed, written)? {
+                self.push_hidden(&path);
+            }
             return Ok(());
         };
         if parents.iter().any(|c| has_wildcard(c)) {
@@ -265,18 +450,110 @@ impl Layout {
         let matcher = matcher(last, written)?;
         let parent: PathBuf = parents.iter().collect();
         match parsed.base {
-            Base::Home => self.hide_in(&home(environment, written)?.join(parent), last, &matcher),
-            Base::Absolute => self.hide_in(&Path::new("/").join(parent), last, &matcher),
+            Base::Home | Base::Absolute | Base::Variable(_) => {
+                if let Some(start) = start_of(environment, &parsed, written)? {
+                    self.hide_in(&start.join(parent), last, &matcher);
+                }
+            }
             Base::EachRoot => {
                 for root in self.roots.clone() {
                     self.hide_in(&root.join(&parent), last, &matcher);
                 }
             }
             Base::AnyDepth => {
+                if !parents.is_empty() {
+                    return Err(invalid(format!(
+                        "secret `{written}`: `**/` must be followed by one name"
+                    )));
+                }
                 for root in self.roots.clone() {
-                    for found in find_below(&root, &matcher, written)? {
+                    for found in trees.find_below(&root, &matcher, written)? {
                         self.push_hidden(&found);
                     }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A tool cache outside the roots, layered for this project: one that does not exist, lies
+    /// in a writable root already, is hidden, or whose path the kernel's option syntax cannot
+    /// carry is left as it is (read-only).
+    fn layer(&mut self, environment: &Environment, written: &str) -> Result<(), SandboxError> {
+        let parsed = parse(written)?;
+        if parsed.components.iter().any(|c| has_wildcard(c)) || matches!(parsed.base, Base::EachRoot | Base::AnyDepth) {
+            return Err(invalid(format!(
+                "cache `{written}`: a cache is one directory outside the roots (`~/p`, `/p`, `$NAME/p`)"
+            )));
+        }
+        let Some(start) = start_of(environment, &parsed, written)? else {
+            return Ok(());
+        };
+        let relative: PathBuf = parsed.components.iter().skip_while(|c| **c == "..").collect();
+        let Some(path) = resolve_path(Path::new("/"), &start.join(relative)) else {
+            return Ok(());
+        };
+        let plain = path.to_str().is_some_and(|p| !p.contains([',', ':', '\\']));
+        if !path.is_dir()
+            || !plain
+            || self.writable_root_of(&path).is_some()
+            || self
+                .hidden
+                .iter()
+                .any(|h| path.starts_with(&h.path) || h.path.starts_with(&path))
+        {
+            return Ok(());
+        }
+        let Some(state) = sixfold_core::user_dirs::state_dir() else {
+            return Ok(());
+        };
+        let layer = state
+            .join("caches")
+            .join(fnv(self.roots.iter().map(|r| r.as_os_str())))
+            .join(fnv(std::iter::once(path.as_os_str())));
+        let made =
+            std::fs::create_dir_all(layer.join("upper")).and_then(|()| std::fs::create_dir_all(layer.join("work")));
+        let Some(layer) = made.ok().and_then(|()| resolve_path(Path::new("/"), &layer)) else {
+            return Ok(());
+        };
+        if layer.to_str().is_some_and(|l| l.contains([',', ':', '\\'])) || layer.starts_with(&path) {
+            return Ok(());
+        }
+        self.writable.push(layer.clone());
+        self.writable.sort();
+        self.writable = outermost(std::mem::take(&mut self.writable));
+        self.caches.push(Cache { path, layer });
+        Ok(())
+    }
+
+    /// Hides every socket under the writable temp dir, a few levels down (ssh-agent's
+    /// `/tmp/ssh-…/agent.…`, tmux's `/tmp/tmux-…/default`): a host process listens there.
+    fn hide_sockets(&mut self, tmp: &Path) -> Result<(), SandboxError> {
+        use std::os::unix::fs::FileTypeExt;
+        let Some(tmp) = resolve_path(Path::new("/"), tmp) else {
+            return Ok(());
+        };
+        let mut pending = vec![(tmp.clone(), 0usize)];
+        let mut seen = 0usize;
+        while let Some((dir, depth)) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > MAX_WALK_ENTRIES {
+                    // INVARIANT (fail closed): a temp dir too large to search is refused.
+                    return Err(invalid(format!(
+                        "more than {MAX_WALK_ENTRIES} entries under `{}` to search for sockets",
+                        tmp.display()
+                    )));
+                }
+                let Ok(kind) = entry.file_type() else { continue };
+                if kind.is_socket() {
+                    self.hidden.push(Hidden {
+                        path: entry.path(),
+                        is_dir: false,
+                    });
+                } else if kind.is_dir() && depth + 1 < SOCKET_DEPTH {
+                    pending.push((entry.path(), depth + 1));
                 }
             }
         }
@@ -319,6 +596,83 @@ impl Layout {
     }
 }
 
+/// A stable name for a set of paths (FNV-1a over their bytes): the same in every version.
+fn fnv<'a>(paths: impl Iterator<Item = &'a std::ffi::OsStr>) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in paths {
+        for byte in path.as_bytes().iter().chain(std::iter::once(&0u8)) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// How many levels under the temp dir sockets are looked for.
+const SOCKET_DEPTH: usize = 3;
+
+/// A path's device and inode, not following a final symbolic link.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Where a path as written outside the roots starts: the home directory, `/`, or a variable's
+/// path climbed as written (`None` when the variable is unset or not absolute).
+fn start_of(environment: &Environment, parsed: &Written<'_>, written: &str) -> Result<Option<PathBuf>, SandboxError> {
+    match &parsed.base {
+        Base::Home => home(environment, written).map(Some),
+        Base::Variable(name) => {
+            let Some(value) = std::env::var_os(name).map(PathBuf::from) else {
+                return Ok(None);
+            };
+            if !value.is_absolute() {
+                return Ok(None);
+            }
+            let Some(mut start) = resolve_path(Path::new("/"), &value) else {
+                return Ok(None);
+            };
+            for _ in parsed.components.iter().take_while(|c| **c == "..") {
+                start.pop();
+            }
+            // INVARIANT (fail closed): a variable never names `/` as a whole to hide or keep.
+            Ok((start.parent().is_some()).then_some(start))
+        }
+        _ => Ok(Some(PathBuf::from("/"))),
+    }
+}
+
+/// The relative paths under `dir` that `components` name: literal components as they are,
+/// wildcard components matched against the entries that exist. A literal path is returned even
+/// when it does not exist (it may get a placeholder); past a wildcard, only what exists.
+fn expand(dir: &Path, components: &[&str], written: &str) -> Result<Vec<PathBuf>, SandboxError> {
+    let mut found = vec![PathBuf::new()];
+    for component in components {
+        if !has_wildcard(component) {
+            for path in &mut found {
+                path.push(component);
+            }
+            continue;
+        }
+        let matcher = matcher(component, written)?;
+        let mut next = Vec::new();
+        for path in &found {
+            let Ok(entries) = std::fs::read_dir(dir.join(path)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if matcher.is_match(entry.file_name()) {
+                    next.push(path.join(entry.file_name()));
+                }
+            }
+        }
+        next.sort();
+        found = next;
+    }
+    Ok(found)
+}
+
 /// A matcher for one name as written (a literal, or a glob in a secret's last component).
 fn matcher(name: &str, written: &str) -> Result<globset::GlobMatcher, SandboxError> {
     Ok(globset::GlobBuilder::new(name)
@@ -329,37 +683,70 @@ fn matcher(name: &str, written: &str) -> Result<globset::GlobMatcher, SandboxErr
         .compile_matcher())
 }
 
-/// Every entry under `root`, at any depth, whose name matches (not looked into further).
-fn find_below(root: &Path, matcher: &globset::GlobMatcher, written: &str) -> Result<Vec<PathBuf>, SandboxError> {
-    let mut found = Vec::new();
+/// The entries under each root, read once (bounded) and sorted, so a directory's descendants
+/// follow it.
+#[derive(Debug, Default)]
+struct Trees {
+    read: Vec<(PathBuf, Option<Vec<PathBuf>>)>,
+}
+
+impl Trees {
+    /// Every entry under `root`, at any depth, whose name matches (not looked into further).
+    fn find_below(
+        &mut self,
+        root: &Path,
+        matcher: &globset::GlobMatcher,
+        written: &str,
+    ) -> Result<Vec<PathBuf>, SandboxError> {
+        if !self.read.iter().any(|(r, _)| r == root) {
+            let entries = read_tree(root);
+            self.read.push((root.to_path_buf(), entries));
+        }
+        let Some((_, entries)) = self.read.iter().find(|(r, _)| r == root) else {
+            return Ok(Vec::new());
+        };
+        let Some(entries) = entries else {
+            // INVARIANT (fail closed): a tree too large to search is refused, not partly
+            // searched.
+            return Err(invalid(format!(
+                "more than {MAX_WALK_ENTRIES} entries under `{}` to search for `{written}`",
+                root.display()
+            )));
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        for path in entries {
+            if found.last().is_some_and(|f| path.starts_with(f)) {
+                continue;
+            }
+            if path.file_name().is_some_and(|n| matcher.is_match(n)) {
+                found.push(path.clone());
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Every entry under `root`, sorted; `None` past [`MAX_WALK_ENTRIES`]. Symbolic links are not
+/// followed: what they point to inside a root is read where it is.
+fn read_tree(root: &Path) -> Option<Vec<PathBuf>> {
+    let mut all = Vec::new();
     let mut pending = vec![root.to_path_buf()];
-    let mut seen = 0usize;
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_WALK_ENTRIES {
-                // INVARIANT (fail closed): a tree too large to search is refused, not partly
-                // searched.
-                return Err(invalid(format!(
-                    "more than {MAX_WALK_ENTRIES} entries under `{}` to search for `{written}`",
-                    root.display()
-                )));
+            if all.len() >= MAX_WALK_ENTRIES {
+                return None;
             }
-            if matcher.is_match(entry.file_name()) {
-                found.push(entry.path());
-                continue;
-            }
-            // Symbolic links are not followed: what they point to inside a root is walked
-            // where it is.
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 pending.push(entry.path());
             }
+            all.push(entry.path());
         }
     }
-    Ok(found)
+    all.sort();
+    Some(all)
 }
 
 fn home(environment: &Environment, written: &str) -> Result<PathBuf, SandboxError> {
@@ -414,15 +801,25 @@ mod tests {
             read_only_roots: Vec::new(),
             tmp: None,
             protected: vec![
-                ".git/hooks".into(),
+                ".git".into(),
+                ".git/hooks/**".into(),
                 ".git/config".into(),
                 ".mcp.json".into(),
-                ".claude".into(),
+                ".claude/**".into(),
             ],
             secrets: vec!["**/.env*".into(), "~/.ssh".into()],
             network: Network::Cut,
             home: root.join("home"),
+            ..Environment::default()
         }
+    }
+
+    fn read_only(layout: &Layout) -> Vec<PathBuf> {
+        layout.read_only().map(Path::to_path_buf).collect()
+    }
+
+    fn pinned(layout: &Layout) -> Vec<PathBuf> {
+        layout.pinned().map(Path::to_path_buf).collect()
     }
 
     #[test]
@@ -435,10 +832,82 @@ mod tests {
         assert_eq!(layout.writable, vec![root.clone()]);
         assert_eq!(layout.roots, vec![root.clone()]);
         assert_eq!(
-            layout.read_only,
+            read_only(&layout),
             vec![root.join(".git/config"), root.join(".git/hooks")]
         );
+        // `.git` itself is kept in place; its objects, refs and index stay writable.
+        assert_eq!(pinned(&layout), vec![root.join(".git")]);
         assert_eq!(layout.missing, vec![root.join(".claude"), root.join(".mcp.json")]);
+    }
+
+    #[test]
+    fn the_directories_above_a_protected_path_are_kept_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/modules/sub/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("vendor/lib/.git")).unwrap();
+        std::fs::write(root.join(".git/modules/sub/config"), "").unwrap();
+        let mut env = environment(&root);
+        env.protected = vec![
+            ".git/modules/*/config".into(),
+            ".git/modules/*/hooks/**".into(),
+            "**/.git".into(),
+            "**/.git/config".into(),
+        ];
+        let layout = Layout::resolve(&env).unwrap();
+        assert_eq!(
+            read_only(&layout),
+            vec![
+                root.join(".git/modules/sub/config"),
+                root.join(".git/modules/sub/hooks")
+            ]
+        );
+        assert_eq!(
+            pinned(&layout),
+            vec![
+                root.join(".git"),
+                root.join(".git/modules"),
+                root.join(".git/modules/sub"),
+                root.join("vendor"),
+                root.join("vendor/lib"),
+                root.join("vendor/lib/.git"),
+            ]
+        );
+        // A nested repository's missing config is not made (only what exists at any depth).
+        assert!(layout.missing.is_empty(), "{layout:?}");
+    }
+
+    #[test]
+    fn a_placeholder_holds_the_text_the_environment_gives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        let mut env = environment(&root);
+        env.protected = vec![".git/commondir".into()];
+        env.placeholders = vec![(".git/commondir".into(), ".\n".into())];
+        let layout = Layout::resolve(&env).unwrap();
+        assert_eq!(layout.missing, vec![root.join(".git/commondir")]);
+        assert_eq!(layout.texts, vec![(root.join(".git/commondir"), ".\n".to_string())]);
+    }
+
+    #[test]
+    fn a_variable_names_a_directory_to_hide() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("agent")).unwrap();
+        let mut env = environment(&root);
+        env.secrets = vec!["$SIXFOLD_TEST_UNSET_VARIABLE/..".into()];
+        // An unset variable hides nothing.
+        std::env::set_var("SIXFOLD_TEST_LAYOUT_SOCK", root.join("agent/sock"));
+        env.secrets.push("$SIXFOLD_TEST_LAYOUT_SOCK/..".into());
+        let layout = Layout::resolve(&env).unwrap();
+        assert_eq!(
+            layout.hidden,
+            vec![Hidden {
+                path: root.join("agent"),
+                is_dir: true
+            }]
+        );
     }
 
     #[test]
@@ -447,7 +916,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join(".git"), "gitdir: /elsewhere\n").unwrap();
         let layout = Layout::resolve(&environment(&root)).unwrap();
-        assert!(layout.read_only.contains(&root.join(".git")), "{layout:?}");
+        assert!(read_only(&layout).contains(&root.join(".git")), "{layout:?}");
     }
 
     #[test]
@@ -472,10 +941,10 @@ mod tests {
     }
 
     #[test]
-    fn a_wildcard_in_a_protected_path_is_refused() {
+    fn a_wildcard_in_a_protected_path_outside_the_roots_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let mut env = environment(dir.path());
-        env.protected = vec![".claude/*".into()];
+        env.protected = vec!["~/.claude/*".into()];
         let error = Layout::resolve(&env).unwrap_err().to_string();
         assert!(error.contains("has a wildcard"), "{error}");
     }
@@ -486,9 +955,10 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("a/b/.sixfold")).unwrap();
         let mut env = environment(&root);
-        env.protected = vec![".sixfold".into(), "**/.sixfold".into()];
+        env.protected = vec![".sixfold/**".into(), "**/.sixfold/**".into()];
         let layout = Layout::resolve(&env).unwrap();
-        assert_eq!(layout.read_only, vec![root.join("a/b/.sixfold")]);
+        assert_eq!(read_only(&layout), vec![root.join("a/b/.sixfold")]);
+        assert_eq!(pinned(&layout), vec![root.join("a"), root.join("a/b")]);
         assert_eq!(layout.missing, vec![root.join(".sixfold")]);
     }
 
@@ -526,7 +996,7 @@ mod tests {
         env.read_only_roots = std::mem::take(&mut env.roots);
         let layout = Layout::resolve(&env).unwrap();
         assert!(layout.writable.is_empty());
-        assert!(layout.read_only.is_empty() && layout.missing.is_empty());
+        assert!(layout.kept.is_empty() && layout.missing.is_empty());
         assert_eq!(
             layout.hidden,
             vec![Hidden {

@@ -25,10 +25,12 @@ mod layout;
 #[cfg(target_os = "linux")]
 mod linux;
 mod proof;
+mod repositories;
 
-pub use environment::{Environment, Network};
+pub use environment::{Environment, Network, Variables};
 pub use error::SandboxError;
 pub use proof::{Check, Proof};
+pub use repositories::Quarantined;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -49,6 +51,7 @@ use std::path::Path;
 ///     secrets: vec!["~/.ssh".into()],
 ///     network: Network::Cut,
 ///     home: "/home/me".into(),
+///     ..Environment::default()
 /// };
 /// let status = run(&environment, &["cargo".into(), "test".into()], "/work/repo".as_ref())?;
 /// # Ok::<(), sixfold_sandbox::SandboxError>(())
@@ -67,6 +70,28 @@ use std::path::Path;
 /// assert!(error.to_string().contains("is not an absolute path"));
 /// ```
 pub fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
+    run_reporting(environment, argv, cwd).map(|outcome| outcome.status)
+}
+
+/// How a confined command ended, and what the sandbox did after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The command's exit status (128 + the signal when a signal ended it).
+    pub status: i32,
+    /// The git repositories the command made below a writable root, renamed aside so the
+    /// host's git never runs their config or hooks (a submodule the command added would make
+    /// the host's `git status` enter it).
+    pub quarantined: Vec<Quarantined>,
+    /// Whether every root was searched for them (a tree larger than the walk's bound is not).
+    pub searched_all: bool,
+}
+
+/// [`run`], and what the sandbox did after the command ended (see [`Outcome`]).
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_reporting(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<Outcome, SandboxError> {
     #[cfg(target_os = "linux")]
     {
         linux::run(environment, argv, cwd)
@@ -78,6 +103,64 @@ pub fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i
             what: "the sandbox is built from Linux namespaces, Landlock and seccomp; this is not Linux".to_string(),
         })
     }
+}
+
+/// How a path was withheld from a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withheld {
+    /// Hidden (a secret, a host socket): it reads as an empty, unreadable entry.
+    Hidden,
+    /// Read-only (a protected path): writing, removing or renaming it fails.
+    ReadOnly,
+    /// Kept in place (`.git`, the directories above a protected path): it cannot be renamed
+    /// or removed, though what is under it can change.
+    KeptInPlace,
+}
+
+/// What `environment` withholds inside the directories `within` (the workspace roots), for a
+/// message when a command fails on it (`git reset --hard` of a tree that tracks `.env` fails
+/// with "device or resource busy" on the mask). Resolved against the filesystem now, sorted
+/// by path; empty when the environment cannot be resolved.
+///
+/// ```
+/// use sixfold_sandbox::{withheld, Environment, Withheld};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join(".env"), "K=v").unwrap();
+/// let environment = Environment {
+///     roots: vec![dir.path().into()],
+///     secrets: vec!["**/.env*".into()],
+///     ..Environment::default()
+/// };
+/// let found = withheld(&environment, &[dir.path().into()]);
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].1, Withheld::Hidden);
+/// ```
+pub fn withheld(environment: &Environment, within: &[std::path::PathBuf]) -> Vec<(std::path::PathBuf, Withheld)> {
+    let Ok(layout) = layout::Layout::resolve(environment) else {
+        return Vec::new();
+    };
+    let within: Vec<std::path::PathBuf> = within
+        .iter()
+        .filter_map(|d| sixfold_core::scope::resolve_path(Path::new("/"), d))
+        .collect();
+    let inside = |path: &Path| within.iter().any(|d| path.starts_with(d));
+    let mut found: Vec<(std::path::PathBuf, Withheld)> = layout
+        .hidden
+        .iter()
+        .map(|h| (h.path.clone(), Withheld::Hidden))
+        .chain(layout.kept.iter().map(|k| {
+            let how = if k.read_only {
+                Withheld::ReadOnly
+            } else {
+                Withheld::KeptInPlace
+            };
+            (k.path.clone(), how)
+        }))
+        .filter(|(path, _)| inside(path))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
 }
 
 /// Proves `environment` on this machine: a probe runs inside it and observes that a write inside

@@ -12,7 +12,7 @@
 //!
 //! Every file is created under temp dirs the test owns, removed when it ends.
 
-use sixfold_sandbox::{prove, run, Environment, Network};
+use sixfold_sandbox::{prove, run, run_reporting, Environment, Network, Variables};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -67,16 +67,22 @@ impl World {
             read_only_roots: Vec::new(),
             tmp: None,
             protected: vec![
-                ".git/hooks".into(),
+                ".git/hooks/**".into(),
                 ".git/config".into(),
-                ".sixfold".into(),
-                ".claude".into(),
-                ".codex".into(),
+                ".sixfold/**".into(),
+                ".claude/**".into(),
+                ".codex/**".into(),
                 ".mcp.json".into(),
             ],
             secrets: vec!["~/.ssh".into(), "~/.aws".into(), "**/.env*".into()],
             network: Network::Cut,
             home: self.home.clone(),
+            caches: Vec::new(),
+            variables: Variables {
+                pass: vec!["PATH".into(), "HOME".into()],
+                never: Vec::new(),
+            },
+            placeholders: Vec::new(),
         }
     }
 
@@ -521,7 +527,7 @@ fn a_proof_with_no_secret_on_the_machine_uses_a_canary() {
 fn an_environment_that_cannot_be_enforced_is_not_proven_and_says_why() {
     let world = World::new();
     let environment = Environment {
-        protected: vec![".claude/*.json".into()],
+        protected: vec!["~/.claude/*.json".into()],
         ..world.environment()
     };
     let proof = prove(&environment);
@@ -529,4 +535,108 @@ fn an_environment_that_cannot_be_enforced_is_not_proven_and_says_why() {
     let failed: Vec<&str> = proof.failed().map(|c| c.detail.as_str()).collect();
     assert!(failed.iter().any(|d| d.contains("has a wildcard")), "{failed:?}");
     assert!(run(&environment, &["true".into()], &world.root).is_err());
+}
+
+/// `.git` kept in place as an entry: its data writable, the entry itself not renamed, removed
+/// or replaced; the directories above a protected path kept too.
+fn with_repository_kept(world: &World) -> Environment {
+    let mut environment = world.environment();
+    environment
+        .protected
+        .extend([".git".to_string(), "src/deep/.sixfold/**".to_string()]);
+    environment
+}
+
+#[test]
+fn git_is_kept_in_place_while_its_data_stays_writable() {
+    let world = World::new();
+    std::fs::create_dir_all(world.root.join(".git/objects")).unwrap();
+    std::fs::create_dir_all(world.root.join("src/deep/.sixfold")).unwrap();
+    let environment = with_repository_kept(&world);
+    let attacks = [
+        "mv .git .git-old",
+        "rmdir .git",
+        "mv src src-old && mkdir -p src/deep/.sixfold && touch src/deep/.sixfold/planted",
+        "mv src/deep src/deep-old",
+        "ln -sfnT /tmp .git",
+    ];
+    for attack in attacks {
+        assert_ne!(world.bash_in(&environment, attack), 0, "{attack}");
+    }
+    assert!(world.root.join(".git").is_dir() && !world.root.join(".git-old").exists());
+    assert!(world.root.join("src/main.rs").is_file() && !world.root.join("src-old").exists());
+    assert!(!world.root.join("src/deep/.sixfold/planted").exists());
+    // Beside it: the repository's data is written as git writes it (a lock, then a rename).
+    let status = world.bash_in(
+        &environment,
+        "echo obj > .git/objects/o.lock && mv .git/objects/o.lock .git/objects/o && echo idx > .git/index",
+    );
+    assert_eq!(status, 0);
+    assert_eq!(
+        std::fs::read_to_string(world.root.join(".git/objects/o")).unwrap(),
+        "obj\n"
+    );
+}
+
+#[test]
+fn only_the_variables_the_environment_names_pass() {
+    let world = World::new();
+    std::env::set_var("SIXFOLD_ENFORCEMENT_API_KEY", "canary-credential");
+    std::env::set_var("SIXFOLD_ENFORCEMENT_LANG", "kept");
+    let mut environment = world.environment();
+    environment.variables = Variables {
+        pass: vec!["PATH".into(), "SIXFOLD_ENFORCEMENT_*".into()],
+        never: vec!["*_KEY".into()],
+    };
+    assert_eq!(world.bash_in(&environment, "env > out"), 0);
+    let env = world.out();
+    assert!(!env.contains("canary-credential"), "{env}");
+    assert!(env.contains("SIXFOLD_ENFORCEMENT_LANG=kept"), "{env}");
+    assert!(!env.lines().any(|l| l.starts_with("HOME=")), "{env}");
+}
+
+#[test]
+fn the_keyring_calls_are_refused_inside() {
+    let world = World::new();
+    let proof = prove(&world.environment());
+    let keyring: Vec<_> = proof.checks.iter().filter(|c| c.name == "keyring").collect();
+    assert!(!keyring.is_empty() && keyring.iter().all(|c| c.held), "{proof:#?}");
+}
+
+#[test]
+fn a_host_socket_in_the_temp_dir_is_masked_and_a_socket_made_inside_works() {
+    let world = World::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("ssh-agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(dir.join("agent.sock")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let mut environment = world.environment();
+    environment.tmp = Some(tmp.path().to_path_buf());
+    let connect = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+        dir.join("agent.sock").display()
+    );
+    assert_ne!(world.bash_in(&environment, &connect), 0);
+    assert!(listener.accept().is_err());
+    let own = "python3 -c 'import socket; v = socket.socket(socket.AF_UNIX); v.bind(\"own.sock\"); v.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(\"own.sock\")'";
+    assert_eq!(world.bash_in(&environment, own), 0);
+}
+
+#[test]
+fn a_repository_made_inside_is_renamed_aside_after_the_command() {
+    let world = World::new();
+    std::fs::create_dir_all(world.root.join("kept/.git")).unwrap();
+    let argv: Vec<OsString> = vec![
+        "bash".into(),
+        "-c".into(),
+        "mkdir -p made/.git && echo x > made/.git/config".into(),
+    ];
+    let outcome = run_reporting(&world.environment(), &argv, &world.root).unwrap();
+    assert_eq!(outcome.status, 0);
+    assert_eq!(outcome.quarantined.len(), 1, "{outcome:?}");
+    assert_eq!(outcome.quarantined[0].path, world.root.join("made/.git"));
+    assert!(!world.root.join("made/.git").exists());
+    assert!(world.root.join("made/.git.sixfold-quarantined/config").is_file());
+    assert!(world.root.join("kept/.git").is_dir());
 }

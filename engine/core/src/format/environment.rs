@@ -39,6 +39,33 @@ pub struct EnvironmentFile {
     /// Whether the network is `cut` or `open`.
     #[serde(default)]
     pub network: NetworkAccess,
+    /// Tool caches outside the roots (`~/.npm`, `~/.cache/pip`) the command reads as they are
+    /// and writes to a per-project layer over them: the host's cache is never changed.
+    #[serde(default)]
+    pub caches: Vec<String>,
+    /// Which of the caller's environment variables the command gets. Left out, none.
+    #[serde(default)]
+    pub variables: VariablesFile,
+    /// What a protected file that does not exist yet holds while it stands in its place (by
+    /// default it is empty): `{ ".git/commondir" = ".\n" }` for a file git reads when it exists.
+    #[serde(default)]
+    pub placeholders: std::collections::BTreeMap<String, String>,
+}
+
+/// The environment variables a confined command gets: an allow-list.
+///
+/// A variable passes when `pass` names it exactly, or when it matches a pattern of `pass` (a
+/// name with `*`) and no pattern of `never` (matched ignoring case). Everything else is
+/// withheld: a credential reaches the command only when an environment names it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VariablesFile {
+    /// Names (`PATH`) and patterns (`LC_*`) of the variables that pass.
+    #[serde(default)]
+    pub pass: Vec<String>,
+    /// Patterns of names that never pass through a pattern of `pass` (`*TOKEN*`, `*_KEY`).
+    #[serde(default)]
+    pub never: Vec<String>,
 }
 
 fn yes() -> bool {

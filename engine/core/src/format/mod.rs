@@ -14,7 +14,7 @@ mod provider;
 mod rule;
 
 pub use closed::NoOtherKeys;
-pub use environment::{Access, EnvironmentFile, NetworkAccess};
+pub use environment::{Access, EnvironmentFile, NetworkAccess, VariablesFile};
 pub use governed::GovernedFile;
 pub use mode::{BehaviourFile, ModeFile};
 pub use pattern::{MetaTool, PatternFile, PatternLimits, SpawnExample};

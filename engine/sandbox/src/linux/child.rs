@@ -42,6 +42,8 @@ pub(crate) enum Step {
     ReadOnlyRoot,
     /// Attaching a writable root's copy.
     AttachRoot,
+    /// A tool cache's layer.
+    Cache,
     /// The fresh /dev.
     Dev,
     /// A device file in /dev.
@@ -54,6 +56,8 @@ pub(crate) enum Step {
     Proc,
     /// Landlock.
     Landlock,
+    /// A fresh session keyring.
+    Keyring,
     /// Dropping capabilities.
     Capabilities,
     /// no_new_privs.
@@ -68,7 +72,7 @@ pub(crate) enum Step {
 
 impl Step {
     /// All steps, to read a tag back.
-    const ALL: [Step; 18] = [
+    const ALL: [Step; 20] = [
         Step::Namespaces,
         Step::IdMaps,
         Step::Fork,
@@ -76,12 +80,14 @@ impl Step {
         Step::CopyRoot,
         Step::ReadOnlyRoot,
         Step::AttachRoot,
+        Step::Cache,
         Step::Dev,
         Step::Device,
         Step::Protect,
         Step::Hide,
         Step::Proc,
         Step::Landlock,
+        Step::Keyring,
         Step::Capabilities,
         Step::NoNewPrivs,
         Step::Seccomp,
@@ -104,12 +110,14 @@ impl Step {
             Step::CopyRoot => "copy a writable root's mount (needs Linux 5.2+)",
             Step::ReadOnlyRoot => "make the filesystem read-only (needs Linux 5.12+)",
             Step::AttachRoot => "bind a writable root",
+            Step::Cache => "layer a tool cache (overlayfs)",
             Step::Dev => "build the sandbox's /dev",
             Step::Device => "bind a device file",
-            Step::Protect => "keep a protected path read-only",
+            Step::Protect => "keep a protected path in place",
             Step::Hide => "hide a secret",
             Step::Proc => "mount /proc for the sandbox's PID namespace",
             Step::Landlock => "enforce the Landlock ruleset",
+            Step::Keyring => "join a fresh session keyring",
             Step::Capabilities => "drop capabilities",
             Step::NoNewPrivs => "set no_new_privs",
             Step::Seccomp => "install the seccomp filter",
@@ -123,9 +131,10 @@ impl Step {
         match self {
             Step::CopyRoot | Step::AttachRoot => PathList::Writable,
             Step::Device => PathList::Devices,
-            Step::Protect => PathList::ReadOnly,
+            Step::Protect => PathList::Kept,
             Step::Hide => PathList::Hidden,
             Step::Chdir => PathList::Cwd,
+            Step::Cache => PathList::Caches,
             _ => PathList::None,
         }
     }
@@ -247,11 +256,33 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
         sys::move_mount(*fd, root).map_err(|e| (Step::AttachRoot, index, e))?;
         sys::close(*fd);
     }
+    // A tool cache reads as the host's and takes the command's writes into its per-project
+    // layer (attached writable above).
+    for (index, (path, options)) in plan.caches.iter().enumerate() {
+        mount(
+            Some(c"overlay"),
+            path,
+            Some(c"overlay"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some(options),
+        )
+        .map_err(|e| (Step::Cache, index, e))?;
+    }
     build_dev(plan, devices)?;
-    for (index, path) in plan.read_only.iter().enumerate() {
+    // Parents first: a directory kept in place is bound before what is read-only inside it.
+    for (index, (path, read_only, identity)) in plan.kept.iter().enumerate() {
         mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None)
             .map_err(|e| (Step::Protect, index, e))?;
-        sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
+        // INVARIANT (fail closed): the mount landed on the very entry the layout found (not on
+        // what a symbolic link swapped in since then points to).
+        match sys::identity(path) {
+            Ok(found) if found == *identity => {}
+            Ok(_) => return Err((Step::Protect, index, libc::ESTALE)),
+            Err(e) => return Err((Step::Protect, index, e)),
+        }
+        if *read_only {
+            sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
+        }
     }
     for (index, (path, is_dir)) in plan.hidden.iter().enumerate() {
         let masked = if *is_dir {
@@ -351,7 +382,15 @@ fn confine(plan: &Plan) -> Result<(), Failure> {
             sys::landlock_add_path(landlock.ruleset.as_raw_fd(), dir, landlock.all_writes)
                 .map_err(|e| (Step::Landlock, 0, e))?;
         }
+        // The layered caches exist only inside, like /dev/shm.
+        for (path, _) in &plan.caches {
+            sys::landlock_add_path(landlock.ruleset.as_raw_fd(), path, landlock.all_writes)
+                .map_err(|e| (Step::Landlock, 0, e))?;
+        }
     }
+    // The caller's session keyring (and the keys it holds) is not the command's: a fresh,
+    // empty one replaces it; the filter below then refuses the keyring calls altogether.
+    sys::join_session_keyring().map_err(|e| (Step::Keyring, 0, e))?;
     // INVARIANT (fail closed): without capabilities nothing inside can undo a mount, and no
     // execve (a set-user-ID program included) can grant one back.
     sys::drop_capabilities().map_err(|e| (Step::Capabilities, 0, e))?;
@@ -425,6 +464,12 @@ fn try_op(op: &ProbeOp) -> i32 {
         }),
         ProbeKind::Remove => sys::remove(&op.path),
         ProbeKind::Connect => sys::connect_loopback(op.port),
+        ProbeKind::Rename => sys::rename(&op.path, &op.other).map(|()| {
+            let _ = sys::rename(&op.other, &op.path);
+        }),
+        ProbeKind::ConnectUnix => sys::connect_unix(&op.path, false),
+        ProbeKind::ConnectAbstract => sys::connect_unix(&op.path, true),
+        ProbeKind::Keyring => sys::session_keyring(),
     };
     match result {
         Ok(()) => 0,

@@ -22,6 +22,8 @@ mod sys;
 use crate::environment::Environment;
 use crate::error::SandboxError;
 use crate::layout::Layout;
+use crate::repositories::Repositories;
+use crate::Outcome;
 use child::{Step, PROBE_RESULT, RECORD_LEN};
 use landlock_rules::DEVICES;
 use plan::{Exec, Payload, Plan};
@@ -30,16 +32,36 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-/// Runs `argv` confined by `environment`, in `cwd`; returns its exit status.
-pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<i32, SandboxError> {
+/// Runs `argv` confined by `environment`, in `cwd`; returns its exit status and the
+/// repositories it made, renamed aside.
+pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<Outcome, SandboxError> {
     let mut layout = Layout::resolve(environment)?;
-    let placeholders = placeholder::Placeholders::make(&layout.missing)?;
+    let searched: Vec<std::path::PathBuf> = layout
+        .roots
+        .iter()
+        .filter(|r| layout.writable_root_of(r).is_some())
+        .cloned()
+        .collect();
+    let before = Repositories::find(&searched);
+    let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
     layout.hold(placeholders.paths());
-    let plan = Plan::new(environment, layout, Payload::Exec(Exec::new(argv)?), cwd)?;
+    let plan = Plan::new(
+        environment,
+        layout,
+        Payload::Exec(Exec::new(argv, &environment.variables)?),
+        cwd,
+    )?;
     let code = spawn(&plan).map(|(code, _)| code);
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
-    code
+    let status = code?;
+    // INVARIANT: nothing inside runs any more, so nothing races the search.
+    let after = Repositories::find(&searched);
+    Ok(Outcome {
+        status,
+        quarantined: before.quarantine_new(&after),
+        searched_all: !before.incomplete && !after.incomplete,
+    })
 }
 
 /// What a probe operation reported: its index and 0 or an error number.

@@ -7,9 +7,10 @@
 //! that bound it, so a run never removes a placeholder another run still relies on: each run
 //! holds a shared lock on the placeholder's lock file (under sixfold's state directory, outside
 //! every root, so read-only inside) while its command runs, and the last one out removes it if
-//! it is still the same empty entry it made. Setting up and taking down are serialised by one
-//! exclusive lock. A run that dies leaves its placeholder behind; the next run that needs it
-//! recognises it (the lock file keeps its device and inode) and removes it when done.
+//! it is still the same entry it made (empty, or holding the text the environment gives it),
+//! and its lock file with it. Setting up and taking down are serialised by one exclusive lock.
+//! A run that dies leaves its placeholder behind; the next run that needs it recognises it (the
+//! lock file keeps its device and inode) and removes it when done.
 
 use crate::error::SandboxError;
 use nix::fcntl::{Flock, FlockArg};
@@ -29,6 +30,8 @@ pub(crate) struct Placeholders {
 #[derive(Debug)]
 struct Held {
     path: PathBuf,
+    /// Set for a file that holds text (or nothing) where a directory would be made.
+    text: Option<String>,
     lock_file: PathBuf,
     _shared: Flock<File>,
 }
@@ -75,10 +78,14 @@ fn is_file_name(path: &Path) -> bool {
 }
 
 fn open_lock(path: &Path) -> Result<File, SandboxError> {
+    open_lock_as(path, true)
+}
+
+fn open_lock_as(path: &Path, create: bool) -> Result<File, SandboxError> {
     OpenOptions::new()
         .read(true)
         .write(true)
-        .create(true)
+        .create(create)
         .truncate(false)
         .mode(0o600)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
@@ -101,8 +108,9 @@ impl Placeholders {
         Ok(state.join("placeholders"))
     }
 
-    /// Makes a placeholder for each missing path (those that still do not exist) and holds it.
-    pub(crate) fn make(missing: &[PathBuf]) -> Result<Placeholders, SandboxError> {
+    /// Makes a placeholder for each missing path (those that still do not exist) and holds it;
+    /// a file holds its text from `texts`, else nothing.
+    pub(crate) fn make(missing: &[PathBuf], texts: &[(PathBuf, String)]) -> Result<Placeholders, SandboxError> {
         if missing.is_empty() {
             return Ok(Placeholders {
                 dir: PathBuf::new(),
@@ -115,6 +123,7 @@ impl Placeholders {
             .map_err(lock_error("lock the placeholders"))?;
         let mut held = Vec::new();
         for path in missing {
+            let text = texts.iter().find(|(p, _)| p == path).map(|(_, t)| t.clone());
             let lock_file = dir.join(lock_name(path));
             // No exclusive lock on a placeholder is taken without `all.lock`, which this run
             // holds: this never waits.
@@ -122,13 +131,15 @@ impl Placeholders {
                 Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
             match std::fs::symlink_metadata(path) {
                 Err(_) => {
-                    if is_file_name(path) {
-                        OpenOptions::new()
+                    if is_file_name(path) || text.is_some() {
+                        let mut file = OpenOptions::new()
                             .write(true)
                             .create_new(true)
                             .mode(0o644)
                             .open(path)
                             .map_err(host("create a placeholder file"))?;
+                        std::io::Write::write_all(&mut file, text.as_deref().unwrap_or_default().as_bytes())
+                            .map_err(host("write a placeholder file"))?;
                     } else {
                         std::fs::create_dir(path).map_err(host("create a placeholder directory"))?;
                     }
@@ -153,6 +164,7 @@ impl Placeholders {
             }
             held.push(Held {
                 path: path.clone(),
+                text,
                 lock_file,
                 _shared: shared,
             });
@@ -165,21 +177,25 @@ impl Placeholders {
         self.held.iter().map(|h| h.path.as_path())
     }
 
-    /// Whether `path` is a placeholder some run made and none holds now (left behind).
-    pub(crate) fn left_behind(path: &Path) -> bool {
+    /// Whether `path` is a placeholder some run made (holding `text`) and none holds now (left
+    /// behind).
+    pub(crate) fn left_behind(path: &Path, text: Option<&str>) -> bool {
         let Ok(dir) = Self::lock_dir() else { return false };
-        let Ok(file) = open_lock(&dir.join(lock_name(path))) else {
+        // A lock that is gone went with its placeholder (it is not made again here).
+        let Ok(file) = open_lock_as(&dir.join(lock_name(path)), false) else {
             return false;
         };
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(mut lock) => is_placeholder(path, &mut lock),
+            Ok(mut lock) => is_placeholder(path, text, &mut lock),
             Err(_) => false,
         }
     }
 }
 
-/// Whether `path` is still the empty entry whose device and inode the lock file records.
-fn is_placeholder(path: &Path, lock: &mut Flock<File>) -> bool {
+/// Whether `path` is still the entry whose device and inode the lock file records, holding
+/// nothing but `text` (an empty directory, or a file with that text).
+fn is_placeholder(path: &Path, text: Option<&str>, lock: &mut Flock<File>) -> bool {
+    let text = text.unwrap_or_default();
     let mut recorded = String::new();
     if lock.read_to_string(&mut recorded).is_err() {
         return false;
@@ -190,7 +206,9 @@ fn is_placeholder(path: &Path, lock: &mut Flock<File>) -> bool {
     let empty = if meta.is_dir() {
         std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
     } else {
-        meta.is_file() && meta.len() == 0
+        meta.is_file()
+            && meta.len() == text.len() as u64
+            && (text.is_empty() || std::fs::read(path).is_ok_and(|held| held == text.as_bytes()))
     };
     empty && recorded == record(meta.dev(), meta.ino())
 }
@@ -209,6 +227,7 @@ impl Drop for Placeholders {
         for held in self.held.drain(..) {
             let Held {
                 path,
+                text,
                 lock_file,
                 _shared,
             } = held;
@@ -219,7 +238,7 @@ impl Drop for Placeholders {
             let Ok(mut alone) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
                 continue;
             };
-            if is_placeholder(&path, &mut alone) {
+            if is_placeholder(&path, text.as_deref(), &mut alone) {
                 let removed = if path.is_dir() {
                     std::fs::remove_dir(&path)
                 } else {
@@ -227,6 +246,9 @@ impl Drop for Placeholders {
                 };
                 if removed.is_ok() {
                     let _ = alone.write_all_at(CLEARED, 0);
+                    // No lock survives its placeholder: `all.lock`, held here, serialises every
+                    // run that could open it again.
+                    let _ = std::fs::remove_file(&lock_file);
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! pointer arrays, the Landlock ruleset and the seccomp program. After the fork nothing is
 //! allocated; the children only read this.
 
-use crate::environment::{Environment, Network};
+use crate::environment::{Environment, Network, Variables};
 use crate::error::SandboxError;
 use crate::layout::Layout;
 use crate::linux::landlock_rules::{self, LandlockRules, DEVICES};
@@ -29,10 +29,12 @@ pub(crate) struct Plan {
     pub(crate) layout: Layout,
     /// [`Layout::writable`], as C strings.
     pub(crate) writable: Vec<CString>,
-    /// [`Layout::read_only`], as C strings.
-    pub(crate) read_only: Vec<CString>,
+    /// [`Layout::kept`], as C strings, with whether each is read-only and its identity.
+    pub(crate) kept: Vec<(CString, bool, (u64, u64))>,
     /// [`Layout::hidden`], as C strings, with whether each is a directory.
     pub(crate) hidden: Vec<(CString, bool)>,
+    /// [`Layout::caches`]: where each is mounted, and the overlay's options.
+    pub(crate) caches: Vec<(CString, CString)>,
     /// [`DEVICES`], as C strings.
     pub(crate) devices: Vec<CString>,
     /// The Landlock ruleset, when the kernel has Landlock.
@@ -78,6 +80,8 @@ pub(crate) struct ProbeOp {
     pub(crate) path: CString,
     /// The port for [`ProbeKind::Connect`].
     pub(crate) port: u16,
+    /// The new name for [`ProbeKind::Rename`].
+    pub(crate) other: CString,
 }
 
 /// The operations the probe tries. Each is reported as 0 (it worked) or the error number.
@@ -95,6 +99,14 @@ pub(crate) enum ProbeKind {
     Remove,
     /// Connect to the host's loopback on a port.
     Connect,
+    /// Rename an entry (and rename it back when that worked).
+    Rename,
+    /// Connect to a pathname Unix socket.
+    ConnectUnix,
+    /// Connect to an abstract Unix socket (the path's bytes are its name).
+    ConnectAbstract,
+    /// Ask for the session keyring.
+    Keyring,
 }
 
 /// Turns a path into a C string; a NUL inside is an environment that cannot be enforced.
@@ -132,12 +144,29 @@ impl Plan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             writable: paths(&layout.writable)?,
-            read_only: paths(&layout.read_only)?,
+            kept: layout
+                .kept
+                .iter()
+                .map(|k| c_path(&k.path).map(|c| (c, k.read_only, k.identity)))
+                .collect::<Result<Vec<_>, _>>()?,
             hidden: layout
                 .hidden
                 .iter()
                 .map(|h| c_path(&h.path).map(|c| (c, h.is_dir)))
                 .collect::<Result<Vec<_>, _>>()?,
+            caches: layout
+                .caches
+                .iter()
+                .map(|c| {
+                    let options = format!(
+                        "lowerdir={},upperdir={},workdir={},userxattr",
+                        c.path.display(),
+                        c.layer.join("upper").display(),
+                        c.layer.join("work").display()
+                    );
+                    Ok((c_path(&c.path)?, c_string(OsStr::new(&options))?))
+                })
+                .collect::<Result<Vec<_>, SandboxError>>()?,
             devices: DEVICES
                 .iter()
                 .map(|d| c_path(Path::new(d)))
@@ -155,10 +184,11 @@ impl Plan {
         match list {
             PathList::None => None,
             PathList::Writable => self.layout.writable.get(index).cloned(),
-            PathList::ReadOnly => self.layout.read_only.get(index).cloned(),
+            PathList::Kept => self.layout.kept.get(index).map(|k| k.path.clone()),
             PathList::Hidden => self.layout.hidden.get(index).map(|h| h.path.clone()),
             PathList::Devices => DEVICES.get(index).map(PathBuf::from),
             PathList::Cwd => Some(PathBuf::from(OsStr::from_bytes(self.cwd.as_bytes()))),
+            PathList::Caches => self.layout.caches.get(index).map(|c| c.path.clone()),
         }
     }
 }
@@ -170,20 +200,22 @@ pub(crate) enum PathList {
     None,
     /// [`Plan::writable`].
     Writable,
-    /// [`Plan::read_only`].
-    ReadOnly,
+    /// [`Plan::kept`].
+    Kept,
     /// [`Plan::hidden`].
     Hidden,
     /// [`Plan::devices`].
     Devices,
     /// [`Plan::cwd`].
     Cwd,
+    /// [`Plan::caches`].
+    Caches,
 }
 
 impl Exec {
     /// Prepares `argv` for execve, with the program found on the caller's `$PATH` and the
-    /// caller's environment variables.
-    pub(crate) fn new(argv: &[OsString]) -> Result<Exec, SandboxError> {
+    /// caller's environment variables that `variables` lets pass.
+    pub(crate) fn new(argv: &[OsString], variables: &Variables) -> Result<Exec, SandboxError> {
         let Some(first) = argv.first() else {
             return Err(SandboxError::Invalid {
                 what: "no command to run".to_string(),
@@ -191,7 +223,8 @@ impl Exec {
         };
         let program = find_program(first)?;
         let args = argv.iter().map(|a| c_string(a)).collect::<Result<Vec<_>, _>>()?;
-        let vars = std::env::vars_os()
+        let vars = passed(std::env::vars_os(), variables)
+            .into_iter()
             .map(|(k, v)| {
                 let mut pair = k.into_vec();
                 pair.push(b'=');
@@ -234,4 +267,14 @@ fn find_program(program: &OsStr) -> Result<PathBuf, SandboxError> {
     Err(SandboxError::NotFound {
         program: program.to_string_lossy().into_owned(),
     })
+}
+
+/// The variables of `all` that `variables` lets pass, in their order.
+pub(crate) fn passed(
+    all: impl Iterator<Item = (OsString, OsString)>,
+    variables: &Variables,
+) -> Vec<(OsString, OsString)> {
+    // INVARIANT (fail closed): a name that is not text cannot be matched, so it never passes.
+    all.filter(|(name, _)| name.to_str().is_some_and(|n| variables.passes(n)))
+        .collect()
 }

@@ -2,6 +2,8 @@
 //!
 //! - `io_uring` is refused: its operations bypass the system-call filter below (a socket made
 //!   through a ring is never seen here).
+//! - The kernel keyring calls (`keyctl`, `add_key`, `request_key`) are refused: the command has a
+//!   fresh session keyring, and no way to reach the keys of the user's other keyrings.
 //! - `TIOCSTI` and `TIOCLINUX` are refused: with the user's terminal as stdin, a command could
 //!   push keystrokes into the shell that started sixfold, outside the sandbox.
 //! - When the network is cut, new sockets other than Unix ones are refused (`socket`,
@@ -37,6 +39,9 @@ pub(crate) fn build(network: Network) -> Result<BpfProgram, SandboxError> {
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
     ] {
         rules.insert(call, Vec::new());
     }

@@ -136,6 +136,17 @@ pub(crate) fn create_file(path: &CStr, mode: libc::mode_t) -> Result<(), Errno> 
     result
 }
 
+/// A path's device and inode, not following a final symbolic link (a link answers with its
+/// own, so it never matches the entry it replaced).
+pub(crate) fn identity(path: &CStr) -> Result<(u64, u64), Errno> {
+    // SAFETY: `path` is NUL-terminated and `stat` is a live, exclusively borrowed struct.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    check_int(unsafe { libc::lstat(path.as_ptr(), &mut stat) })?;
+    #[allow(clippy::useless_conversion, reason = "the field types differ between architectures")]
+    Ok((u64::from(stat.st_dev), u64::from(stat.st_ino)))
+}
+
 /// Creates a directory.
 pub(crate) fn mkdir(path: &CStr, mode: libc::mode_t) -> Result<(), Errno> {
     // SAFETY: `path` is a NUL-terminated string that outlives the call.
@@ -318,6 +329,23 @@ fn prctl(option: libc::c_int, arg: libc::c_ulong) -> Result<(), Errno> {
         .map(|_| ())
 }
 
+/// Replaces the session keyring with a fresh anonymous one (`KEYCTL_JOIN_SESSION_KEYRING` with
+/// no name). A kernel built without keyrings has none to leak: that is not an error.
+pub(crate) fn join_session_keyring() -> Result<(), Errno> {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: with a null name the call takes integers only and returns the new keyring's id.
+    match check(unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    }) {
+        Ok(_) | Err(libc::ENOSYS) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Asks the kernel to SIGKILL the calling process when its parent ends.
 pub(crate) fn die_with_parent() -> Result<(), Errno> {
     prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
@@ -458,4 +486,47 @@ pub(crate) fn connect_loopback(port: u16) -> Result<(), Errno> {
     });
     close(fd);
     result.map(|_| ())
+}
+
+/// Renames `from` to `to`.
+pub(crate) fn rename(from: &CStr, to: &CStr) -> Result<(), Errno> {
+    // SAFETY: both are NUL-terminated strings that outlive the call.
+    check_int(unsafe { libc::rename(from.as_ptr(), to.as_ptr()) }).map(|_| ())
+}
+
+/// Connects a new Unix stream socket to `name`: a pathname socket, or an abstract one (the
+/// name's bytes after a leading NUL) when `abstract_name`.
+pub(crate) fn connect_unix(name: &CStr, abstract_name: bool) -> Result<(), Errno> {
+    // SAFETY: a plain socket(2) call.
+    let fd = check_int(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: an all-zero sockaddr_un is valid.
+    let mut address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    address.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = name.to_bytes();
+    let start = usize::from(abstract_name);
+    let mut length = start;
+    for (slot, byte) in address.sun_path.iter_mut().skip(start).zip(bytes) {
+        *slot = *byte as libc::c_char;
+        length += 1;
+    }
+    let size = std::mem::size_of::<libc::sa_family_t>() + length;
+    // SAFETY: `address` is a live sockaddr_un and `size` does not exceed it.
+    let result = check_int(unsafe {
+        libc::connect(
+            fd,
+            &address as *const libc::sockaddr_un as *const libc::sockaddr,
+            size as libc::socklen_t,
+        )
+    });
+    close(fd);
+    result.map(|_| ())
+}
+
+/// Asks the kernel for the id of the session keyring (`KEYCTL_GET_KEYRING_ID`), as a command
+/// reading its keys would start.
+pub(crate) fn session_keyring() -> Result<(), Errno> {
+    const KEYCTL_GET_KEYRING_ID: libc::c_long = 0;
+    const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+    // SAFETY: the call takes integers only.
+    check(unsafe { libc::syscall(libc::SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) }).map(|_| ())
 }

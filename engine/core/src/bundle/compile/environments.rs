@@ -21,7 +21,11 @@ impl Compiler<'_> {
                     || e.tmp != Access::ReadOnly
                     || !e.read_only.is_empty()
                     || !e.hidden.is_empty()
-                    || e.network != NetworkAccess::Cut;
+                    || e.network != NetworkAccess::Cut
+                    || !e.variables.pass.is_empty()
+                    || !e.variables.never.is_empty()
+                    || !e.placeholders.is_empty()
+                    || !e.caches.is_empty();
                 if !e.confined && unconfining {
                     self.diagnostics.push(
                         Diagnostic::file(
@@ -98,6 +102,10 @@ fn spec(id: &str, file: &str, e: &EnvironmentFile, read_only: Vec<String>, hidde
         read_only,
         hidden,
         network_cut: e.network == NetworkAccess::Cut,
+        caches: e.caches.clone(),
+        pass_variables: e.variables.pass.clone(),
+        never_variables: e.variables.never.clone(),
+        placeholders: e.placeholders.iter().map(|(p, t)| (p.clone(), t.clone())).collect(),
     }
 }
 
@@ -120,8 +128,12 @@ mod tests {
         let ww = bundle.environment("workspace-write").unwrap();
         assert!(ww.confined && ww.roots_writable && ww.tmp_writable && ww.network_cut);
         assert!(ww.read_only.iter().any(|p| p == ".mcp.json"), "{ww:?}");
-        assert!(!ww.read_only.iter().any(|p| p.ends_with("/**")), "{ww:?}");
-        assert!(ww.hidden.iter().any(|p| p == "~/.ssh"), "{ww:?}");
+        assert!(ww.read_only.iter().any(|p| p == ".git/hooks/**"), "{ww:?}");
+        assert!(ww.read_only.iter().any(|p| p == ".git"), "{ww:?}");
+        assert!(ww.pass_variables.iter().any(|v| v == "PATH"), "{ww:?}");
+        assert!(!ww.pass_variables.iter().any(|v| v.contains("KEY")), "{ww:?}");
+        assert!(ww.never_variables.iter().any(|v| v.contains("TOKEN")), "{ww:?}");
+        assert!(ww.hidden.iter().any(|p| p == "~/.ssh/**"), "{ww:?}");
         let ro = bundle.environment("read-only").unwrap();
         assert!(ro.confined && !ro.roots_writable && !ro.tmp_writable && ro.network_cut);
         assert!(!bundle.environment("full").unwrap().confined);
