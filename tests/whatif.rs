@@ -441,3 +441,41 @@ fn mode_set_dry_run_shows_the_session_under_the_new_mode_and_changes_nothing() {
         2
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The walk-through in docs/policy-review.md
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_policy_review_example_widens_and_only_widens() {
+    let example = repo().join("examples/policy-change");
+    let (before, after) = (example.join("before"), example.join("after"));
+    let (before, after) = (before.to_str().unwrap(), after.to_str().unwrap());
+    for dir in [before, after] {
+        let run = sixfold(&["check", "--no-project", "--bundle", dir]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let diff = sixfold(&[
+        "modes",
+        "diff",
+        "team",
+        "team",
+        "--no-project",
+        "--base",
+        before,
+        "--bundle",
+        after,
+    ]);
+    assert_eq!(diff.code, 1, "{}", diff.stderr);
+    assert!(
+        diff.stdout
+            .contains("`team (base)` is at most as permissive as `team (new)` everywhere"),
+        "{}",
+        diff.stdout
+    );
+    let run = whatif(&["--mode", "team", "--base", before, "--bundle", after]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let s = &run.json()["summary"];
+    assert!(s["to_allow"].as_u64().unwrap() > 0, "{s}");
+    assert_eq!(s["narrowed"], 0, "{s}");
+}

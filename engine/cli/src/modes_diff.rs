@@ -20,20 +20,36 @@ pub(crate) struct Args {
     b: String,
     #[command(flatten)]
     bundle: BundleArgs,
+    /// Take the first mode from another bundle: this directory layered over the shipped bundle
+    /// and the project's `.sixfold/` (repeatable), so a mode is compared with its changed self
+    /// (`sixfold modes diff team team --base old/ --bundle new/`).
+    #[arg(long = "base", value_name = "DIR")]
+    base: Vec<std::path::PathBuf>,
     /// Print one JSON object: `{"a","b","alike","a_at_most_as_permissive","b_at_most_as_permissive","exact","classes","profiles","regions","exit"}`.
     #[arg(long)]
     json: bool,
 }
 
 pub(crate) fn run(args: Args) -> u8 {
-    let (bundle, _, diagnostics) = bundles::load(&args.bundle);
+    let (bundle, _, mut diagnostics) = bundles::load(&args.bundle);
+    let with_base = !args.base.is_empty();
+    let base = with_base.then(|| {
+        let (base, _, mut found) = bundles::load(&BundleArgs {
+            bundles: args.base.clone(),
+            no_project: args.bundle.no_project,
+        });
+        diagnostics.append(&mut found);
+        base
+    });
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
-        errln!("error: the bundle has errors, so no modes were compared\n  = help: run `sixfold check` for the full report");
+        errln!(
+            "error: a bundle has errors, so no modes were compared\n  = help: run `sixfold check` for the full report"
+        );
         return 2;
     }
     let mut modes = Vec::new();
-    for id in [&args.a, &args.b] {
+    for (id, bundle) in [(&args.a, base.as_ref().unwrap_or(&bundle)), (&args.b, &bundle)] {
         match bundle.mode(id) {
             Some(m) => modes.push(m),
             None => {
@@ -47,7 +63,11 @@ pub(crate) fn run(args: Args) -> u8 {
         }
     }
     let [a, b] = modes.as_slice() else { return 2 };
-    let d = effect_space::diff(a, b);
+    let mut d = effect_space::diff(a, b);
+    if with_base {
+        d.a = format!("{} (base)", d.a);
+        d.b = format!("{} (new)", d.b);
+    }
     let exit = u8::from(!d.alike());
     if args.json {
         outln!("{}", as_json(&d, exit));
