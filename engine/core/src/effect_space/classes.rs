@@ -106,9 +106,11 @@ pub(super) fn space(judges: &[&Judge]) -> Space {
         Candidate::new("a file outside", Some(format!("{OUTSIDE}/{FILE}"))),
         Candidate::new("unknown (`*`)", Some("*".into())),
     ]);
-    for set in path_sets(judges) {
-        candidates.extend(set_candidates(&set, &roots));
+    let sets = path_sets(judges);
+    for set in &sets {
+        candidates.extend(set_candidates(set, &roots));
     }
+    candidates.extend(overlaps(&sets, &ceiling_entries));
     for entry in ceiling_entries {
         if !SCOPE_WORDS.contains(&entry.as_str()) && !is_root_name(entry) {
             let inside = format!("{}/{FILE}", entry.trim_end_matches('/'));
@@ -270,11 +272,7 @@ fn holders(parts: &[&str]) -> Vec<Vec<String>> {
 /// Representative places for a path set: a member of each glob where it can lie, and the
 /// directories that hold one.
 fn set_candidates(set: &PathSet, roots: &[String]) -> Vec<Candidate> {
-    let what = if set.name.contains(['/', '*', '.', '~']) {
-        format!("`{}`", set.name)
-    } else {
-        format!("@{}", set.name)
-    };
+    let what = set_words(set);
     let mut out = Vec::new();
     for glob in set.globs() {
         let (bases, rest): (Vec<String>, &str) = if let Some(rest) = glob.strip_prefix("~/") {
@@ -322,6 +320,68 @@ fn shown(place: &str) -> String {
         format!("~{rest}")
     } else {
         place.to_string()
+    }
+}
+
+/// Places where two named places meet: what a glob that matches anywhere (`**/.env*`) names
+/// inside the directory another glob or a ceiling names (`src/**`, `./src`): `./src/.envx`.
+fn overlaps(sets: &[Arc<PathSet>], ceiling_entries: &[&String]) -> Vec<Candidate> {
+    // Each directory as a place prefix (`/workspace/src`), with what named it.
+    let mut dirs: Vec<(String, String)> = Vec::new();
+    for entry in ceiling_entries {
+        if SCOPE_WORDS.contains(&entry.as_str()) || is_root_name(entry) || entry.starts_with('~') {
+            continue;
+        }
+        let trimmed = entry.trim_end_matches('/');
+        let base = match trimmed.strip_prefix("./") {
+            Some(rest) => format!("{PRIMARY}/{rest}"),
+            None if trimmed.starts_with('/') => trimmed.to_string(),
+            None => format!("{PRIMARY}/{trimmed}"),
+        };
+        dirs.push((format!("`{entry}`"), base));
+    }
+    let mut anywhere: Vec<(String, Vec<String>)> = Vec::new();
+    for set in sets {
+        let what = set_words(set);
+        for glob in set.globs() {
+            if glob.starts_with('/') || glob.starts_with("~/") {
+                continue;
+            }
+            let parts: Vec<&str> = glob.split('/').filter(|p| !p.is_empty()).collect();
+            if let Some(("**", tail)) = parts.split_first().map(|(h, t)| (*h, t)) {
+                if !tail.is_empty() {
+                    anywhere.push((what.clone(), concrete(tail)));
+                }
+            }
+            let literal: Vec<String> = parts
+                .iter()
+                .take_while(|p| !p.contains(['*', '?', '[', '{']))
+                .map(|p| p.to_string())
+                .collect();
+            if !literal.is_empty() && literal.len() < parts.len() {
+                dirs.push((what.clone(), format!("{PRIMARY}/{}", literal.join("/"))));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (dir_what, dir) in &dirs {
+        for (what, tail) in &anywhere {
+            if dir_what == what {
+                continue;
+            }
+            let place = format!("{dir}/{}", tail.join("/"));
+            out.push(Candidate::named(format!("{what} inside {dir_what}"), place));
+        }
+    }
+    out
+}
+
+/// How a path set is named in a label: `@NAME`, or an inline glob as written.
+fn set_words(set: &PathSet) -> String {
+    if set.name.contains(['/', '*', '.', '~']) {
+        format!("`{}`", set.name)
+    } else {
+        format!("@{}", set.name)
     }
 }
 

@@ -264,6 +264,51 @@ fn regions_a_script_touches_are_decided_by_a_script() {
     assert!(!d.b_at_most_as_permissive());
 }
 
+/// A directory a ceiling names and a glob that matches anywhere meet in a place of their own
+/// (`./src/.env`), even where no glob names it: a difference only there is still found.
+#[test]
+fn where_two_named_places_meet_is_a_class_of_its_own() {
+    let env_refused = r#"
+id = "env-refused"
+default = "allow"
+[[rules]]
+id = "env"
+decision = "refuse"
+reason = "reads an env file"
+when.reads = ["**/.env*"]
+"#;
+    let only_src = r#"
+id = "only-src"
+default = "allow"
+[ceiling]
+reads = ["./src"]
+[[rules]]
+id = "env"
+decision = "ask"
+reason = "reads an env file"
+when.reads = ["**/.env*"]
+"#;
+    let (bundle, diagnostics) = layered(&[
+        ("modes/env-refused.toml", env_refused),
+        ("modes/only-src.toml", only_src),
+    ]);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let d = brute_force(&bundle, "env-refused", "only-src");
+    // `only-src` refuses every read outside `./src`, but inside it only asks about an env
+    // file, which `env-refused` refuses: so it is not the narrower one.
+    assert!(!d.b_at_most_as_permissive(), "{:#?}", d.regions);
+    let place = |i: &usize| d.space.classes()[*i].place.clone().unwrap_or_default();
+    let widening: Vec<&Region> = d.regions.iter().filter(|r| r.b.least() < r.a.most()).collect();
+    assert!(!widening.is_empty());
+    for r in widening {
+        assert!(
+            r.reads.iter().all(|i| place(i) == "/workspace/src/.envx"),
+            "{}",
+            d.describe(r)
+        );
+    }
+}
+
 #[test]
 fn a_mode_that_widens_what_it_extends_is_told_where() {
     let widening = r#"
