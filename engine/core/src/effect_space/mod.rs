@@ -113,7 +113,8 @@ impl Space {
     }
 
     /// What `mode` decides in a cell, worked out from which of its conditions the classes meet
-    /// (not by judging the cell's profile).
+    /// (not by judging the cell's profile). Each call evaluates the mode's conditions for every
+    /// class afresh: for one cell, not for a sweep.
     pub fn outcome(&self, mode: &Mode, cell: Cell) -> Outcome {
         regions::Symbolic::new(self, &mode.judge).outcome(cell)
     }

@@ -25,11 +25,42 @@ fn judge_agrees(bundle: &Bundle, ids: &[&str]) {
     let judges: Vec<&crate::judge::Judge> = modes.iter().map(|m| &m.judge).collect();
     let space = Space::of(&judges);
     assert_eq!(space.cells().count(), space.len());
+    // Each class's place resolved once (as `Bundle::judge` resolves a profile); each cell's
+    // effects put together from them and judged by the core judge.
+    let ws = &space.context().workspace;
+    let resolved: Vec<crate::effects::Effects> = (0..space.classes().len())
+        .map(|i| {
+            let cell = Cell {
+                reads: i,
+                writes: i,
+                flags: crate::effects::Flags {
+                    reaches: false,
+                    reversible: true,
+                    contained: false,
+                    costs: false,
+                },
+            };
+            space.profile(cell).resolve(ws)
+        })
+        .collect();
+    let symbolic: Vec<regions::Symbolic<'_>> = judges.iter().map(|j| regions::Symbolic::new(&space, j)).collect();
     for cell in space.cells() {
         let profile = space.profile(cell);
-        for mode in &modes {
-            let symbolic = space.outcome(mode, cell);
-            let judged = bundle.judge(&mode.id, &profile, space.context());
+        let (r, w) = (&resolved[cell.reads], &resolved[cell.writes]);
+        let effects = crate::effects::Effects {
+            reads: r.reads.clone(),
+            writes: w.writes.clone(),
+            flags: cell.flags,
+            read_places: r.read_places.clone(),
+            write_places: w.write_places.clone(),
+        };
+        if cell.flags == resolved[0].flags {
+            // Once per pair of classes: the pieces are the profile resolved whole.
+            assert_eq!(effects, profile.resolve(ws), "{profile:?}");
+        }
+        for (mode, symbolic) in modes.iter().zip(&symbolic) {
+            let symbolic = symbolic.outcome(cell);
+            let judged = bundle.judge_effects(&mode.id, &effects, space.context());
             if !symbolic.scripts.is_empty() {
                 assert!(
                     symbolic.least() <= judged.decision && judged.decision <= symbolic.most(),
@@ -53,8 +84,12 @@ fn judge_agrees(bundle: &Bundle, ids: &[&str]) {
 fn regions_partition(bundle: &Bundle, a: &str, b: &str) -> Diff {
     let (ma, mb) = (bundle.mode(a).unwrap(), bundle.mode(b).unwrap());
     let d = diff(ma, mb);
+    let (sa, sb) = (
+        regions::Symbolic::new(&d.space, &ma.judge),
+        regions::Symbolic::new(&d.space, &mb.judge),
+    );
     for cell in d.space.cells() {
-        let (oa, ob) = (d.space.outcome(ma, cell), d.space.outcome(mb, cell));
+        let (oa, ob) = (sa.outcome(cell), sb.outcome(cell));
         let differs = oa.decision != ob.decision || oa.scripted() || ob.scripted();
         let holding: Vec<&Region> = d.regions.iter().filter(|r| r.contains(cell)).collect();
         assert_eq!(
