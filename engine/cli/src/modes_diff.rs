@@ -2,7 +2,7 @@
 
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, outln};
-use sixfold_core::effect_space::{self, Diff, Outcome, Region};
+use sixfold_core::effect_space::{Diff, Outcome, Region};
 
 /// Where two modes decide differently, over every step they can tell apart (not over examples):
 /// reads and writes drawn from the place classes their rules and ceilings name, and each of
@@ -63,7 +63,7 @@ pub(crate) fn run(args: Args) -> u8 {
         }
     }
     let [a, b] = modes.as_slice() else { return 2 };
-    let mut d = effect_space::diff(a, b);
+    let mut d = a.diff(b);
     if with_base {
         d.a = format!("{} (base)", d.a);
         d.b = format!("{} (new)", d.b);

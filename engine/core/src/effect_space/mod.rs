@@ -8,7 +8,7 @@
 //! hold it). Places that every rule and ceiling of the compared modes treat alike are one class.
 //! With `reaches`, `reversible`, `contained` and `costs` as booleans that is `classes² × 16`
 //! cells, each judged symbolically (which conditions hold for the class), so two modes are
-//! compared everywhere, not on examples. A test judges every cell's representative profile with
+//! compared everywhere, not on examples (`Mode::diff`). A test judges every cell's representative profile with
 //! the core judge and checks the two agree.
 //!
 //! A step that touches several places is decided by the rules its places match together; where
@@ -30,7 +30,6 @@ mod tests;
 pub use classes::PlaceClass;
 pub use regions::{FlagCube, Outcome, Region};
 
-use crate::bundle::Mode;
 use crate::effects::{EffectProfile, Flags};
 use crate::judge::{Context, Judge};
 
@@ -112,11 +111,11 @@ impl Space {
         }
     }
 
-    /// What `mode` decides in a cell, worked out from which of its conditions the classes meet
-    /// (not by judging the cell's profile). Each call evaluates the mode's conditions for every
-    /// class afresh: for one cell, not for a sweep.
-    pub fn outcome(&self, mode: &Mode, cell: Cell) -> Outcome {
-        regions::Symbolic::new(self, &mode.judge).outcome(cell)
+    /// What a judge decides in a cell, worked out from which of its conditions the classes meet
+    /// (not by judging the cell's profile). Each call evaluates the conditions for every class
+    /// afresh: for one cell, not for a sweep. (`Mode::outcome` is the public door.)
+    pub(crate) fn outcome(&self, judge: &Judge, cell: Cell) -> Outcome {
+        regions::Symbolic::new(self, judge).outcome(cell)
     }
 }
 
@@ -160,11 +159,8 @@ impl Diff {
     }
 }
 
-/// Compares two modes (of one bundle or of two) over the effect space their rules span.
-pub fn diff(a: &Mode, b: &Mode) -> Diff {
-    diff_judges(&a.judge, &b.judge)
-}
-
+/// Compares two judges over the effect space their rules span (`Mode::diff` is the public
+/// door).
 pub(crate) fn diff_judges(a: &Judge, b: &Judge) -> Diff {
     let space = Space::of(&[a, b]);
     let regions = regions::differ(&space, a, b);

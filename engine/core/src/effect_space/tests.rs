@@ -83,7 +83,7 @@ fn judge_agrees(bundle: &Bundle, ids: &[&str]) {
 /// may decide), each cell once, with the two outcomes.
 fn regions_partition(bundle: &Bundle, a: &str, b: &str) -> Diff {
     let (ma, mb) = (bundle.mode(a).unwrap(), bundle.mode(b).unwrap());
-    let d = diff(ma, mb);
+    let d = ma.diff(mb);
     let (sa, sb) = (
         regions::Symbolic::new(&d.space, &ma.judge),
         regions::Symbolic::new(&d.space, &mb.judge),
@@ -138,7 +138,7 @@ fn every_pair_of_shipped_modes_agrees_with_the_judge() {
 #[test]
 fn read_only_narrows_ask_and_not_the_other_way() {
     let bundle = shipped();
-    let d = diff(bundle.mode("read-only").unwrap(), bundle.mode("ask").unwrap());
+    let d = bundle.mode("read-only").unwrap().diff(bundle.mode("ask").unwrap());
     assert!(!d.alike());
     assert!(d.a_at_most_as_permissive());
     assert!(!d.b_at_most_as_permissive());
@@ -152,7 +152,7 @@ fn read_only_narrows_ask_and_not_the_other_way() {
     assert_eq!(write.b.decision, Decision::Ask);
     // Everything is at most as permissive as full, and full as nothing but itself.
     for id in ["read-only", "ask", "workspace-write"] {
-        let d = diff(bundle.mode(id).unwrap(), bundle.mode("full").unwrap());
+        let d = bundle.mode(id).unwrap().diff(bundle.mode("full").unwrap());
         assert!(d.a_at_most_as_permissive(), "{id}");
         assert!(!d.b_at_most_as_permissive(), "{id}");
     }
@@ -161,7 +161,10 @@ fn read_only_narrows_ask_and_not_the_other_way() {
 #[test]
 fn ask_and_workspace_write_differ_both_ways() {
     let bundle = shipped();
-    let d = diff(bundle.mode("ask").unwrap(), bundle.mode("workspace-write").unwrap());
+    let d = bundle
+        .mode("ask")
+        .unwrap()
+        .diff(bundle.mode("workspace-write").unwrap());
     assert!(!d.a_at_most_as_permissive() && !d.b_at_most_as_permissive());
     // The network: ask asks, workspace-write refuses, whatever is read or written (but what
     // either refuses anyway).
@@ -175,7 +178,7 @@ fn ask_and_workspace_write_differ_both_ways() {
 #[test]
 fn the_places_rules_name_are_classes() {
     let bundle = shipped();
-    let d = diff(bundle.mode("ask").unwrap(), bundle.mode("full").unwrap());
+    let d = bundle.mode("ask").unwrap().diff(bundle.mode("full").unwrap());
     let labels: Vec<&str> = d.space.classes().iter().map(|c| c.label.as_str()).collect();
     let has = |what: &str| labels.iter().any(|l| l.contains(what));
     assert!(has("no place"), "{labels:?}");
