@@ -42,8 +42,8 @@ pub(crate) struct Args {
     /// The new bundle: a directory layered over the bundle in force (repeatable; later ones win).
     #[arg(long = "bundle", value_name = "DIR")]
     bundles: Vec<PathBuf>,
-    /// The base bundle: a directory layered over the bundle in force instead of nothing
-    /// (repeatable).
+    /// The base bundle: a directory layered over the bundle in force (repeatable); without it
+    /// the base is the bundle in force.
     #[arg(long = "base", value_name = "DIR")]
     base: Vec<PathBuf>,
     /// The mode steps are judged by (default: the project's active mode, else `ask`).
