@@ -204,6 +204,10 @@ enum ModeCommand {
         /// Only for this session.
         #[arg(long, value_name = "ID")]
         session: Option<String>,
+        /// Change nothing: show what the session's run so far (its event log) would have met
+        /// under the mode, step by step (as `sixfold whatif --to-mode`).
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Show the active mode and pattern.
     Show {
@@ -248,7 +252,20 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
             }
             0
         }
-        ModeCommand::Set { id, session } => {
+        ModeCommand::Set {
+            id,
+            session,
+            dry_run: true,
+        } => {
+            let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
+            if !diagnostics.is_empty() {
+                crate::bundles::report(&diagnostics);
+                return fail("the bundle has errors, so nothing was compared", "run `sixfold check`");
+            }
+            let from = state.mode_for(session.as_deref());
+            crate::whatif::dry_run(&project, session.as_deref(), &from, &id, &bundle)
+        }
+        ModeCommand::Set { id, session, .. } => {
             // An untrusted `.sixfold/` stays untrusted after the change (see `keeping_trust`).
             let untrusted = crate::trust::standing_words(&project) == "not trusted";
             crate::trust::keeping_trust(&project, || {

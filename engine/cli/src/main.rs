@@ -9,6 +9,7 @@ mod launch;
 mod live;
 mod mcp_install;
 mod modes;
+mod modes_diff;
 mod output;
 mod providers;
 mod proxy;
@@ -17,6 +18,7 @@ mod sandbox;
 mod schema;
 mod serve_tools;
 mod trust;
+mod whatif;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -50,6 +52,7 @@ enum Command {
     ServeTools(serve_tools::Args),
     Approvals(approvals::Args),
     McpProxy(proxy::Args),
+    Whatif(whatif::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::ServeTools(args) => serve_tools::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::McpProxy(args) => proxy::run(args),
+        Command::Whatif(args) => whatif::run(args),
     };
     ExitCode::from(output::finish(code))
 }

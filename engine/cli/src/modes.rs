@@ -3,9 +3,13 @@
 use crate::bundles::{self, BundleArgs};
 use crate::output::outln;
 
-/// List the modes in the loaded bundle, with their descriptions.
+/// List the modes in the loaded bundle, with their descriptions; `sixfold modes diff A B` shows
+/// where two of them decide differently.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     #[command(flatten)]
     bundle: BundleArgs,
     /// Print a JSON array of `{"id","name","description","extends","environment","file"}`.
@@ -13,7 +17,15 @@ pub(crate) struct Args {
     json: bool,
 }
 
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    Diff(crate::modes_diff::Args),
+}
+
 pub(crate) fn run(args: Args) -> u8 {
+    if let Some(Command::Diff(diff)) = args.command {
+        return crate::modes_diff::run(diff);
+    }
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     bundles::report(&diagnostics);
     if args.json {

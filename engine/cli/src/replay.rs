@@ -65,9 +65,9 @@ pub(crate) struct Args {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct FormatArg(Option<Format>);
+pub(crate) struct FormatArg(pub(crate) Option<Format>);
 
-fn parse_format(text: &str) -> Result<FormatArg, String> {
+pub(crate) fn parse_format(text: &str) -> Result<FormatArg, String> {
     if text == "auto" {
         return Ok(FormatArg(None));
     }
@@ -79,19 +79,19 @@ fn parse_format(text: &str) -> Result<FormatArg, String> {
 
 /// What a mode says of a recorded step.
 #[derive(Debug, Clone, Serialize)]
-struct Judged {
+pub(crate) struct Judged {
     /// The step's number in the run, from 1.
-    step: usize,
-    tool: String,
-    act: String,
-    decision: Decision,
-    reason: String,
-    rules: Vec<String>,
+    pub(crate) step: usize,
+    pub(crate) tool: String,
+    pub(crate) act: String,
+    pub(crate) decision: Decision,
+    pub(crate) reason: String,
+    pub(crate) rules: Vec<String>,
     /// What decided it: the ceiling, rules, the default, or unjudgeable (a fail-closed refusal).
-    by: DecidedBy,
+    pub(crate) by: DecidedBy,
     /// The act in a few words, for the text output.
     #[serde(skip)]
-    words: String,
+    pub(crate) words: String,
 }
 
 /// What a mode says of a run's steps: how many of each decision, and each step's judgement.
@@ -207,7 +207,7 @@ const MAX_DEPTH: usize = 32;
 /// The files to replay: each path named that is not a directory as it is, each directory's
 /// `*.jsonl` files (recursively, in path order). A path that does not exist, or a directory
 /// holding no recordings, is an error.
-fn recordings(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn recordings(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
@@ -371,7 +371,7 @@ fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Op
 }
 
 /// The recorded working directory is the workspace the run's paths are judged against.
-fn workspace_of(trace: &Trace) -> Workspace {
+pub(crate) fn workspace_of(trace: &Trace) -> Workspace {
     let root = trace
         .cwd
         .clone()
@@ -384,7 +384,7 @@ fn workspace_of(trace: &Trace) -> Workspace {
 /// The workspace rows judge the run's writes against. A record without a working directory
 /// (Codex's `exec --json`) does not say where the workspace was, so for rows every path may lie
 /// in it: the whole file system is the workspace.
-fn rows_workspace(trace: &Trace, recorded: Workspace) -> Workspace {
+pub(crate) fn rows_workspace(trace: &Trace, recorded: Workspace) -> Workspace {
     // INVARIANT (fail closed): not knowing where the workspace is never lets a write (an edit
     // after the suite, a test file changed) fall outside it.
     if trace.cwd.is_none() {
@@ -398,24 +398,38 @@ fn judge_steps(bundle: &Bundle, mode: &str, trace: &Trace, workspace: &Workspace
     let context = Context::new(workspace.clone());
     let mut counts = ModeReport::default();
     for (i, step) in trace.steps.iter().enumerate() {
-        let j = bundle.judge(mode, &step.effects, &context);
+        let j = judge_step(bundle, mode, i, step, &context, trace.cwd.as_deref());
         match j.decision {
             Decision::Allow => counts.allow += 1,
             Decision::Ask => counts.ask += 1,
             Decision::Refuse => counts.refuse += 1,
         }
-        counts.judged.push(Judged {
-            step: i + 1,
-            tool: step.tool.clone(),
-            act: step.act.text.clone(),
-            decision: j.decision,
-            reason: j.reason,
-            rules: j.rules,
-            by: j.by,
-            words: in_words(step, trace.cwd.as_deref()),
-        });
+        counts.judged.push(j);
     }
     counts
+}
+
+/// One recorded step (the `i`th, from 0) judged by a mode, as `--mode` shows it; `sixfold
+/// whatif` judges each step this way under both bundles.
+pub(crate) fn judge_step(
+    bundle: &Bundle,
+    mode: &str,
+    i: usize,
+    step: &Step,
+    context: &Context,
+    cwd: Option<&str>,
+) -> Judged {
+    let j = bundle.judge(mode, &step.effects, context);
+    Judged {
+        step: i + 1,
+        tool: step.tool.clone(),
+        act: step.act.text.clone(),
+        decision: j.decision,
+        reason: j.reason,
+        rules: j.rules,
+        by: j.by,
+        words: in_words(step, cwd),
+    }
 }
 
 /// The most of an act the text output shows.

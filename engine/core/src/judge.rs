@@ -72,8 +72,7 @@ impl Context {
 /// A named set of path globs, compiled.
 #[derive(Debug, Clone)]
 pub(crate) struct PathSet {
-    /// Its name (`@NAME` in rules).
-    #[expect(dead_code, reason = "read only in `Debug` output, to tell sets apart")]
+    /// Its name (`@NAME` in rules; an inline glob's name is the glob).
     pub(crate) name: String,
     home: GlobSet,
     absolute: GlobSet,
@@ -153,6 +152,22 @@ impl PathSet {
             starts,
             patterns,
         })
+    }
+
+    /// Each glob as written (`~/…`, `/…` or relative to a root), for the effect space's
+    /// representative places.
+    pub(crate) fn globs(&self) -> Vec<String> {
+        self.patterns
+            .iter()
+            .map(|(anchor, parts)| {
+                let joined = parts.join("/");
+                match anchor {
+                    Anchor::Home => format!("~/{joined}"),
+                    Anchor::Absolute => format!("/{joined}"),
+                    Anchor::Root => joined,
+                }
+            })
+            .collect()
     }
 
     /// True when a written place may hold a member of the set without naming it: the place is
@@ -315,7 +330,7 @@ pub(crate) enum PlaceMatcher {
 }
 
 impl PlaceMatcher {
-    fn matches(&self, touch: &Touch, workspace: &Workspace) -> bool {
+    pub(crate) fn matches(&self, touch: &Touch, workspace: &Workspace) -> bool {
         match self {
             PlaceMatcher::Any => true,
             PlaceMatcher::Workspace => matches!(touch.place, Place::Root { .. }),

@@ -15,6 +15,7 @@ mod command_rule;
 pub mod containment;
 pub mod decision;
 pub mod diag;
+pub mod effect_space;
 pub mod effects;
 pub mod environment;
 pub mod format;

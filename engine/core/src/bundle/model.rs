@@ -26,6 +26,24 @@ pub struct Mode {
     pub(crate) judge: Judge,
 }
 
+impl Mode {
+    /// Where this mode and `other` (of this bundle or another) decide differently, over the
+    /// whole effect space their rules span (see [`crate::effect_space`]).
+    pub fn diff(&self, other: &Mode) -> crate::effect_space::Diff {
+        crate::effect_space::diff_judges(&self.judge, &other.judge)
+    }
+
+    /// What this mode decides in one cell of a space, worked out from which of its conditions
+    /// the cell's classes meet (not by judging the cell's profile).
+    pub fn outcome(
+        &self,
+        space: &crate::effect_space::Space,
+        cell: crate::effect_space::Cell,
+    ) -> crate::effect_space::Outcome {
+        space.outcome(&self.judge, cell)
+    }
+}
+
 /// A loaded pattern.
 #[derive(Debug, Clone)]
 pub struct Pattern {

@@ -100,6 +100,8 @@ impl Compiler<'_> {
             .or(parent.as_ref().map(|p| p.default))
             .unwrap_or(Decision::Refuse);
         let mut ceiling = own_ceiling.clone().unwrap_or_default();
+        // The first diagnostic that says the mode widens the one it extends.
+        let before = self.diagnostics.len();
         if let Some(p) = &parent {
             let check_ws = Workspace::new("/workspace").with_home("/home/user").with_tmp("/tmp");
             let extends_span = m.extends.as_ref().map(|e| e.span()).unwrap_or(0..0);
@@ -132,12 +134,29 @@ impl Compiler<'_> {
             }
             ceiling = ceiling.or(&p.ceiling);
         }
+        let widened = (self.diagnostics.len() > before).then_some(before);
+        rules.extend(new_rules);
+        if let (Some(p), true) = (&parent, widened.is_some()) {
+            // Where it widens, over the whole effect space, said with the first widening found.
+            let would_be = Judge {
+                mode: id.to_string(),
+                default,
+                ceiling: ceiling.clone(),
+                rules: rules.clone(),
+            };
+            let note = crate::effect_space::widening_note(p, &would_be).unwrap_or_else(|| {
+                "no step widens over the effect space, but the rule could decide below the default it inherits".into()
+            });
+            if let Some(d) = widened.and_then(|i| self.diagnostics.get_mut(i)) {
+                let hint = d.hint.take().unwrap_or_default();
+                d.hint = Some(format!("{hint}; {note}"));
+            }
+        }
         // INVARIANT (fail closed): a mode that widens the one it extends, or includes a policy that
         // is not there, does not load, so judging under it refuses.
         if !ok {
             return false;
         }
-        rules.extend(new_rules);
         if self.whole {
             for spanned in &m.examples {
                 let mut ex = spanned.get_ref().clone();
