@@ -334,3 +334,37 @@ fn the_codex_rollout_shows_a_patch_after_the_suite_and_its_context() {
     ];
     check_recordings(Some("codex-rollout"), recordings);
 }
+
+/// Comparing changed assertions one by one is bounded: an edit changing hundreds is unknown (or
+/// a gap where more are removed than added), and answers in time.
+#[test]
+fn a_large_edit_is_compared_within_bounds() {
+    let lines = |value: u32| -> &'static str {
+        let text: String = (0..300)
+            .map(|i| format!("    assert_eq!(f({i}), {value});\n"))
+            .collect();
+        Box::leak(text.into_boxed_str())
+    };
+    let started = std::time::Instant::now();
+    check(vec![
+        (
+            "many-changed",
+            vec![Edit("tests/many.rs", lines(1), lines(2)), suite_passes()],
+            "Done.",
+            "ok",
+            "unk",
+        ),
+        (
+            "many-removed",
+            vec![Edit("tests/many.rs", lines(1), "    // gone\n"), suite_passes()],
+            "Done.",
+            "ok",
+            "gap",
+        ),
+    ]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}
