@@ -197,6 +197,7 @@ fn build_engine(limits: ScriptLimits) -> Engine {
         late.then(|| Dynamic::from("the wall-clock deadline passed"))
     });
     engine.register_fn("regex_match", regex_match);
+    engine.register_fn("regex_captures", regex_captures);
     engine.register_fn("glob_match", glob_match);
     register_helpers(&mut engine);
     engine
@@ -348,16 +349,40 @@ fn verdict(verdict: &str, why: Dynamic) -> rhai::Map {
 
 /// `regex_match(text, pattern)`: true when the regular expression matches anywhere in `text`.
 fn regex_match(text: &str, pattern: &str) -> Result<bool, Box<EvalAltResult>> {
+    with_regex(pattern, |re| re.is_match(text))
+}
+
+/// Matches read per `regex_captures` call: the text is data the script did not make.
+const MAX_CAPTURES: usize = 256;
+
+/// `regex_captures(text, pattern)`: for each match (the first 256), the whole match and then the
+/// text of each capture group in order (`""` for a group that did not take part).
+fn regex_captures(text: &str, pattern: &str) -> Result<rhai::Array, Box<EvalAltResult>> {
+    with_regex(pattern, |re| {
+        re.captures_iter(text)
+            .take(MAX_CAPTURES)
+            .map(|caps| {
+                let groups: rhai::Array = (0..caps.len())
+                    .map(|i| Dynamic::from(caps.get(i).map_or("", |m| m.as_str()).to_string()))
+                    .collect();
+                Dynamic::from_array(groups)
+            })
+            .collect()
+    })
+}
+
+/// Runs `f` on the compiled pattern, compiling it once per thread.
+fn with_regex<T>(pattern: &str, f: impl FnOnce(&regex::Regex) -> T) -> Result<T, Box<EvalAltResult>> {
     REGEXES.with(|cache| {
         let mut cache = cache.borrow_mut();
         if let Some(re) = cache.get(pattern) {
-            return Ok(re.is_match(text));
+            return Ok(f(re));
         }
         let re = regex::RegexBuilder::new(pattern)
             .size_limit(1 << 20)
             .build()
             .map_err(|e| format!("`{pattern}` is not a valid regular expression: {e}"))?;
-        let found = re.is_match(text);
+        let found = f(&re);
         if cache.len() >= PATTERN_CACHE {
             cache.clear();
         }
@@ -593,6 +618,20 @@ mod tests {
             .map(|d| d.as_bool().unwrap())
             .collect();
         assert_eq!(flags, [true, true, false]);
+        let caps = call(
+            r#"fn f() { [regex_captures("left: 5\nright: 6", "(?m)^(left|right): (.+)$"), regex_captures("a1b22", "[0-9]+"), regex_captures("x", "y")] }"#,
+            "f",
+        )
+        .unwrap();
+        let caps: serde_json::Value = rhai::serde::from_dynamic(&caps.value).unwrap();
+        assert_eq!(
+            caps,
+            serde_json::json!([
+                [["left: 5", "left", "5"], ["right: 6", "right", "6"]],
+                [["1"], ["22"]],
+                []
+            ])
+        );
         let err = call(r#"fn f() { regex_match("x", "(") }"#, "f").unwrap_err();
         assert!(err.message.contains("not a valid regular expression"), "{err}");
     }

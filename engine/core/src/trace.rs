@@ -94,6 +94,10 @@ pub struct Edit {
     /// Lines added.
     #[serde(default)]
     pub added: Vec<EditLine>,
+    /// Lines the record shows around the change, unchanged (a hunk's context, numbered as in the
+    /// new file): what the change sits beside, such as the `#[test]` a new `#[ignore]` sits on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<EditLine>,
     /// False when the record shows that the file changed but not how.
     pub visible: bool,
 }
@@ -106,6 +110,7 @@ impl Edit {
             kind,
             removed: Vec::new(),
             added: Vec::new(),
+            context: Vec::new(),
             visible: false,
         }
     }
@@ -126,6 +131,11 @@ impl Edit {
             });
             *new += 1;
         } else if !line.starts_with('\\') {
+            // A context line (` text`, or an empty line where a tool trimmed the space).
+            self.context.push(EditLine {
+                line: Some(*new),
+                text: line.strip_prefix(' ').unwrap_or(line).to_string(),
+            });
             *old += 1;
             *new += 1;
         }
@@ -133,14 +143,20 @@ impl Edit {
 
     /// What the edit's lines weigh against a trace's budget.
     pub fn content_bytes(&self) -> usize {
-        self.removed.iter().chain(&self.added).map(|l| l.text.len() + 16).sum()
+        self.removed
+            .iter()
+            .chain(&self.added)
+            .chain(&self.context)
+            .map(|l| l.text.len() + 16)
+            .sum()
     }
 
     /// Drops the content of an edit too large to keep; it is then not visible.
     pub fn bounded(mut self) -> Edit {
-        if self.removed.len() + self.added.len() > MAX_EDIT_LINES {
+        if self.removed.len() + self.added.len() + self.context.len() > MAX_EDIT_LINES {
             self.removed.clear();
             self.added.clear();
+            self.context.clear();
             self.visible = false;
         }
         self
@@ -276,6 +292,7 @@ impl Trace {
             return Edit {
                 removed: Vec::new(),
                 added: Vec::new(),
+                context: Vec::new(),
                 visible: false,
                 ..edit
             };

@@ -237,6 +237,7 @@ fn input_edits(tool: &str, input: &Value) -> Vec<Edit> {
             kind: EditKind::Unknown,
             removed: vec![],
             added: lines(text(input, "content").unwrap_or(""), Some(1)),
+            context: vec![],
             visible: true,
         }
         .bounded()],
@@ -245,6 +246,7 @@ fn input_edits(tool: &str, input: &Value) -> Vec<Edit> {
             kind: EditKind::Update,
             removed: lines(text(input, "old_string").unwrap_or(""), None),
             added: lines(text(input, "new_string").unwrap_or(""), None),
+            context: vec![],
             visible: true,
         }
         .bounded()],
@@ -259,6 +261,7 @@ fn input_edits(tool: &str, input: &Value) -> Vec<Edit> {
                 kind: EditKind::Update,
                 removed: vec![],
                 added: vec![],
+                context: vec![],
                 visible: true,
             };
             for e in &edits {
@@ -285,6 +288,7 @@ fn result_edits(tool: &str, result: &Value) -> Option<Vec<Edit>> {
             kind: EditKind::Create,
             removed: vec![],
             added: lines(content, Some(1)),
+            context: vec![],
             visible: true,
         }
         .bounded()]);
@@ -295,6 +299,7 @@ fn result_edits(tool: &str, result: &Value) -> Option<Vec<Edit>> {
         kind: EditKind::Update,
         removed: vec![],
         added: vec![],
+        context: vec![],
         visible: true,
     };
     for hunk in hunks {

@@ -39,11 +39,25 @@ pub(crate) fn between(path: &str, old: Option<&str>, new: &str) -> Edit {
         .get(prefix..new_lines.len() - suffix)
         .map(|l| numbered(l, prefix))
         .unwrap_or_default();
+    // Three unchanged lines each side, as a unified diff shows them: what the change sits beside.
+    let after = new_lines.len() - suffix;
+    let before = prefix.saturating_sub(3);
+    let mut context = new_lines
+        .get(before..prefix)
+        .map(|l| numbered(l, before))
+        .unwrap_or_default();
+    context.extend(
+        new_lines
+            .get(after..(after + 3).min(new_lines.len()))
+            .map(|l| numbered(l, after))
+            .unwrap_or_default(),
+    );
     Edit {
         path: path.to_string(),
         kind,
         removed,
         added,
+        context,
         visible: true,
     }
     .bounded()
@@ -62,6 +76,9 @@ mod tests {
         assert_eq!(e.removed[0].line, Some(2));
         assert_eq!(e.added[0].text, "assert!(true);");
         assert!(e.visible);
+        // The unchanged lines around it are kept as context, numbered in the new file.
+        let context: Vec<(Option<u64>, &str)> = e.context.iter().map(|l| (l.line, l.text.as_str())).collect();
+        assert_eq!(context, [(Some(1), "a"), (Some(3), "c")]);
     }
 
     #[test]

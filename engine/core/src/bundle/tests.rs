@@ -703,6 +703,7 @@ fn folding_over_a_trace_gives_what_the_whole_facts_give() {
             text: removed.into(),
         }],
         added: vec![],
+        context: vec![],
         visible: true,
     };
     let step = |tool: &str, writes: &[&str], commands: &[&str], status: Status, edits: Vec<Edit>| Step {

@@ -83,6 +83,7 @@ pub fn parse_unified_diff(text: &str, base: &std::path::Path) -> Vec<Edit> {
                 kind,
                 removed: Vec::new(),
                 added: Vec::new(),
+                context: vec![],
                 visible: true,
             });
             hunks.end();
@@ -120,6 +121,21 @@ mod tests {
             }]
         );
         assert_eq!(edits[0].added[0].line, Some(4));
+        // The hunk's unchanged lines stay, numbered as in the new file: what the change sits
+        // beside (a `#[test]` above a new `#[ignore]`).
+        assert_eq!(
+            edits[0].context,
+            vec![
+                EditLine {
+                    line: Some(3),
+                    text: "    let x = 1;".into()
+                },
+                EditLine {
+                    line: Some(5),
+                    text: "}".into()
+                }
+            ]
+        );
         assert_eq!(edits[1].kind, EditKind::Delete);
         assert_eq!(edits[1].path, "/w/old.rs");
     }

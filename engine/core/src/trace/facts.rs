@@ -4,13 +4,18 @@
 use super::{Edit, EditLine, Step};
 use crate::scope::{Place, Workspace};
 
-/// One step as facts: what rows read of it. Its raw effects are summed up by where its writes
-/// land (`writes`, classified, and `writes_workspace`); the step is built once, without the
+/// One step as facts: what rows read of it. Its raw effects are summed up by where its reads and
+/// writes land (`reads` and `writes`, classified, and `writes_workspace`); the step is built once, without the
 /// copies a whole-trace conversion would make, since a long run has many steps.
 pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
     let resolved = step.effects.resolve(workspace);
     let writes: Vec<serde_json::Value> = resolved
         .write_places
+        .iter()
+        .map(|t| place_json(t.path.as_deref(), &t.place))
+        .collect();
+    let reads: Vec<serde_json::Value> = resolved
+        .read_places
         .iter()
         .map(|t| place_json(t.path.as_deref(), &t.place))
         .collect();
@@ -38,6 +43,7 @@ pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
         "outcome".into(),
         serde_json::to_value(&step.outcome).unwrap_or_default(),
     );
+    obj.insert("reads".into(), reads.into());
     obj.insert("writes".into(), writes.into());
     obj.insert("writes_workspace".into(), writes_workspace.into());
     obj.insert("reaches".into(), step.effects.reaches.into());
@@ -46,8 +52,9 @@ pub fn step_facts(step: &Step, workspace: &Workspace) -> serde_json::Value {
 }
 
 /// Edits as facts: `path`, `kind`, `visible`, `relative` (its path below the workspace root it
-/// lies in; absent when it lies in none), and its lines as plain string arrays — `removed` and
-/// `added`, with their line numbers in `removed_lines` and `added_lines` (`()` where unknown).
+/// lies in; absent when it lies in none), and its lines as plain string arrays — `removed`,
+/// `added` and the unchanged `context` around them, with their line numbers in `removed_lines`,
+/// `added_lines` and `context_lines` (`()` where unknown).
 /// Strings, not a map per line: a long run has many lines, and a map costs twenty times more.
 pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
     edits
@@ -63,6 +70,8 @@ pub fn edits_facts(edits: &[Edit], workspace: &Workspace) -> serde_json::Value {
             obj.insert("removed_lines".into(), numbers(&edit.removed));
             obj.insert("added".into(), texts(&edit.added));
             obj.insert("added_lines".into(), numbers(&edit.added));
+            obj.insert("context".into(), texts(&edit.context));
+            obj.insert("context_lines".into(), numbers(&edit.context));
             let place = match workspace.resolve(std::slice::from_ref(&edit.path)) {
                 crate::scope::Scopes::Paths(p) => p.iter().next().map(|p| workspace.place(p)),
                 crate::scope::Scopes::Everything => None,

@@ -31,6 +31,7 @@ pub(super) fn rollout_changes(changes: Option<&Value>) -> Vec<Edit> {
             kind,
             removed: Vec::new(),
             added: Vec::new(),
+            context: vec![],
             visible: true,
         };
         if let Some(diff) = text(body, "unified_diff") {
@@ -63,7 +64,7 @@ fn take_hunks(edit: &mut Edit, diff: &str) {
 
 /// The edits an `apply_patch` patch describes (`*** Add File:`, `*** Update File:`,
 /// `*** Delete File:`, `*** Move to:`), before Codex reports them: lines of an update are not
-/// numbered (the patch locates them by context), lines of a new file are.
+/// numbered (the patch locates them by context, which is kept), lines of a new file are.
 pub(crate) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
     let mut edits: Vec<Edit> = Vec::new();
     let path = |p: &str| absolute(cwd, p.trim()).to_string_lossy().into_owned();
@@ -74,6 +75,7 @@ pub(crate) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
                 kind: EditKind::Create,
                 removed: vec![],
                 added: vec![],
+                context: vec![],
                 visible: true,
             });
         } else if let Some(p) = line.strip_prefix("*** Update File: ") {
@@ -82,6 +84,7 @@ pub(crate) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
                 kind: EditKind::Update,
                 removed: vec![],
                 added: vec![],
+                context: vec![],
                 visible: true,
             });
         } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
@@ -90,6 +93,7 @@ pub(crate) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
                 kind: EditKind::Delete,
                 removed: vec![],
                 added: vec![],
+                context: vec![],
                 visible: true,
             });
         } else if let Some(p) = line.strip_prefix("*** Move to: ") {
@@ -115,6 +119,12 @@ pub(crate) fn patch_edits(patch: &str, cwd: &Path) -> Vec<Edit> {
                         });
                     } else if let Some(t) = line.strip_prefix('+') {
                         edit.added.push(EditLine {
+                            line: None,
+                            text: t.to_string(),
+                        });
+                    } else if let Some(t) = line.strip_prefix(' ') {
+                        // A context line: what the change sits beside.
+                        edit.context.push(EditLine {
                             line: None,
                             text: t.to_string(),
                         });
