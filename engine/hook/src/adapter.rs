@@ -24,7 +24,7 @@ use sixfold_core::decision::{DecidedBy, Decision, Judgement};
 use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
-use sixfold_core::trace::{Claim, Event, Outcome, Status, Step, StepAct};
+use sixfold_core::trace::{Claim, Event, Outcome, SoFar, Status, Step, StepAct};
 use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use std::path::PathBuf;
 
@@ -200,14 +200,14 @@ fn handle_event(
 }
 
 /// Events to write before this call's own (see `sixfold_core::trace::preamble`).
-fn preamble(session: &Session, events: &[Event], mode: &str) -> Vec<Event> {
+fn preamble(session: &Session, so_far: &SoFar, mode: &str) -> Vec<Event> {
     let cwd = session.cwd.to_string_lossy();
     let start = sixfold_core::trace::SessionStart {
         session: &session.id,
         cwd: &cwd,
         provider: &session.provider,
     };
-    sixfold_core::trace::preamble(events, start, mode)
+    sixfold_core::trace::preamble(so_far, start, mode)
 }
 
 fn workspace(session: &Session) -> Workspace {
@@ -235,13 +235,20 @@ fn pre_tool_use(
         }
     };
     let mode = session.state.mode_for(Some(&session.id));
-    let (events, judged) = match session.log.judging_events() {
-        Ok(events) => {
-            let judged = judge_narrowed(event, &session, &mode, &events, records, store, sandboxes);
-            (events, judged)
+    // The record is held from before the judgement until its line is written, so parallel calls
+    // of one session are judged one at a time, each knowing the spawns allowed before it.
+    let held = match session.log.hold() {
+        Ok(held) => held,
+        Err(why) => {
+            // INVARIANT (fail closed): a call whose record cannot be kept is refused.
+            let judgement = unjudgeable(&mode, &why);
+            return (
+                answer(&judgement, &refused),
+                vec![format!("sixfold: unjudgeable: {why}")],
+            );
         }
-        Err(why) => (Vec::new(), Err(why)),
     };
+    let judged = judge_narrowed(event, &session, &mode, held.so_far(), records, store, sandboxes);
     let (judgement, step, how, mut notes) = match judged {
         Ok((judgement, step, how, notes)) => (judgement, step, how, notes),
         Err(why) => {
@@ -255,12 +262,12 @@ fn pre_tool_use(
             (unjudgeable(&mode, &why), step, refused.clone(), notes)
         }
     };
-    let mut out = preamble(&session, &events, &mode);
+    let mut out = preamble(&session, held.so_far(), &mode);
     out.push(Event::Judged {
         step: Box::new(step),
         judgement: judgement.clone(),
     });
-    if let Err(why) = session.log.append(&out) {
+    if let Err(why) = held.append(&out) {
         // INVARIANT (fail closed): a judgement that cannot be put on the record is refused.
         let judgement = unjudgeable(&mode, &why);
         notes.push(format!("sixfold: unjudgeable: {why}"));
@@ -299,7 +306,7 @@ fn judge_narrowed(
     event: &HookInput,
     session: &Session,
     mode: &str,
-    events: &[Event],
+    so_far: &SoFar,
     records: &dyn Records,
     store: Option<&TrustStore>,
     sandboxes: Option<&dyn Sandboxes>,
@@ -310,7 +317,7 @@ fn judge_narrowed(
     let call = Call {
         event,
         session,
-        events,
+        so_far,
         records,
     };
     if standing != Standing::Untrusted {
@@ -378,7 +385,7 @@ struct Judged {
 struct Call<'a> {
     event: &'a HookInput,
     session: &'a Session,
-    events: &'a [Event],
+    so_far: &'a SoFar,
     records: &'a dyn Records,
 }
 
@@ -394,7 +401,7 @@ fn judge_call(
     let Call {
         event,
         session,
-        events,
+        so_far,
         records,
     } = *call;
     let provider_id = session.provider.as_str();
@@ -495,7 +502,7 @@ fn judge_call(
         }
     }
     if let Some(helper) = &mapped.spawn {
-        judgement = judge_spawn(&bundle, state, helper, events, judgement)?;
+        judgement = judge_spawn(&bundle, state, helper, so_far.spawns, judgement)?;
     }
     let step = Step {
         id: event.tool_use_id.clone().unwrap_or_default(),
@@ -563,19 +570,15 @@ fn judge_spawn(
     bundle: &Bundle,
     state: &State,
     helper: &str,
-    events: &[Event],
+    spawned: u32,
     mode: Judgement,
 ) -> Result<Judgement, String> {
     let pattern_id = state.pattern();
     let pattern = bundle
         .pattern(&pattern_id)
         .ok_or_else(|| format!("the active pattern `{pattern_id}` is not in the bundle"))?;
-    let spawned = events
-        .iter()
-        .filter(|e| matches!(e, Event::Judged { step, judgement } if judgement.decision == Decision::Allow && step.act.kind == "agent"))
-        .count();
     let helper = Some(helper).filter(|h| !h.is_empty());
-    let by_pattern = pattern.judge_spawn(helper, u32::try_from(spawned).unwrap_or(u32::MAX));
+    let by_pattern = pattern.judge_spawn(helper, spawned);
     if by_pattern.decision > mode.decision {
         Ok(Judgement {
             mode: mode.mode,
@@ -610,10 +613,9 @@ fn post_tool_use(provider: &str, event: &HookInput, records: &dyn Records) -> Re
 
 fn record(provider: &str, event: &HookInput) -> Result<(String, Vec<String>), String> {
     let session = session(provider, event)?;
-    // Recording judges nothing: a record too large to read whole still takes the event.
-    let events = session.log.judging_events().unwrap_or_default();
+    let held = session.log.hold()?;
     let mode = session.state.mode_for(Some(&session.id));
-    let mut out = preamble(&session, &events, &mode);
+    let mut out = preamble(&session, held.so_far(), &mode);
     match event.hook_event_name.as_str() {
         "UserPromptSubmit" => {
             let prompt: String = event.prompt.clone().unwrap_or_default().chars().take(2000).collect();
@@ -622,7 +624,7 @@ fn record(provider: &str, event: &HookInput) -> Result<(String, Vec<String>), St
         "SessionEnd" => out.push(Event::Ended {}),
         _ => {}
     }
-    session.log.append(&out)?;
+    held.append(&out)?;
     Ok((String::new(), Vec::new()))
 }
 
@@ -637,10 +639,12 @@ fn stop(
     let session = session(provider, event)?;
     let layer = ProjectLayer::read(&session.project);
     let bundle = loaded(Some(&layer), None)?;
-    let events = session.log.events();
+    // The whole record is read here (a line at a time), under its lock until the verdict is on it.
+    let held = session.log.hold()?;
+    let mut trace = held.trace()?;
     let mode = session.state.mode_for(Some(&session.id));
-    let mut out = preamble(&session, &events, &mode);
-    let logged = Log::trace(&events);
+    let mut out = preamble(&session, held.so_far(), &mode);
+    let logged = &trace;
     let transcript = event
         .transcript_path
         .as_deref()
@@ -685,9 +689,9 @@ fn stop(
             is_error: false,
         },
     });
-    let mut all = events;
-    all.extend(out.iter().cloned());
-    let trace = Log::trace(&all);
+    for event in &out {
+        trace.apply(event.clone());
+    }
     let rows = bundle.rows_about(FactsKind::Trace);
     let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
     if crate::trust::standing(store, &session.project, &layer) == Standing::Untrusted {
@@ -698,7 +702,7 @@ fn stop(
         results = stricter_rows(results, shipped);
     }
     out.push(Event::Verdict { rows: results.clone() });
-    session.log.append(&out)?;
+    held.append(&out)?;
     let gaps: Vec<String> = results
         .iter()
         .filter(|r| r.severity == Severity::Gating && r.verdict == Verdict::Gap)
