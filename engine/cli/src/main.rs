@@ -9,6 +9,7 @@ mod live;
 mod mcp_install;
 mod modes;
 mod output;
+mod proofs;
 mod providers;
 mod proxy;
 mod replay;
