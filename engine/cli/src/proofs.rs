@@ -126,7 +126,7 @@ fn evict(dir: &Path, keep: usize) {
     if proofs.len() <= keep {
         return;
     }
-    proofs.sort_by(|a, b| b.0.cmp(&a.0));
+    proofs.sort_by_key(|p| std::cmp::Reverse(p.0));
     for (_, path) in proofs.into_iter().skip(keep) {
         let _ = std::fs::remove_file(path);
     }

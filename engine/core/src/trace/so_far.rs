@@ -33,20 +33,17 @@ impl SoFar {
     /// Folds one more event of the record in.
     pub fn apply(&mut self, event: &Event) {
         match event {
-            Event::Started { mode, .. } => {
+            Event::Started { mode: Some(mode), .. } => {
                 self.started = true;
-                if mode.is_some() {
-                    self.mode.clone_from(mode);
-                }
+                self.mode = Some(mode.clone());
             }
+            Event::Started { mode: None, .. } => self.started = true,
             Event::ModeChanged { to, .. } => {
                 self.started = true;
                 self.mode = Some(to.clone());
             }
-            Event::Judged { step, judgement } => {
-                if judgement.decision == Decision::Allow && step.act.kind == "agent" {
-                    self.spawns = self.spawns.saturating_add(1);
-                }
+            Event::Judged { step, judgement } if judgement.decision == Decision::Allow && step.act.kind == "agent" => {
+                self.spawns = self.spawns.saturating_add(1);
             }
             _ => {}
         }
