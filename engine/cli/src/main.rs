@@ -11,6 +11,7 @@ mod mcp_install;
 mod modes;
 mod modes_diff;
 mod output;
+mod proofs;
 mod providers;
 mod proxy;
 mod replay;

@@ -72,8 +72,8 @@ fn fingerprint(project: &Path) -> Fingerprint {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
             let path = entry.path();
-            // The event log changes at every call and is no part of the bundle.
-            if path.file_name().is_some_and(|n| n == "runs") {
+            // The event log and its checkpoints change at every call and are no part of the bundle.
+            if path.file_name().is_some_and(|n| n == "runs" || n == "checkpoints") {
                 continue;
             }
             let Ok(meta) = entry.metadata() else { continue };

@@ -4,20 +4,18 @@
 
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, outln};
+use crate::proofs::{cached_proof, store_proof, Cached};
 use sixfold_core::bundle::{Bundle, Needs};
 use sixfold_core::environment::EnvironmentSpec;
 use sixfold_hook::trust::Standing;
 use sixfold_sandbox::{Check, Environment, Proof, SandboxError, Withheld};
 use std::ffi::OsString;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// Exit status when the environment cannot be proven or built (as a shell's "cannot execute").
 const CANNOT_CONFINE: u8 = 126;
 /// Exit status when the command's program is not found (as a shell's).
 const NOT_FOUND: u8 = 127;
-/// A cached proof larger than this is not one sixfold wrote: it is ignored.
-const MAX_CACHED_PROOF_BYTES: u64 = 256 * 1024;
 
 /// Run a command confined by a mode's environment, or prove that this machine enforces it.
 #[derive(Debug, clap::Args)]
@@ -162,12 +160,17 @@ impl sixfold_core::call::Sandboxes for Prover {
         let Some(environment) = environment_around(spec, roots) else {
             return Ok(());
         };
-        // A cached proof is a file read: the hook never probes per call.
-        if cached_proof(mode, &environment).is_some() {
-            return Ok(());
-        }
-        let proof = sixfold_sandbox::prove(&environment);
-        store_proof(mode, &environment, &proof);
+        // A cached proof is a file read: the hook never probes per call. A failed one is kept a
+        // short while too, so a machine that cannot prove does not probe at every command.
+        let proof = match cached_proof(mode, &environment) {
+            Some(Cached::Proven(_)) => return Ok(()),
+            Some(Cached::Failed(proof)) => proof,
+            None => {
+                let proof = sixfold_sandbox::prove(&environment);
+                store_proof(mode, &environment, &proof);
+                proof
+            }
+        };
         if proof.proven {
             return Ok(());
         }
@@ -237,11 +240,15 @@ fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
     let Some(environment) = &resolved.environment else {
         return run_plainly(command, &cwd);
     };
-    let proof = cached_proof(&resolved.mode, environment).unwrap_or_else(|| {
-        let proof = sixfold_sandbox::prove(environment);
-        store_proof(&resolved.mode, environment, &proof);
-        proof
-    });
+    // A failed proof cached by the hook is not taken here: a person's run proves afresh.
+    let proof = match cached_proof(&resolved.mode, environment) {
+        Some(Cached::Proven(proof)) => proof,
+        _ => {
+            let proof = sixfold_sandbox::prove(environment);
+            store_proof(&resolved.mode, environment, &proof);
+            proof
+        }
+    };
     if !proof.proven {
         // INVARIANT (fail closed): an environment this machine does not enforce runs nothing,
         // never the command with less confinement.
@@ -401,61 +408,4 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
         );
     }
     u8::from(!proof.proven)
-}
-
-/// What a cached proof must match exactly: sixfold's version, the kernel, the mode and the
-/// environment as enforced (its roots, temp dir, home, path lists and network).
-fn cache_key(mode: &str, environment: &Environment) -> String {
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!(
-        "sixfold {}\nkernel {}\nmode {mode}\n{environment:?}",
-        env!("CARGO_PKG_VERSION"),
-        kernel.trim()
-    )
-}
-
-/// Where proofs are cached: `$XDG_CACHE_HOME/sixfold/proofs`, else `~/.cache/sixfold/proofs`.
-fn cache_dir() -> Option<PathBuf> {
-    Some(sixfold_core::user_dirs::cache_dir()?.join("proofs"))
-}
-
-fn cache_file(key: &str) -> Option<PathBuf> {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut hasher);
-    Some(cache_dir()?.join(format!("{:016x}.json", hasher.finish())))
-}
-
-/// A proof cached for exactly this key, when it was proven.
-fn cached_proof(mode: &str, environment: &Environment) -> Option<Proof> {
-    let key = cache_key(mode, environment);
-    // A FIFO or a device planted as the cache file cannot hang the command: regular files only.
-    let text = sixfold_core::bounded::read_text(&cache_file(&key)?, MAX_CACHED_PROOF_BYTES).ok()?;
-    let cached: serde_json::Value = serde_json::from_str(&text).ok()?;
-    // INVARIANT (fail closed): only a proven proof for the very same key is reused; anything
-    // else (another key, a failed proof, a file that does not read) proves afresh.
-    if cached.get("key").and_then(|k| k.as_str()) != Some(key.as_str()) {
-        return None;
-    }
-    let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
-    proof.proven.then_some(proof)
-}
-
-/// Keeps a proven proof for next time; a failed one is not kept (it is proven afresh). A cache
-/// that cannot be written is no error: the next run proves again.
-fn store_proof(mode: &str, environment: &Environment, proof: &Proof) {
-    let key = cache_key(mode, environment);
-    let Some(file) = cache_file(&key) else { return };
-    if !proof.proven {
-        let _ = std::fs::remove_file(&file);
-        return;
-    }
-    let Some(dir) = file.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let text = serde_json::json!({"key": key, "proof": proof}).to_string();
-    let partial = dir.join(format!(".{}.{}", std::process::id(), "partial"));
-    if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &file).is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
 }

@@ -112,16 +112,17 @@ impl Governor for ProjectGovernor {
     }
 
     fn append(&self, mode: &str, events: &[Event]) -> Result<(), String> {
-        let so_far = self.log.judging_events()?;
+        // The checkpoint beside the record: an append costs the same at any length of it.
+        let held = self.log.hold()?;
         let cwd = self.project.to_string_lossy();
         let start = sixfold_core::trace::SessionStart {
             session: &self.session,
             cwd: &cwd,
             provider: sixfold_tools::PROVIDER,
         };
-        let mut out = sixfold_core::trace::preamble(&so_far, start, mode);
+        let mut out = sixfold_core::trace::preamble(held.so_far(), start, mode);
         out.extend(events.iter().cloned());
-        self.log.append(&out)
+        held.append(&out)
     }
 }
 

@@ -143,12 +143,24 @@ impl PathSet {
                 .map_err(|e| format!("`{raw}` is not a valid glob: {}", e.kind()))?;
             builder.add(glob);
         }
-        let build = |b: GlobSetBuilder| b.build().map_err(|e| format!("the globs do not compile: {e}"));
+        // A set with no glob of an anchor is the empty set, made without building anything: most
+        // rules name one glob, so two of their three sets are empty.
+        let build = |b: GlobSetBuilder, anchor: Anchor| {
+            if !starts.iter().any(|s: &GlobStart| s.anchor == anchor) {
+                return Ok(GlobSet::empty());
+            }
+            b.build().map_err(|e| format!("the globs do not compile: {e}"))
+        };
+        let (home, absolute, relative) = (
+            build(home, Anchor::Home)?,
+            build(absolute, Anchor::Absolute)?,
+            build(relative, Anchor::Root)?,
+        );
         Ok(PathSet {
             name: name.to_string(),
-            home: build(home)?,
-            absolute: build(absolute)?,
-            relative: build(relative)?,
+            home,
+            absolute,
+            relative,
             starts,
             patterns,
         })

@@ -12,10 +12,12 @@ use serde::{Deserialize, Serialize};
 mod diff;
 mod events;
 mod facts;
+mod so_far;
 
 pub use diff::{parse_unified_diff, HunkReader};
 pub use events::{preamble, Event, SessionStart};
 pub use facts::{edits_facts, step_facts};
+pub use so_far::SoFar;
 
 /// Lines kept per edit: an edit larger than this is kept as not visible rather than held whole.
 pub const MAX_EDIT_LINES: usize = 20_000;

@@ -20,11 +20,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sixfold_core::bundle::{Bundle, Needs};
 use sixfold_core::call::{Call, Called, Layers, Sandboxes, Sandboxing, Under};
-use sixfold_core::decision::{Decision, Judgement};
+use sixfold_core::decision::Judgement;
 use sixfold_core::format::FactsKind;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
-use sixfold_core::trace::{Claim, Event, Status, Step};
+use sixfold_core::trace::{Claim, Event, SoFar, Status, Step};
 use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use std::path::PathBuf;
 
@@ -193,14 +193,14 @@ fn handle_event(
 }
 
 /// Events to write before this call's own (see `sixfold_core::trace::preamble`).
-fn preamble(session: &Session, events: &[Event], mode: &str) -> Vec<Event> {
+fn preamble(session: &Session, so_far: &SoFar, mode: &str) -> Vec<Event> {
     let cwd = session.cwd.to_string_lossy();
     let start = sixfold_core::trace::SessionStart {
         session: &session.id,
         cwd: &cwd,
         provider: &session.provider,
     };
-    sixfold_core::trace::preamble(events, start, mode)
+    sixfold_core::trace::preamble(so_far, start, mode)
 }
 
 fn workspace(session: &Session) -> Workspace {
@@ -228,13 +228,20 @@ fn pre_tool_use(
         }
     };
     let mode = session.state.mode_for(Some(&session.id));
-    let (events, judged) = match session.log.judging_events() {
-        Ok(events) => {
-            let judged = judge_narrowed(event, &session, &mode, &events, records, store, sandboxes);
-            (events, judged)
+    // The record is held from before the judgement until its line is written, so parallel calls
+    // of one session are judged one at a time, each knowing the spawns allowed before it.
+    let held = match session.log.hold() {
+        Ok(held) => held,
+        Err(why) => {
+            // INVARIANT (fail closed): a call whose record cannot be kept is refused.
+            let judgement = unjudgeable(&mode, &why);
+            return (
+                answer(&judgement, &refused),
+                vec![format!("sixfold: unjudgeable: {why}")],
+            );
         }
-        Err(why) => (Vec::new(), Err(why)),
     };
+    let judged = judge_narrowed(event, &session, &mode, held.so_far(), records, store, sandboxes);
     let (judgement, step, how, mut notes) = match judged {
         Ok((judgement, step, how, notes)) => (judgement, step, how, notes),
         Err(why) => {
@@ -248,12 +255,12 @@ fn pre_tool_use(
             (unjudgeable(&mode, &why), step, refused.clone(), notes)
         }
     };
-    let mut out = preamble(&session, &events, &mode);
+    let mut out = preamble(&session, held.so_far(), &mode);
     out.push(Event::Judged {
         step: Box::new(step),
         judgement: judgement.clone(),
     });
-    if let Err(why) = session.log.append(&out) {
+    if let Err(why) = held.append(&out) {
         // INVARIANT (fail closed): a judgement that cannot be put on the record is refused.
         let judgement = unjudgeable(&mode, &why);
         notes.push(format!("sixfold: unjudgeable: {why}"));
@@ -293,7 +300,7 @@ fn judge_narrowed(
     event: &HookInput,
     session: &Session,
     mode: &str,
-    events: &[Event],
+    so_far: &SoFar,
     records: &dyn Records,
     store: Option<&TrustStore>,
     sandboxes: Option<&dyn Sandboxes>,
@@ -332,7 +339,7 @@ fn judge_narrowed(
         cwd: &session.cwd,
         context: &context,
         planned_writes,
-        spawns: spawns_so_far(events),
+        spawns: so_far.spawns,
     };
     let layers = Layers {
         layered: Under {
@@ -373,15 +380,6 @@ fn judge_narrowed(
     Ok((judged.judgement, judged.step, how, notes))
 }
 
-/// How many sub-agents this session was allowed to spawn so far, from its record.
-fn spawns_so_far(events: &[Event]) -> u32 {
-    let spawned = events
-        .iter()
-        .filter(|e| matches!(e, Event::Judged { step, judgement } if judgement.decision == Decision::Allow && step.act.kind == "agent"))
-        .count();
-    u32::try_from(spawned).unwrap_or(u32::MAX)
-}
-
 fn post_tool_use(provider: &str, event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
     let session = session(provider, event)?;
     let id = event.tool_use_id.clone().unwrap_or_default();
@@ -406,10 +404,9 @@ fn post_tool_use(provider: &str, event: &HookInput, records: &dyn Records) -> Re
 
 fn record(provider: &str, event: &HookInput) -> Result<(String, Vec<String>), String> {
     let session = session(provider, event)?;
-    // Recording judges nothing: a record too large to read whole still takes the event.
-    let events = session.log.judging_events().unwrap_or_default();
+    let held = session.log.hold()?;
     let mode = session.state.mode_for(Some(&session.id));
-    let mut out = preamble(&session, &events, &mode);
+    let mut out = preamble(&session, held.so_far(), &mode);
     match event.hook_event_name.as_str() {
         "UserPromptSubmit" => {
             let prompt: String = event.prompt.clone().unwrap_or_default().chars().take(2000).collect();
@@ -418,7 +415,7 @@ fn record(provider: &str, event: &HookInput) -> Result<(String, Vec<String>), St
         "SessionEnd" => out.push(Event::Ended {}),
         _ => {}
     }
-    session.log.append(&out)?;
+    held.append(&out)?;
     Ok((String::new(), Vec::new()))
 }
 
@@ -433,10 +430,12 @@ fn stop(
     let session = session(provider, event)?;
     let layer = ProjectLayer::read(&session.project);
     let bundle = loaded(Some(&layer), None)?;
-    let events = session.log.events();
+    // The whole record is read here (a line at a time), under its lock until the verdict is on it.
+    let held = session.log.hold()?;
+    let mut trace = held.trace()?;
     let mode = session.state.mode_for(Some(&session.id));
-    let mut out = preamble(&session, &events, &mode);
-    let logged = Log::trace(&events);
+    let mut out = preamble(&session, held.so_far(), &mode);
+    let logged = &trace;
     let transcript = event
         .transcript_path
         .as_deref()
@@ -481,9 +480,9 @@ fn stop(
             is_error: false,
         },
     });
-    let mut all = events;
-    all.extend(out.iter().cloned());
-    let trace = Log::trace(&all);
+    for event in &out {
+        trace.apply(event.clone());
+    }
     let rows = bundle.rows_about(FactsKind::Trace);
     let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
     if crate::trust::standing(store, &session.project, &layer) == Standing::Untrusted {
@@ -494,7 +493,7 @@ fn stop(
         results = stricter_rows(results, shipped);
     }
     out.push(Event::Verdict { rows: results.clone() });
-    session.log.append(&out)?;
+    held.append(&out)?;
     let gaps: Vec<String> = results
         .iter()
         .filter(|r| r.severity == Severity::Gating && r.verdict == Verdict::Gap)

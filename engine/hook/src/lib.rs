@@ -7,6 +7,7 @@
 
 pub mod adapter;
 mod answer;
+pub mod checkpoint;
 pub mod claude_code;
 pub mod codex;
 pub mod guard;

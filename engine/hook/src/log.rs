@@ -1,15 +1,14 @@
 //! The session's event log, `.sixfold/runs/<session>.jsonl`: one JSON event per line, appended
 //! under an exclusive lock in a single write, so concurrent hook processes never interleave or
-//! lose lines. Replay reads it as one of its formats.
+//! lose lines. Replay reads it as one of its formats. What a call needs of it so far is kept
+//! beside it in a checkpoint ([`Log::hold`]), so no call reads the whole log.
 
+use crate::checkpoint::Held;
 use sixfold_core::bounded;
-use sixfold_core::trace::{Event, Trace};
+use sixfold_core::trace::Event;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
-
-/// A log larger than this is not read back whole by a hook (its start is enough to fold).
-pub const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A session's log.
 #[derive(Debug, Clone)]
@@ -18,7 +17,7 @@ pub struct Log {
 }
 
 /// The events as the log's lines, each ending in a newline.
-fn lines(events: &[Event]) -> Result<String, String> {
+pub(crate) fn lines(events: &[Event]) -> Result<String, String> {
     let mut text = String::new();
     for event in events {
         let line = serde_json::to_string(event).map_err(|e| format!("cannot write an event: {e}"))?;
@@ -79,14 +78,14 @@ impl Appender {
 
 /// A file's device and inode: what tells it from another at the same path.
 #[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     Some((meta.dev(), meta.ino()))
 }
 
 /// No inode to compare: the handle is never reused.
 #[cfg(not(unix))]
-fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
@@ -163,66 +162,31 @@ impl Log {
         written.map_err(|e| format!("cannot append to `{}`: {e}", self.path.display()))
     }
 
-    /// The first [`MAX_LOG_BYTES`] of the log, read under a shared lock. A log that is missing or
-    /// not a regular file reads as empty: appending to it then fails, so a call is never judged
-    /// without its record.
-    ///
-    /// The second value says whether the log went on past the bound (and so was not read whole).
-    fn text(&self) -> (String, bool) {
+    /// The log under its exclusive lock (created where missing), with what it holds so far
+    /// brought up to date from its checkpoint: what a writer that judges or starts the record
+    /// needs, read and written in O(1) whatever the log's length (see [`crate::checkpoint`]).
+    /// The lock belongs to the handle: while it is held, this process reads the log through it
+    /// ([`Held::trace`]), never through another handle, which would wait for it.
+    pub fn hold(&self) -> Result<Held, String> {
+        Held::take(self)
+    }
+
+    /// Every event so far, read a line at a time (lines that do not parse are skipped); a
+    /// missing log, or one that is not a regular file, reads as empty.
+    pub fn events(&self) -> Vec<Event> {
         let Ok(file) = bounded::open(&self.path) else {
-            return (String::new(), false);
+            return Vec::new();
         };
         let _ = file.lock_shared();
-        let mut bytes = Vec::new();
-        let _ = (&file).take(MAX_LOG_BYTES + 1).read_to_end(&mut bytes);
+        let mut events = Vec::new();
+        let _ = crate::checkpoint::each_line(BufReader::new(&file), |line, whole| {
+            if let (true, Ok(event)) = (whole, serde_json::from_slice(line)) {
+                events.push(event);
+            }
+            Ok(())
+        });
         let _ = file.unlock();
-        let cut = bytes.len() as u64 > MAX_LOG_BYTES;
-        bytes.truncate(MAX_LOG_BYTES as usize);
-        (String::from_utf8_lossy(&bytes).into_owned(), cut)
-    }
-
-    /// The events so far (lines that do not parse are skipped: the log is still read).
-    pub fn events(&self) -> Vec<Event> {
-        let (text, _) = self.text();
-        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-    }
-
-    /// Only the events a tool call needs to be judged: the session's start, mode changes, and
-    /// judged spawns. Other lines are skipped before they are parsed.
-    ///
-    /// A log larger than [`MAX_LOG_BYTES`] is an error: the events past the bound (a spawn that
-    /// counts against a pattern's limit, say) would go unseen.
-    pub fn judging_events(&self) -> Result<Vec<Event>, String> {
-        let (text, cut) = self.text();
-        // INVARIANT (fail closed): a record read only in part cannot be judged from.
-        if cut {
-            return Err(format!(
-                "the session's record `{}` is larger than {} MiB, so what it holds cannot all be read; start a new session",
-                self.path.display(),
-                MAX_LOG_BYTES / (1024 * 1024)
-            ));
-        }
-        Ok(text
-            .lines()
-            .filter(|l| {
-                l.starts_with(r#"{"event":"started""#)
-                    || l.starts_with(r#"{"event":"mode_changed""#)
-                    || (l.starts_with(r#"{"event":"judged""#) && l.contains(r#""kind":"agent""#))
-            })
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect())
-    }
-
-    /// The events folded into a trace.
-    pub fn trace(events: &[Event]) -> Trace {
-        let mut trace = Trace {
-            format: "sixfold-events".into(),
-            ..Trace::default()
-        };
-        for e in events {
-            trace.apply(e.clone());
-        }
-        trace
+        events
     }
 }
 
@@ -290,19 +254,6 @@ mod tests {
         assert_eq!(log.events().len(), 1);
     }
 
-    /// A log past the bound is not judged from: a spawn recorded past it would go uncounted.
-    #[test]
-    fn a_log_too_large_to_read_whole_is_not_judged_from() {
-        let t = tempfile::tempdir().unwrap();
-        let log = Log::new(t.path(), "s");
-        log.append(&[Event::Ended {}]).unwrap();
-        assert_eq!(log.judging_events().unwrap().len(), 0);
-        let file = std::fs::OpenOptions::new().write(true).open(log.path()).unwrap();
-        file.set_len(MAX_LOG_BYTES + 1).unwrap();
-        let why = log.judging_events().unwrap_err();
-        assert!(why.contains("larger than 64 MiB"), "{why}");
-    }
-
     /// A working directory that does not exist is never made: the log is not written there.
     #[test]
     fn a_missing_project_is_not_made() {
@@ -333,7 +284,8 @@ mod tests {
         assert!(log.append(&[Event::Ended {}]).unwrap_err().contains("FIFO"));
         std::fs::remove_file(log.path()).unwrap();
         std::os::unix::fs::symlink("/dev/zero", log.path()).unwrap();
-        assert!(log.judging_events().unwrap().is_empty());
+        assert!(log.events().is_empty());
         assert!(log.append(&[Event::Ended {}]).is_err());
+        assert!(log.hold().is_err());
     }
 }

@@ -101,11 +101,11 @@ pub struct SessionStart<'a> {
     pub provider: &'a str,
 }
 
-/// The events to write before a call's own, given the log so far: `started` for a new log,
-/// `mode_changed` when `mode` is not the one the log last recorded. Every writer of the log (the
-/// hooks, the governed tools) keeps it this one way, so a replay sees the same modes.
-pub fn preamble(so_far: &[Event], start: SessionStart<'_>, mode: &str) -> Vec<Event> {
-    if so_far.is_empty() {
+/// The events to write before a call's own, given the record so far: `started` for a new record,
+/// `mode_changed` when `mode` is not the one the record last recorded. Every writer of the record
+/// (the hooks, the governed tools) keeps it this one way, so a replay sees the same modes.
+pub fn preamble(so_far: &super::SoFar, start: SessionStart<'_>, mode: &str) -> Vec<Event> {
+    if !so_far.started {
         return vec![Event::Started {
             session: start.session.to_string(),
             cwd: Some(start.cwd.to_string()),
@@ -114,16 +114,11 @@ pub fn preamble(so_far: &[Event], start: SessionStart<'_>, mode: &str) -> Vec<Ev
             record: None,
         }];
     }
-    let last = so_far.iter().rev().find_map(|e| match e {
-        Event::ModeChanged { to, .. } => Some(to.clone()),
-        Event::Started { mode, .. } => mode.clone(),
-        _ => None,
-    });
-    if last.as_deref() == Some(mode) {
+    if so_far.mode.as_deref() == Some(mode) {
         return Vec::new();
     }
     vec![Event::ModeChanged {
-        from: last,
+        from: so_far.mode.clone(),
         to: mode.to_string(),
     }]
 }
@@ -254,12 +249,13 @@ mod tests {
             cwd: "/w",
             provider: "an-agent",
         };
-        let first = preamble(&[], start, "ask");
+        let of = |events: &[Event]| crate::trace::SoFar::of(events);
+        let first = preamble(&of(&[]), start, "ask");
         assert!(matches!(first.as_slice(), [Event::Started { mode: Some(m), .. }] if m == "ask"));
-        assert!(preamble(&first, start, "ask").is_empty());
-        let changed = preamble(&first, start, "full");
+        assert!(preamble(&of(&first), start, "ask").is_empty());
+        let changed = preamble(&of(&first), start, "full");
         assert!(matches!(changed.as_slice(), [Event::ModeChanged { from: Some(f), to }] if f == "ask" && to == "full"));
         let log: Vec<Event> = first.into_iter().chain(changed).collect();
-        assert!(preamble(&log, start, "full").is_empty());
+        assert!(preamble(&of(&log), start, "full").is_empty());
     }
 }

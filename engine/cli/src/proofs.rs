@@ -1,0 +1,202 @@
+//! The proof cache: what proving a mode's environment on this machine observed, kept in
+//! `$XDG_CACHE_HOME/sixfold/proofs/` (else `~/.cache/sixfold/proofs/`), one small JSON file per
+//! key, so neither the hook nor `sixfold sandbox run` probes at every command.
+//!
+//! A proof that held is kept until its key changes; one that failed is kept [`FAILED_FOR`] only
+//! (a machine that cannot prove is not probed at every Bash call, and one that can again is
+//! found soon). The directory keeps at most [`MAX_CACHED_PROOFS`] files: keys name roots and temp
+//! directories, so without a bound it grows with every workspace ever used.
+
+use sixfold_sandbox::{Environment, Proof};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A cached proof larger than this is not one sixfold wrote: it is ignored.
+const MAX_CACHED_PROOF_BYTES: u64 = 256 * 1024;
+
+/// How long a failed proof is believed before the environment is proven again.
+pub(crate) const FAILED_FOR: Duration = Duration::from_secs(60);
+
+/// The most proofs the cache keeps; past it the least recently written go.
+pub(crate) const MAX_CACHED_PROOFS: usize = 64;
+
+/// A proof found in the cache for exactly this key.
+#[derive(Debug)]
+pub(crate) enum Cached {
+    /// It held: the environment is enforced here.
+    Proven(Proof),
+    /// It failed, less than [`FAILED_FOR`] ago.
+    Failed(Proof),
+}
+
+/// What a cached proof must match exactly: sixfold's version, the kernel, the mode and the
+/// environment as enforced (its roots, temp dir, home, path lists and network).
+fn cache_key(mode: &str, environment: &Environment) -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "sixfold {}\nkernel {}\nmode {mode}\n{environment:?}",
+        env!("CARGO_PKG_VERSION"),
+        kernel.trim()
+    )
+}
+
+/// Where proofs are cached.
+fn cache_dir() -> Option<PathBuf> {
+    Some(sixfold_core::user_dirs::cache_dir()?.join("proofs"))
+}
+
+fn cache_file(dir: &Path, key: &str) -> PathBuf {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    dir.join(format!("{:016x}.json", hasher.finish()))
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The proof cached for exactly this mode and environment, where there is one still good.
+pub(crate) fn cached_proof(mode: &str, environment: &Environment) -> Option<Cached> {
+    read(&cache_dir()?, &cache_key(mode, environment), now())
+}
+
+/// Keeps a proof for next time (a failed one for [`FAILED_FOR`]). A cache that cannot be written
+/// is no error: the next run proves again.
+pub(crate) fn store_proof(mode: &str, environment: &Environment, proof: &Proof) {
+    if let Some(dir) = cache_dir() {
+        write(&dir, &cache_key(mode, environment), proof, now());
+    }
+}
+
+fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
+    // A FIFO or a device planted as the cache file cannot hang the command: regular files only.
+    let text = sixfold_core::bounded::read_text(&cache_file(dir, key), MAX_CACHED_PROOF_BYTES).ok()?;
+    let cached: serde_json::Value = serde_json::from_str(&text).ok()?;
+    // INVARIANT (fail closed): only a proof for the very same key is taken; a file that does
+    // not read is proven afresh.
+    if cached.get("key").and_then(|k| k.as_str()) != Some(key) {
+        return None;
+    }
+    let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
+    if proof.proven {
+        return Some(Cached::Proven(proof));
+    }
+    // A failure is believed only for a while, and never from a time that has not come yet.
+    let at = cached.get("at").and_then(serde_json::Value::as_u64)?;
+    (at <= now && now - at < FAILED_FOR.as_secs()).then_some(Cached::Failed(proof))
+}
+
+fn write(dir: &Path, key: &str, proof: &Proof, now: u64) {
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let file = cache_file(dir, key);
+    let text = serde_json::json!({"key": key, "proof": proof, "at": now}).to_string();
+    let partial = dir.join(format!(".{}.partial", std::process::id()));
+    if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &file).is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    evict(dir, MAX_CACHED_PROOFS);
+}
+
+/// Keeps the `keep` most recently written proofs in `dir` and removes the rest (with partial
+/// files a writer that died left). Only run after a proof is written, which is rare.
+fn evict(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut proofs = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Ok(meta) = entry.metadata() else { continue };
+        let written = meta.modified().unwrap_or(UNIX_EPOCH);
+        if name.ends_with(".partial") {
+            let old = written.elapsed().is_ok_and(|age| age > FAILED_FOR);
+            if old {
+                let _ = std::fs::remove_file(&path);
+            }
+        } else if name.ends_with(".json") && meta.is_file() {
+            proofs.push((written, path));
+        }
+    }
+    if proofs.len() <= keep {
+        return;
+    }
+    proofs.sort_by_key(|p| std::cmp::Reverse(p.0));
+    for (_, path) in proofs.into_iter().skip(keep) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sixfold_sandbox::Check;
+
+    fn proof(held: bool) -> Proof {
+        Proof::from_checks(vec![Check::new("sandbox", held, "observed")])
+    }
+
+    #[test]
+    fn a_proven_proof_is_kept_and_a_failed_one_only_for_a_while() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "k", &proof(true), 1_000);
+        assert!(matches!(read(t.path(), "k", 1_000_000), Some(Cached::Proven(_))));
+        assert!(read(t.path(), "other key", 1_000).is_none());
+        write(t.path(), "k", &proof(false), 1_000);
+        assert!(matches!(read(t.path(), "k", 1_000), Some(Cached::Failed(_))));
+        assert!(matches!(read(t.path(), "k", 1_059), Some(Cached::Failed(_))));
+        assert!(read(t.path(), "k", 1_060).is_none(), "expired: proven again");
+        assert!(
+            read(t.path(), "k", 999).is_none(),
+            "written in the future: proven again"
+        );
+        // A failure without its time is not believed.
+        let file = cache_file(t.path(), "k");
+        std::fs::write(
+            &file,
+            serde_json::json!({"key": "k", "proof": proof(false)}).to_string(),
+        )
+        .unwrap();
+        assert!(read(t.path(), "k", 1_000).is_none());
+        // A proof that says it held is believed only in its own key's file with its own key.
+        std::fs::write(&file, serde_json::json!({"key": "j", "proof": proof(true)}).to_string()).unwrap();
+        assert!(read(t.path(), "k", 1_000).is_none());
+    }
+
+    #[test]
+    fn the_cache_keeps_a_bounded_number_of_proofs_the_newest() {
+        let t = tempfile::tempdir().unwrap();
+        for i in 0..(MAX_CACHED_PROOFS + 20) {
+            write(t.path(), &format!("key {i}"), &proof(true), 1_000);
+            let file = cache_file(t.path(), &format!("key {i}"));
+            let at = UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(at)
+                .unwrap();
+        }
+        let old_partial = t.path().join(".1.partial");
+        std::fs::write(&old_partial, "").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&old_partial)
+            .unwrap()
+            .set_modified(UNIX_EPOCH)
+            .unwrap();
+        write(t.path(), "last", &proof(true), 1_000);
+        let left = std::fs::read_dir(t.path()).unwrap().count();
+        assert_eq!(left, MAX_CACHED_PROOFS);
+        assert!(!old_partial.exists());
+        assert!(matches!(read(t.path(), "last", 1_000), Some(Cached::Proven(_))));
+        let newest = format!("key {}", MAX_CACHED_PROOFS + 19);
+        assert!(matches!(read(t.path(), &newest, 1_000), Some(Cached::Proven(_))));
+        assert!(read(t.path(), "key 0", 1_000).is_none(), "the oldest went");
+    }
+}
