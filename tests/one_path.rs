@@ -174,7 +174,7 @@ impl Project {
     }
 
     /// The session's record, its `judged` events by step id (and in order).
-    fn judged(&self, session: &str) -> Vec<(String, Seen)> {
+    fn judged(&self, session: &str) -> Judgements {
         let path = self.root.join(".sixfold/runs").join(format!("{session}.jsonl"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         text.lines()
@@ -347,40 +347,61 @@ impl Client {
     }
 }
 
-/// Each call through `sixfold serve-tools --mode MODE` (one server per mode, asks refused at
-/// once); the judgements read back from its record, in order.
+/// A record's judgements, by step id, in order.
+type Judgements = Vec<(String, Seen)>;
+
+/// Each call through `sixfold serve-tools --mode MODE` (several servers per mode at once, asks
+/// refused at once); the judgements read back from each server's record, in order.
 fn serve_tools(p: &Project, sandbox: &str, calls: &[Call]) -> Vec<Seen> {
-    let mut out: Vec<Option<Seen>> = vec![None; calls.len()];
     let modes: std::collections::BTreeSet<String> = calls.iter().map(|c| c.mode.clone()).collect();
+    let mut work = Vec::new();
     for mode in modes {
-        let session = format!("governed-{sandbox}-{mode}");
-        let mut command = p.command(
-            &[
-                "serve-tools",
-                "--mode",
-                &mode,
-                "--session",
-                &session,
-                "--ask-timeout",
-                "0",
-            ],
-            sandbox,
-        );
-        command.arg("--root").arg(&p.root);
-        let mut client = Client::start(command);
         let mine: Vec<usize> = (0..calls.len()).filter(|i| calls[*i].mode == mode).collect();
-        for &i in &mine {
-            let c = &calls[i];
-            client.request(
-                json!(format!("c{i}")),
-                "tools/call",
-                json!({"name": c.tool, "arguments": c.input}),
-            );
+        for thread in 0..THREADS {
+            let share: Vec<usize> = mine.iter().copied().skip(thread).step_by(THREADS).collect();
+            if !share.is_empty() {
+                work.push((format!("governed-{sandbox}-{mode}-{thread}"), mode.clone(), share));
+            }
         }
-        client.end();
-        let judged = p.judged(&session);
-        assert_eq!(judged.len(), mine.len(), "one judgement per governed call");
-        for (&i, (_, s)) in mine.iter().zip(judged) {
+    }
+    let done: Vec<(Vec<usize>, Judgements)> = std::thread::scope(|scope| {
+        let running: Vec<_> = work
+            .iter()
+            .map(|(session, mode, share)| {
+                scope.spawn(move || {
+                    let mut command = p.command(
+                        &[
+                            "serve-tools",
+                            "--mode",
+                            mode,
+                            "--session",
+                            session,
+                            "--ask-timeout",
+                            "0",
+                        ],
+                        sandbox,
+                    );
+                    command.arg("--root").arg(&p.root);
+                    let mut client = Client::start(command);
+                    for &i in share {
+                        let c = &calls[i];
+                        client.request(
+                            json!(format!("c{i}")),
+                            "tools/call",
+                            json!({"name": c.tool, "arguments": c.input}),
+                        );
+                    }
+                    client.end();
+                    (share.clone(), p.judged(session))
+                })
+            })
+            .collect();
+        running.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let mut out: Vec<Option<Seen>> = vec![None; calls.len()];
+    for (share, judged) in done {
+        assert_eq!(judged.len(), share.len(), "one judgement per governed call");
+        for (i, (_, s)) in share.into_iter().zip(judged) {
             out[i] = Some(s);
         }
     }
@@ -703,13 +724,16 @@ fn judge_is_the_hook_you_can_ask() {
         (Some("ask"), Some(false))
     );
     assert!(off["updated_input"].is_null() && off["reason"].as_str().unwrap().contains("not contained"));
-    // What needs no sandbox is the same either way, and runs as it is.
-    let (ls, _) = asked(&p, &["judge", "--tool", "Bash", "--input", r#"{"command":"ls"}"#]);
+    // A step that is no command never runs in the sandbox: it runs as it is.
+    let (read, _) = asked(
+        &p,
+        &["judge", "--tool", "Read", "--input", r#"{"file_path":"src/a.rs"}"#],
+    );
     assert_eq!(
-        (ls["decision"].as_str(), ls["contained"].as_bool()),
+        (read["decision"].as_str(), read["contained"].as_bool()),
         (Some("allow"), Some(false))
     );
-    assert!(ls["updated_input"].is_null());
+    assert!(read["updated_input"].is_null());
     // --explain: each rule in order, the ceiling, what decided.
     let (text, _) = asked(
         &p,
