@@ -249,7 +249,7 @@ fn check_passes_on_the_shipped_bundle() {
     let v = run.json();
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["diagnostics"], serde_json::json!([]), "{v}");
-    assert_eq!(v["counts"]["modes"], 4, "{v}");
+    assert_eq!(v["counts"]["modes"], 5, "{v}");
     assert!(
         v["counts"]["examples"].as_u64().unwrap() > 0,
         "the shipped bundle carries examples: {v}"
@@ -989,7 +989,7 @@ fn modes_lists_the_shipped_modes() {
     let listed: Vec<&str> = run.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(
         listed,
-        vec!["ask", "full", "read-only", "workspace-write"],
+        vec!["ask", "full", "keep-work", "read-only", "workspace-write"],
         "{}",
         run.stdout
     );
@@ -1001,7 +1001,7 @@ fn modes_lists_the_shipped_modes() {
     let list = v.as_array().unwrap();
     let mut ids: Vec<&str> = list.iter().map(|m| m["id"].as_str().unwrap()).collect();
     ids.sort_unstable();
-    assert_eq!(ids, vec!["ask", "full", "read-only", "workspace-write"]);
+    assert_eq!(ids, vec!["ask", "full", "keep-work", "read-only", "workspace-write"]);
     for m in list {
         assert!(m["description"].as_str().is_some_and(|d| !d.is_empty()), "{m}");
         assert!(

@@ -108,6 +108,15 @@ fn the_corpus_holds() {
     let workspace = scratch.path().join("work");
     let home = scratch.path().join("home");
     std::fs::create_dir_all(workspace.join("src")).unwrap();
+    // Secrets that lie in the workspace without being named: a `.env`, a key under `deploy/`,
+    // credentials beside ordinary configuration (see `judge.toml`).
+    std::fs::write(workspace.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(workspace.join(".env"), "API_KEY=x\n").unwrap();
+    std::fs::create_dir_all(workspace.join("deploy")).unwrap();
+    std::fs::write(workspace.join("deploy/server.pem"), "key\n").unwrap();
+    std::fs::create_dir_all(workspace.join("config")).unwrap();
+    std::fs::write(workspace.join("config/app.toml"), "a = 1\n").unwrap();
+    std::fs::write(workspace.join("config/credentials.json"), "{}\n").unwrap();
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     let git = Command::new("git")
         .args(["init", "-q"])

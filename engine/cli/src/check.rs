@@ -40,12 +40,20 @@ pub(crate) fn run(args: Args) -> u8 {
         examples,
     };
     let labels: Vec<String> = sources.iter().map(|s| s.label()).collect();
+    // The project layer's trust standing: an untrusted `.sixfold/` only narrows.
+    let project = (!args.bundle.no_project)
+        .then(|| std::env::current_dir().ok())
+        .flatten()
+        .and_then(|cwd| sixfold_hook::project::place(&cwd).ok())
+        .filter(|p| crate::bundles::project_bundle(p).is_some())
+        .map(|p| (sixfold_hook::project::dir(&p), crate::trust::standing_words(&p)));
     if args.json {
         let out = serde_json::json!({
             "ok": diagnostics.is_empty(),
             "sources": labels,
             "counts": counts,
             "diagnostics": diagnostics,
+            "project": project.as_ref().map(|(dir, standing)| serde_json::json!({"dir": dir, "standing": standing})),
         });
         outln!("{out}");
     } else {
@@ -60,6 +68,14 @@ pub(crate) fn run(args: Args) -> u8 {
             counts.rows,
             counts.examples
         );
+        if let Some((dir, standing)) = &project {
+            let what = match *standing {
+                "trusted" => "trusted: it may widen what the shipped bundle allows",
+                "empty" => "empty",
+                _ => "not trusted on this machine: it only narrows (review it and run `sixfold trust`)",
+            };
+            outln!("project layer {}: {what}", dir.display());
+        }
         if diagnostics.is_empty() {
             outln!("ok: {summary} (from {})", labels.join(", "));
         } else {

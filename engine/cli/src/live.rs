@@ -248,36 +248,50 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
             }
             0
         }
-        ModeCommand::Set { id, session } => crate::trust::keeping_trust(&project, || {
-            let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
-            if !diagnostics.is_empty() {
-                crate::bundles::report(&diagnostics);
-                return fail(
-                    "the bundle has errors, so the mode was not changed",
-                    "run `sixfold check`",
+        ModeCommand::Set { id, session } => {
+            // An untrusted `.sixfold/` stays untrusted after the change (see `keeping_trust`).
+            let untrusted = crate::trust::standing_words(&project) == "not trusted";
+            crate::trust::keeping_trust(&project, || {
+                let (bundle, diagnostics) = sixfold_hook::load_bundle(&project);
+                if !diagnostics.is_empty() {
+                    crate::bundles::report(&diagnostics);
+                    return fail(
+                        "the bundle has errors, so the mode was not changed",
+                        "run `sixfold check`",
+                    );
+                }
+                if bundle.mode(&id).is_none() {
+                    let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
+                    return fail(
+                        &format!(
+                            "there is no mode `{id}`; the active mode stays `{}`",
+                            state.mode_for(session.as_deref())
+                        ),
+                        &format!("the modes are {}", known.join(", ")),
+                    );
+                }
+                match &session {
+                    Some(s) => state.sessions.entry(s.clone()).or_default().mode = Some(id.clone()),
+                    None => state.mode = Some(id.clone()),
+                }
+                if let Err(e) = state.save(&project) {
+                    return fail(&e, "check the permissions of .sixfold/");
+                }
+                let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
+                let default = sixfold_hook::DEFAULT_MODE;
+                if untrusted && id != default {
+                    // The hook judges each step with and without the untrusted project layer (its
+                    // state included), under the default mode without it: the stricter stands.
+                    outln!(
+                    "mode {id}{scope} is set, but {} is not trusted on this machine, so the mode that really applies is `{default}` narrowed by `{id}`: each step is judged under both and the stricter stands (`{id}` cannot widen `{default}`); review it and run `sixfold trust` for `{id}` to apply as it is",
+                    sixfold_hook::project::dir(&project).display()
                 );
-            }
-            if bundle.mode(&id).is_none() {
-                let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-                return fail(
-                    &format!(
-                        "there is no mode `{id}`; the active mode stays `{}`",
-                        state.mode_for(session.as_deref())
-                    ),
-                    &format!("the modes are {}", known.join(", ")),
-                );
-            }
-            match &session {
-                Some(s) => state.sessions.entry(s.clone()).or_default().mode = Some(id.clone()),
-                None => state.mode = Some(id.clone()),
-            }
-            if let Err(e) = state.save(&project) {
-                return fail(&e, "check the permissions of .sixfold/");
-            }
-            let scope = session.map(|s| format!(" for session {s}")).unwrap_or_default();
-            outln!("mode {id}{scope} (the next tool call is judged by it)");
-            0
-        }),
+                } else {
+                    outln!("mode {id}{scope} (the next tool call is judged by it)");
+                }
+                0
+            })
+        }
     }
 }
 
@@ -342,17 +356,28 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
                 (_, _, true) => Decision::Refuse,
                 _ => return fail("say what the rule decides", "pass --allow, --ask or --refuse"),
             };
+            let (bundle, _) = sixfold_hook::load_bundle(&project);
             if let Some(m) = &mode {
-                let (bundle, _) = sixfold_hook::load_bundle(&project);
                 if bundle.mode(m).is_none() {
                     return fail(&format!("there is no mode `{m}`"), "see `sixfold modes`");
                 }
             }
+            // Secrets and protected paths lie outside what a kept rule can widen: say so.
+            let beyond = match (decision, rules::classify_act(&act)) {
+                (Decision::Refuse, _) | (_, "command" | "domain") => Vec::new(),
+                _ => bundle.ceiling_rules_reached(act.trim()),
+            };
             // Kept rules are the user's own approvals: written by this command, they stay trusted.
             crate::trust::keeping_trust(&project, || {
                 match rules::add(&project, decision, &act, mode.as_deref()) {
                     Ok(id) => {
                         outln!("kept {id}: {decision} {} `{act}`", rules::classify_act(&act));
+                        if !beyond.is_empty() {
+                            outln!(
+                                "note: `{act}` may cover secrets or protected paths; the rule never unlocks them (they lie outside every mode's ceiling but `full`'s: {})",
+                                beyond.join(", ")
+                            );
+                        }
                         0
                     }
                     Err(e) => fail(&e, "check .sixfold/policies/kept.toml"),

@@ -6,7 +6,7 @@
 
 use crate::command_rule::{not_understood, select, Args, CommandRule, Wrapper};
 use crate::effects::EffectProfile;
-use crate::line_state::{absolute, is_assignment, unknown_dir, Dirs, Names};
+use crate::line_state::{absolute, is_assignment, unknown_dir, Dirs, Links, Names};
 use crate::shell::{self, CommandLine, SimpleCommand};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -162,6 +162,7 @@ impl Classifier {
         }
         let mut names = names.clone().with_functions(&line.functions);
         let mut dirs = Dirs::new(cwd);
+        let mut links = Links::default();
         let mut pipefail = false;
         let changes_dir = |c: &SimpleCommand| {
             let start = self.skip_wrappers(&c.words, &Names::default());
@@ -184,13 +185,36 @@ impl Classifier {
                 }));
             }
             names.note(command);
-            let (effects, mut parts) = self.classify_simple(command, &mut dirs, depth, &names, &mut out.opaque);
+            let start = self.skip_wrappers(&command.words, &names);
+            let linked =
+                command.words.get(start).is_some_and(|w| w == "ln") && !command.expanded.iter().any(|&i| i > start);
+            let made_in = dirs.now.clone();
+            // `… | xargs CMD` runs CMD on what the command before it printed.
+            let before = i.checked_sub(1).and_then(|j| line.commands.get(j));
+            let command = &xargs_run(command, start, before, &names).unwrap_or_else(|| command.clone());
+            let (mut effects, mut parts) = self.classify_simple(command, &mut dirs, depth, &names, &mut out.opaque);
             // INVARIANT (fail closed): text run as commands (`eval`, `source`) or a function of
             // the line may change directory where the reader cannot see.
             let start = self.skip_wrappers(&command.words, &Names::default());
             if let Some(program) = command.words.get(start) {
                 if matches!(program.as_str(), "eval" | "source" | ".") || names.redefines(program) {
                     dirs.lose();
+                }
+            }
+            // INVARIANT (fail closed): a link an earlier command made is followed by this one
+            // (`ln -sf /etc/passwd p && echo x > p` writes `/etc/passwd`).
+            links.follow(&mut effects.reads);
+            links.follow(&mut effects.writes);
+            for part in &mut parts {
+                links.follow(&mut part.writes);
+                links.follow(&mut part.effects.reads);
+                links.follow(&mut part.effects.writes);
+                links.follow(&mut part.redirected.reads);
+                links.follow(&mut part.redirected.writes);
+            }
+            if linked {
+                for dir in &made_in {
+                    links.note(command.words.get(start + 1..).unwrap_or(&[]), dir);
                 }
             }
             let shown = decides_status(line.commands.get(i..).unwrap_or(&[]), pipefail);
@@ -434,14 +458,19 @@ impl Classifier {
                 return (effects, parts);
             }
         }
-        // INVARIANT (fail closed): a program no rule knows gets the conservative profile.
+        // INVARIANT (fail closed): a program no rule knows gets the conservative profile, and
+        // every place it names is kept (`dd of=/etc/x` writes `/etc/x`).
         let Some(rule) = self.select(&program, words) else {
             join(&mut effects, not_understood());
+            join(&mut effects, named_places(words, expanded, cwd));
             return (effects, part(None));
         };
         let mut parts = part(Some(rule.id.clone()));
         if rule.unknown {
             join(&mut effects, not_understood());
+            if !rule.runs_code {
+                join(&mut effects, named_places(words, expanded, cwd));
+            }
             return (effects, parts);
         }
         let skip = rule.prefix.len();
@@ -498,6 +527,7 @@ impl Classifier {
         if let Err(why) = understood {
             opaque.get_or_insert_with(|| format!("`{program}` is not understood: {why}"));
             join(&mut effects, not_understood());
+            join(&mut effects, named_places(words, expanded, cwd));
         }
         (effects, parts)
     }
@@ -553,10 +583,33 @@ impl Classifier {
 
 type Words = (Vec<String>, Vec<usize>);
 
+/// What find's `{}` may stand for below `root`: every file it may select, `ROOT/**/NAME` where
+/// the expression before the first command is only tests joined by "and" and one is `-name
+/// NAME`, else the root itself (and everything below it).
+fn selected(words: &[String], expanded: &[bool], roots_end: usize, root: &str) -> String {
+    let first_run = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+        .unwrap_or(words.len());
+    let test = words.get(roots_end..first_run).unwrap_or(&[]);
+    let alternatives = test
+        .iter()
+        .any(|w| matches!(w.as_str(), "-o" | "-or" | "!" | "-not" | ","));
+    let name = test.iter().position(|w| w == "-name").and_then(|i| {
+        let at = roots_end + i + 1;
+        (expanded.get(at) != Some(&true)).then(|| words.get(at)).flatten()
+    });
+    match name {
+        Some(name) if !alternatives && !name.contains('/') => format!("{}/**/{name}", root.trim_end_matches('/')),
+        _ => root.to_string(),
+    }
+}
+
 /// `find ROOTS… EXPR` split into the find without its `-exec`/`-execdir`/`-ok`/`-okdir`
-/// clauses and the commands those run (with `{}` a path below each root; `true` when the
-/// command runs in find's own directory, `-exec`/`-ok`); `None` when it runs nothing or a
-/// clause has no end (`;` or `{} +`), which the find rule then does not understand.
+/// clauses and the commands those run (with `{}` every file find may select below each root,
+/// see [`selected`]; `true` when the command runs in find's own directory, `-exec`/`-ok`);
+/// `None` when it runs nothing or a clause has no end (`;` or `{} +`), which the find rule then
+/// does not understand.
 fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, bool)>)> {
     let roots_end = words
         .iter()
@@ -595,9 +648,12 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
             for j in start..end {
                 let w = words.get(j)?;
                 let unknown = expanded.get(j) == Some(&true) || (w.contains("{}") && root.is_none() && !in_place);
-                let value = match (w.contains("{}"), root, in_place) {
-                    (true, Some(root), true) => w.replace("{}", &format!("{root}/{{}}")),
-                    (true, None, true) => w.replace("{}", "./{}"),
+                // `{}` is every file find may select: the root and all below it.
+                let value = match (w.as_str(), w.contains("{}"), root, in_place) {
+                    ("{}", _, Some(root), true) => selected(words, expanded, roots_end, root),
+                    ("{}", _, None, true) => selected(words, expanded, roots_end, "."),
+                    (_, true, Some(root), true) => w.replace("{}", &format!("{root}/{{}}")),
+                    (_, true, None, true) => w.replace("{}", "./{}"),
                     _ => w.clone(),
                 };
                 if unknown
@@ -612,6 +668,185 @@ fn find_exec(words: &[String], expanded: &[bool]) -> Option<(Words, Vec<(Words, 
         i = end + 1;
     }
     (!runs.is_empty()).then_some((find, runs))
+}
+
+/// `xargs [OPTIONS] CMD ARGS…` (the program at `start`) as the command it runs: CMD ARGS and the
+/// words it reads from its input, which are the files below the roots where a pipe feeds it a
+/// plain `find` (no `-printf`, `-ls`, actions), else unknown. With `-I STR`, each STR is that.
+/// `None` where xargs is not read so (an option it does not know): its rule then applies.
+fn xargs_run(
+    command: &SimpleCommand,
+    start: usize,
+    before: Option<&SimpleCommand>,
+    names: &Names,
+) -> Option<SimpleCommand> {
+    const FLAGS: [&str; 9] = [
+        "-0",
+        "--null",
+        "-r",
+        "--no-run-if-empty",
+        "-t",
+        "--verbose",
+        "-x",
+        "--exit",
+        "--open-tty",
+    ];
+    const VALUES: [&str; 10] = [
+        "-n",
+        "--max-args",
+        "-P",
+        "--max-procs",
+        "-L",
+        "--max-lines",
+        "-s",
+        "--max-chars",
+        "-d",
+        "--delimiter",
+    ];
+    if command.words.get(start).map(String::as_str) != Some("xargs") || names.foreign("xargs").is_some() {
+        return None;
+    }
+    let mut i = start + 1;
+    let mut replace: Option<String> = None;
+    while let Some(word) = command.words.get(i) {
+        if command.expanded.contains(&i) {
+            return None;
+        }
+        if !word.starts_with('-') {
+            break;
+        }
+        if word == "--" {
+            i += 1;
+            break;
+        }
+        if FLAGS.contains(&word.as_str()) {
+            i += 1;
+        } else if VALUES.contains(&word.as_str()) {
+            i += 2;
+        } else if let Some(v) = word.strip_prefix("-I").or_else(|| word.strip_prefix("--replace=")) {
+            replace = Some(if v.is_empty() {
+                i += 1;
+                command.words.get(i)?.clone()
+            } else {
+                v.to_string()
+            });
+            i += 1;
+        } else if VALUES.iter().any(|v| v.len() == 2 && word.starts_with(v)) {
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    // What the command before printed: the files below a plain find's roots, else unknown.
+    let listed: Option<Vec<String>> = before
+        .filter(|b| command.fed && b.after.last().is_some_and(|op| op == "|"))
+        .filter(|b| b.words.first().is_some_and(|w| w == "find") && b.expanded.is_empty() && b.redirects.is_empty())
+        .filter(|b| {
+            !b.words.iter().any(|w| {
+                w.starts_with("-fprint")
+                    || w.starts_with("-printf")
+                    || w.ends_with("ls") && w.starts_with('-')
+                    || w.starts_with("-exec")
+                    || w.starts_with("-ok")
+                    || w == "-delete"
+            })
+        })
+        .map(|b| {
+            let roots: Vec<String> = b
+                .words
+                .iter()
+                .skip(1)
+                .take_while(|w| !w.starts_with('-') && *w != "(" && *w != "!")
+                .cloned()
+                .collect();
+            let roots = if roots.is_empty() { vec![".".to_string()] } else { roots };
+            roots
+                .iter()
+                .map(|r| format!("{}/**", r.trim_end_matches('/')))
+                .collect()
+        });
+    let mut run = command.clone();
+    let mut words: Vec<String> = command.words.get(..start).unwrap_or(&[]).to_vec();
+    let mut expanded: Vec<usize> = command.expanded.iter().copied().filter(|&e| e < start).collect();
+    let inner: Vec<String> = command.words.get(i..).unwrap_or(&[]).to_vec();
+    let inner = if inner.is_empty() {
+        vec!["echo".to_string()]
+    } else {
+        inner
+    };
+    let mut push = |word: String, unknown: bool, words: &mut Vec<String>| {
+        if unknown {
+            expanded.push(words.len());
+        }
+        words.push(word);
+    };
+    for (k, word) in inner.iter().enumerate() {
+        let replaced = replace.as_ref().is_some_and(|r| word.contains(r.as_str()));
+        match (&listed, replaced) {
+            (Some(places), true) => {
+                for place in places {
+                    let r = replace.as_deref().unwrap_or_default();
+                    push(word.replace(r, place), false, &mut words);
+                }
+            }
+            (None, true) => push(word.clone(), true, &mut words),
+            _ => push(word.clone(), command.expanded.contains(&(i + k)), &mut words),
+        }
+    }
+    if replace.is_none() {
+        match &listed {
+            Some(places) => places.iter().for_each(|p| push(p.clone(), false, &mut words)),
+            None => push("*".to_string(), true, &mut words),
+        }
+    }
+    run.words = words;
+    run.expanded = expanded;
+    Some(run)
+}
+
+/// Devices a command names that are no place it reads or writes.
+const NOT_PLACES: [&str; 9] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "-",
+];
+
+/// The places a command that is not understood names (`words` from the program on): each
+/// argument, and each value of `--opt=VALUE` or `key=VALUE` (`dd of=/etc/x`), read and written,
+/// so a named place outside, a secret or a protected path is still seen. Expanded words and
+/// URLs name none.
+fn named_places(words: &[String], expanded: &[bool], cwd: &Path) -> EffectProfile {
+    let mut effects = nothing();
+    for (i, word) in words.iter().enumerate().skip(1) {
+        if expanded.get(i) == Some(&true) || word.contains("://") {
+            continue;
+        }
+        let value = match word.split_once('=') {
+            Some((key, value))
+                if key
+                    .trim_start_matches('-')
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+            {
+                value
+            }
+            _ if word.starts_with('-') => continue,
+            _ => word.as_str(),
+        };
+        if value.is_empty() || NOT_PLACES.contains(&value) {
+            continue;
+        }
+        let place = absolute(cwd, value);
+        effects.reads.push(place.clone());
+        effects.writes.push(place);
+    }
+    effects
 }
 
 /// Whether the assignment `word` (`NAME=VALUE`) is listed as inert: by its name, a name prefix
@@ -687,6 +922,7 @@ mod tests {
                 ..EffectProfile::default()
             },
             unknown: false,
+            runs_code: false,
             shell: false,
             options: Options {
                 any: true,
@@ -694,6 +930,7 @@ mod tests {
             },
             reader: None,
             max_args: None,
+            min_args: None,
         }
     }
 
@@ -826,7 +1063,8 @@ mod tests {
         assert_eq!(writes("cd && rm x"), ["~/x"]);
         assert_eq!(writes("pushd /etc && popd && rm x"), ["/w/x"]);
         // Text run as commands may have moved.
-        assert_eq!(writes("eval cd /etc; rm x"), ["*"]);
+        // (`eval`'s words are kept as the places it may name.)
+        assert_eq!(writes("eval cd /etc; rm x"), ["*", "/etc", "/w/cd"]);
         assert_eq!(writes("f() { cd /etc; }; f; rm x"), ["*"]);
         // The grammar's `(a && b 2>&1) | c` is bash's `a && (b 2>&1 | c)`.
         assert_eq!(writes("cd /etc && true 2>&1 | rm x"), ["/etc/x"]);

@@ -39,6 +39,8 @@ pub(crate) struct CommandRule {
     pub(crate) effects: EffectProfile,
     /// Not understood: the conservative profile.
     pub(crate) unknown: bool,
+    /// It runs the project's code (also `unknown`): what it names is not taken as places.
+    pub(crate) runs_code: bool,
     /// Classify the word after the matched flag as a command line.
     pub(crate) shell: bool,
     /// The options it understands.
@@ -47,6 +49,8 @@ pub(crate) struct CommandRule {
     pub(crate) reader: Option<ScriptReader>,
     /// At most this many arguments that are not options.
     pub(crate) max_args: Option<usize>,
+    /// Selected only with at least this many words after the prefix that are not options.
+    pub(crate) min_args: Option<usize>,
 }
 
 /// A wrapper program to strip.
@@ -87,6 +91,12 @@ pub(crate) fn select<'r>(candidates: &'r [Arc<CommandRule>], words: &[String]) -
             continue;
         }
         let rest = words.get(rule.prefix.len()..).unwrap_or(&[]);
+        if rule
+            .min_args
+            .is_some_and(|min| rest.iter().filter(|w| !w.starts_with('-')).count() < min)
+        {
+            continue;
+        }
         let flagged = match &rule.flags {
             None => false,
             Some(flags) => {
@@ -242,6 +252,7 @@ impl Args {
             "args" => places(positional),
             "first" => places(positional.into_iter().take(1).collect()),
             "last" => places(positional.into_iter().last().into_iter().collect()),
+            "rev_paths" => self.rev_paths(),
             "but_last" => {
                 let mut all = positional;
                 all.pop();
@@ -252,6 +263,30 @@ impl Args {
                 None => vec![None],
             },
         })
+    }
+
+    /// The paths named in `REV:PATH` arguments (`HEAD:.env`, `:.env`, `:0:.env`), relative to the
+    /// working directory; a URL or `:/MESSAGE` (a commit by its message) names none.
+    fn rev_paths(&self) -> Vec<Option<String>> {
+        let mut paths = Vec::new();
+        for (i, word) in self.words.iter().enumerate() {
+            if word.starts_with('-') || word.contains("://") {
+                continue;
+            }
+            let Some((_, path)) = word.split_once(':') else {
+                continue;
+            };
+            let path = match path.split_once(':') {
+                Some((stage, rest)) if matches!(stage, "0" | "1" | "2" | "3") && word.starts_with(':') => rest,
+                _ => path,
+            };
+            if path.is_empty() || path.starts_with('/') {
+                continue;
+            }
+            let known = self.expanded.get(i) != Some(&true);
+            paths.push(known.then(|| path.trim_start_matches("./").to_string()));
+        }
+        paths
     }
 
     /// The value of option `name` as the placeholder `{opt:NAME}` lists it: empty when the
@@ -347,10 +382,12 @@ mod tests {
             flags: None,
             effects: EffectProfile::default(),
             unknown: false,
+            runs_code: false,
             shell: false,
             options,
             reader,
             max_args,
+            min_args: None,
         }
     }
 

@@ -274,8 +274,33 @@ fn places_as_written(workspace: &Workspace, written: &[String]) -> Vec<Touch> {
     let mut out = Vec::new();
     for entry in written {
         for touch in classify(workspace, &workspace.resolve(std::slice::from_ref(entry))) {
+            // A glob is also every existing place it names (resolved, so a link is followed),
+            // found by a bounded look; where the look stops short, the rest is unknown.
+            let expanded = match &touch.path {
+                Some(glob) if crate::glob_place::is_glob(&glob.to_string_lossy()) => {
+                    Some(crate::glob_place::expand(glob))
+                }
+                _ => None,
+            };
+            let glob = touch.path.clone();
             if seen.insert(touch.path.clone()) {
                 out.push(touch);
+            }
+            let Some(expansion) = expanded else { continue };
+            for found in expansion.found {
+                let named = vec![found.to_string_lossy().into_owned()];
+                for more in classify(workspace, &workspace.resolve(&named)) {
+                    if seen.insert(more.path.clone()) {
+                        out.push(more);
+                    }
+                }
+            }
+            if expansion.cut {
+                // INVARIANT (fail closed): what the bounded look did not see is unknown.
+                out.push(Touch {
+                    path: glob,
+                    place: Place::Unknown,
+                });
             }
         }
     }

@@ -10,6 +10,107 @@
 //! judges by the places they name (see docs/security.md, what the classifier does not see).
 
 use globset::GlobBuilder;
+use std::path::{Path, PathBuf};
+
+/// How many directory entries one look at the disk reads before it stops.
+const MAX_ENTRIES: usize = 20_000;
+/// How deep a `**` goes below where it starts.
+const MAX_DEPTH: usize = 16;
+
+/// What a bounded look at the disk found a glob to name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Expansion {
+    /// The paths that exist and match, as found (symlinks not followed: the caller resolves).
+    pub(crate) found: Vec<PathBuf>,
+    /// The look stopped at its bound: there may be more.
+    pub(crate) cut: bool,
+}
+
+/// Whether a written place holds a wildcard (`*`, `?`, `[`) in some component.
+pub(crate) fn is_glob(place: &str) -> bool {
+    place != "*" && place.split('/').any(is_wild)
+}
+
+/// The existing paths an absolute glob names, by a bounded look at the disk: at most
+/// [`MAX_ENTRIES`] entries read, `**` at most [`MAX_DEPTH`] directories deep, never into a
+/// directory reached through a symlink. A wildcard here also matches names that start with `.`
+/// (a tool's glob may, and a shell's `dotglob` may be on): what it may name, not less.
+pub(crate) fn expand(glob: &Path) -> Expansion {
+    let mut frontier = vec![PathBuf::from("/")];
+    let mut budget = MAX_ENTRIES;
+    let mut cut = false;
+    for part in glob.to_string_lossy().split('/').filter(|p| !p.is_empty()) {
+        let mut next = Vec::new();
+        if part == "**" {
+            for dir in &frontier {
+                let mut stack = vec![(dir.clone(), 0usize)];
+                while let Some((at, depth)) = stack.pop() {
+                    next.push(at.clone());
+                    if depth >= MAX_DEPTH {
+                        cut = true;
+                        continue;
+                    }
+                    // Every entry below is named (`dir/**` is each file in it); only real
+                    // directories are walked into.
+                    for entry in entries(&at, &mut budget, &mut cut) {
+                        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            stack.push((entry.path(), depth + 1));
+                        } else {
+                            next.push(entry.path());
+                        }
+                    }
+                }
+            }
+        } else if is_wild(part) {
+            // INVARIANT (fail closed): a component that does not compile matches every name.
+            let matcher = GlobBuilder::new(part)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .ok();
+            for dir in &frontier {
+                for entry in entries(dir, &mut budget, &mut cut) {
+                    let name = entry.file_name();
+                    if matcher.as_ref().is_none_or(|m| m.is_match(Path::new(&name))) {
+                        next.push(entry.path());
+                    }
+                }
+            }
+        } else {
+            next = frontier.iter().map(|d| d.join(part)).collect();
+        }
+        next.sort();
+        next.dedup();
+        frontier = next;
+        if frontier.is_empty() || cut {
+            break;
+        }
+    }
+    let found = if cut {
+        Vec::new()
+    } else {
+        frontier.into_iter().filter(|p| p.symlink_metadata().is_ok()).collect()
+    };
+    Expansion { found, cut }
+}
+
+/// A directory's entries, each charged to `budget`; `cut` once it is spent. A path that is not
+/// a readable directory has none.
+fn entries(dir: &Path, budget: &mut usize, cut: &mut bool) -> Vec<std::fs::DirEntry> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in read.flatten() {
+        if *budget == 0 {
+            *cut = true;
+            break;
+        }
+        *budget -= 1;
+        out.push(entry);
+    }
+    out
+}
 
 /// Whether `word` holds a wildcard in a component that starts with `.`.
 pub(crate) fn has_dot_wildcard(word: &str) -> bool {
@@ -30,6 +131,30 @@ pub(crate) fn may_match(place: &[&str], pattern: &[&str]) -> bool {
         (Some((p, place_rest)), Some((s, pattern_rest))) => {
             component_may_match(p, s) && may_match(place_rest, pattern_rest)
         }
+    }
+}
+
+/// Like [`may_match`], for a place that is a glob a program expands itself (find's `{}`, a
+/// tool's pattern), where `*` and `**` match names that start with `.` too.
+pub(crate) fn may_reach(place: &[&str], pattern: &[&str]) -> bool {
+    match (place.split_first(), pattern.split_first()) {
+        (None, None) => true,
+        (Some((&"**", place_rest)), _) => {
+            may_reach(place_rest, pattern) || pattern.split_first().is_some_and(|(_, rest)| may_reach(place, rest))
+        }
+        (_, Some((&"**", pattern_rest))) => {
+            may_reach(place, pattern_rest) || place.split_first().is_some_and(|(_, rest)| may_reach(rest, pattern))
+        }
+        (Some((p, place_rest)), Some((s, pattern_rest))) => {
+            let either = if p.starts_with('.') {
+                p.to_string()
+            } else {
+                format!(".{p}")
+            };
+            (component_may_match(p, s) || (is_wild(p) && component_may_match(&either, s)))
+                && may_reach(place_rest, pattern_rest)
+        }
+        _ => false,
     }
 }
 
@@ -109,6 +234,55 @@ mod tests {
         ] {
             assert!(!may(place, pattern), "{place} cannot name {pattern}");
         }
+    }
+
+    #[test]
+    fn a_glob_is_expanded_by_a_bounded_look() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("config/deep/er")).unwrap();
+        std::fs::write(root.join("config/app.toml"), "").unwrap();
+        std::fs::write(root.join("config/.env"), "").unwrap();
+        std::fs::write(root.join("config/deep/er/key.pem"), "").unwrap();
+        let found = |glob: &str| {
+            let e = expand(&root.join(glob));
+            assert!(!e.cut);
+            let mut names: Vec<String> = e
+                .found
+                .iter()
+                .map(|p| p.strip_prefix(&root).unwrap().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(found("config/*"), ["config/.env", "config/app.toml", "config/deep"]);
+        assert_eq!(found("config/*.toml"), ["config/app.toml"]);
+        assert_eq!(found("**/*.pem"), ["config/deep/er/key.pem"]);
+        assert!(found("config/**").contains(&"config/deep/er/key.pem".to_string()));
+        assert!(found("nowhere/*").is_empty());
+        // A symlinked directory is not walked into.
+        std::os::unix::fs::symlink(root.join("config"), root.join("link")).unwrap();
+        assert_eq!(
+            found("link/**/*.pem"),
+            ["link/deep/er/key.pem"],
+            "a literal start is followed"
+        );
+        assert_eq!(
+            found("**/*.pem"),
+            ["config/deep/er/key.pem"],
+            "a ** does not enter a link"
+        );
+        assert!(is_glob("src/*.rs") && !is_glob("*") && !is_glob("src/lib.rs"));
+    }
+
+    #[test]
+    fn a_glob_a_program_expands_reaches_dot_names() {
+        let split = |s: &'static str| s.split('/').filter(|p| !p.is_empty()).collect::<Vec<_>>();
+        assert!(may_reach(&split("**/state.toml"), &split(".sixfold/**")));
+        assert!(may_reach(&split("*"), &split(".mcp.json")));
+        assert!(may_reach(&split(".git/**"), &split(".git/hooks/**")));
+        assert!(!may_reach(&split("src/**/*.tmp"), &split(".sixfold/**")));
+        assert!(!may_reach(&split("src/*.rs"), &split(".git/config")));
     }
 
     #[test]

@@ -166,7 +166,7 @@ impl PathSet {
             Place::Root { relative, .. } => Some(Path::new(relative.as_str())),
             _ => None,
         };
-        self.starts.iter().any(|start| {
+        let literal = self.starts.iter().any(|start| {
             let at = match start.anchor {
                 Anchor::Home => home,
                 Anchor::Absolute => Some(path.as_path()),
@@ -174,7 +174,28 @@ impl PathSet {
             };
             let Some(at) = at else { return false };
             start.literal.starts_with(at) || (start.deep && at.starts_with(&start.literal) && path.is_dir())
-        })
+        });
+        // A glob below a root (find's `{}` under `-name`) may name a member a root-anchored
+        // glob names (`./**/state.toml` may be `.sixfold/state.toml`); one a `**/…` glob names
+        // anywhere is left to the look at the disk, or every glob would cover it.
+        // Only a glob whose last name is written out (`**/state.toml`, `**/config`): one that ends
+        // in a wildcard (`**/*.txt`) is left to the look at the disk.
+        let glob = root
+            .filter(|r| crate::glob_place::is_glob(&r.to_string_lossy()))
+            .is_some_and(|r| {
+                let place = components(&r.to_string_lossy());
+                if place.last().is_none_or(|last| crate::glob_place::is_glob(last)) {
+                    return false;
+                }
+                let place: Vec<&str> = place.iter().map(String::as_str).collect();
+                self.patterns.iter().any(|(anchor, pattern)| {
+                    let pattern: Vec<&str> = pattern.iter().map(String::as_str).collect();
+                    *anchor == Anchor::Root
+                        && pattern.first().is_some_and(|p| *p != "**")
+                        && crate::glob_place::may_reach(&place, &pattern)
+                })
+            });
+        literal || glob
     }
 
     /// True when a touched place is in the set. `*` is never in a path set: a rule that means
@@ -205,6 +226,42 @@ impl PathSet {
             }
         }
         path.strip_prefix("/").is_ok_and(|p| self.relative.is_match(p))
+    }
+
+    /// Whether the path glob `act` (as a kept rule writes it: `~/…`, `/…` or root-relative)
+    /// may match a member: each member glob is made a concrete path (`**` dropped, `*` a
+    /// letter) below the act's literal start, and the act tried on it. For what `rules add`
+    /// says, not for judgement.
+    pub(crate) fn may_meet_glob(&self, act: &str) -> bool {
+        let (anchor, rest) = if let Some(rest) = act.strip_prefix("~/") {
+            (Anchor::Home, rest)
+        } else if act.starts_with('/') {
+            (Anchor::Absolute, act)
+        } else {
+            (Anchor::Root, act.trim_start_matches("./"))
+        };
+        let Ok(glob) = GlobBuilder::new(rest).literal_separator(true).build() else {
+            return true;
+        };
+        let matcher = glob.compile_matcher();
+        let start = GlobStart::of(anchor, rest).literal;
+        self.patterns.iter().any(|(a, pattern)| {
+            if *a != anchor && !(*a == Anchor::Root && pattern.first().is_some_and(|p| p == "**")) {
+                return false;
+            }
+            let concrete: Vec<String> = pattern
+                .iter()
+                .filter(|p| p.as_str() != "**")
+                .map(|p| p.replace(['*', '?'], "x"))
+                .collect();
+            let below = pattern.first().is_some_and(|p| p == "**");
+            let path = if below {
+                start.join(concrete.join("/"))
+            } else {
+                Path::new(&concrete.join("/")).to_path_buf()
+            };
+            matcher.is_match(&path) || (*a == Anchor::Absolute && matcher.is_match(Path::new("/").join(&path)))
+        })
     }
 
     /// For a place written as a glob over dot names: whether the shell may expand it to a member
@@ -341,6 +398,8 @@ pub(crate) struct Rule {
     pub when: When,
     /// Its script, when it has one.
     pub script: Option<RuleScript>,
+    /// Part of the mode's ceiling: nothing a person kept widens past it (see [`Judge::floor`]).
+    pub ceiling: bool,
 }
 
 /// The widest effects a mode admits, kept as written (its scopes resolve against the workspace
@@ -430,8 +489,30 @@ pub(crate) struct Judge {
 }
 
 impl Judge {
-    /// Judges resolved effects: the ceiling first, then the rules (strictest wins), else the default.
+    /// What nothing a person kept may widen past: the ceiling, and the rules marked `ceiling`
+    /// (a secret read, a protected write). `None` when neither holds.
+    pub(crate) fn floor(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Option<Judgement> {
+        let firm = Judge {
+            mode: self.mode.clone(),
+            default: Decision::Allow,
+            ceiling: self.ceiling.clone(),
+            rules: self.rules.iter().filter(|r| r.ceiling).cloned().collect(),
+        };
+        let judged = firm.judge(effects, context, host);
+        (judged.decision > Decision::Allow).then_some(judged)
+    }
+
+    /// Judges resolved effects: the ceiling first, then the rules (strictest wins), else the
+    /// default. A contained allow says so.
     pub(crate) fn judge(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Judgement {
+        let mut judged = self.judge_uncommented(effects, context, host);
+        if judged.decision == Decision::Allow && effects.flags.contained {
+            judged.reason.push_str("; it runs contained in the sandbox");
+        }
+        judged
+    }
+
+    fn judge_uncommented(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Judgement {
         let mode = &self.mode;
         let beyond = self.ceiling.exceeded(effects, &context.workspace);
         if !beyond.is_empty() {
@@ -667,6 +748,7 @@ mod tests {
                     costs,
                 },
                 script: None,
+                ceiling: false,
             },
         )
     }
@@ -715,6 +797,7 @@ mod tests {
                 function: "decide".into(),
                 settings: Dynamic::UNIT,
             }),
+            ceiling: false,
         }
     }
 

@@ -331,3 +331,61 @@ mod tests {
         assert!(names.cdpath);
     }
 }
+
+/// Links a line makes (`ln -s TARGET NAME`, `ln TARGET NAME`): a later command that reads or
+/// writes the name touches the target, so each place below a name is also the place below its
+/// target.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Links {
+    /// Each link's name and what it may point at, absolute.
+    made: Vec<(String, String)>,
+}
+
+impl Links {
+    /// Notes the links `words` (an `ln` command's arguments after `ln`, none expanded) make in
+    /// `cwd`. A symbolic link's relative target is relative to the link's directory, a hard
+    /// link's to `cwd`.
+    pub(crate) fn note(&mut self, words: &[String], cwd: &Path) {
+        let symbolic = words
+            .iter()
+            .any(|w| w == "--symbolic" || (w.starts_with('-') && !w.starts_with("--") && w.contains('s')));
+        let args: Vec<&String> = words.iter().filter(|w| !w.starts_with('-')).collect();
+        let (name, targets) = match args.split_last() {
+            Some((last, rest)) if !rest.is_empty() => (absolute(cwd, last), rest.to_vec()),
+            // `ln -s TARGET`: the link is the target's name, here.
+            Some((only, _)) => (absolute(cwd, only.rsplit('/').next().unwrap_or(only)), vec![*only]),
+            None => return,
+        };
+        for target in targets {
+            let base = target.rsplit('/').next().unwrap_or(target);
+            // `ln -s T DIR` makes `DIR/T`: the name may be either.
+            for name in [name.clone(), format!("{}/{base}", name.trim_end_matches('/'))] {
+                let parent = Path::new(&name).parent().map(Path::to_path_buf).unwrap_or_default();
+                let from = if symbolic { parent.as_path() } else { cwd };
+                self.made.push((name, absolute(from, target)));
+            }
+        }
+    }
+
+    /// `places` with, for each one at or below a link's name, the same place below its target.
+    pub(crate) fn follow(&self, places: &mut Vec<String>) {
+        if self.made.is_empty() {
+            return;
+        }
+        let mut more = Vec::new();
+        for place in places.iter() {
+            for (name, target) in &self.made {
+                if let Some(rest) = place.strip_prefix(name.as_str()) {
+                    if rest.is_empty() || rest.starts_with('/') {
+                        more.push(format!("{target}{rest}"));
+                    }
+                }
+            }
+        }
+        for m in more {
+            if !places.contains(&m) {
+                places.push(m);
+            }
+        }
+    }
+}

@@ -85,12 +85,15 @@ impl Provider {
         let mut optional: Vec<&str> = spec.spawn.iter().map(String::as_str).collect();
         let scopes = spec.effects.reads.iter().chain(spec.effects.writes.iter()).flatten();
         for scope in scopes {
-            let Some(inner) = scope.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
-                continue;
-            };
-            match inner.split_once('|') {
-                Some((field, _)) => optional.push(field),
-                None => required.push(inner),
+            // Each `{field}` or `{field|default}` in it (a scope may join several).
+            for piece in scope.split('{').skip(1) {
+                let Some((inner, _)) = piece.split_once('}') else {
+                    continue;
+                };
+                match inner.split_once('|') {
+                    Some((field, _)) => optional.push(field),
+                    None => required.push(inner),
+                }
             }
         }
         // INVARIANT (fail closed): a field the judgement reads that is not a plain string makes
@@ -200,7 +203,13 @@ pub(crate) fn tool_file_effects(
 
 /// Replaces `{field}` or `{field|default}` with that field of the input, made absolute against
 /// `cwd`. A missing field without a default, or a value that is not a string, is unknown (`*`).
+/// A scope may join several (`{path|.}/{pattern}`, a glob below a directory): a value that is
+/// absolute (`/etc/*`, `~/…`) starts the place afresh, as the tool reads it.
 fn expand(scope: &str, input: &serde_json::Value, cwd: &Path) -> String {
+    let whole = scope.starts_with('{') && scope.ends_with('}') && scope.matches('{').count() == 1;
+    if !whole && scope.contains('{') {
+        return expand_joined(scope, input, cwd);
+    }
     let Some(inner) = scope.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
         return scope.to_string();
     };
@@ -224,6 +233,42 @@ fn expand(scope: &str, input: &serde_json::Value, cwd: &Path) -> String {
     } else {
         cwd.join(value).to_string_lossy().into_owned()
     }
+}
+
+/// A scope of several placeholders joined by `/`, each expanded with [`expand`]; the last one
+/// that is absolute starts the place.
+fn expand_joined(scope: &str, input: &serde_json::Value, cwd: &Path) -> String {
+    let mut place = cwd.to_string_lossy().into_owned();
+    for part in scope.split('/').filter(|p| !p.is_empty()) {
+        if !part.starts_with('{') {
+            place = format!("{}/{part}", place.trim_end_matches('/'));
+            continue;
+        }
+        let raw = {
+            let inner = part.trim_start_matches('{').trim_end_matches('}');
+            let (field, default) = inner.split_once('|').map_or((inner, None), |(f, d)| (f, Some(d)));
+            match input.get(field) {
+                Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+                None | Some(serde_json::Value::Null) => match default {
+                    Some(d) => d.to_string(),
+                    // INVARIANT (fail closed): a missing field without a default is unknown.
+                    None => return "*".into(),
+                },
+                Some(_) => return "*".into(),
+            }
+        };
+        if raw == "*" && part == scope {
+            return raw;
+        }
+        place = if raw.starts_with('/') || raw.starts_with('~') {
+            raw
+        } else if raw == "." {
+            place
+        } else {
+            format!("{}/{raw}", place.trim_end_matches('/'))
+        };
+    }
+    place
 }
 
 #[cfg(test)]
@@ -292,5 +337,13 @@ mod tests {
         assert_eq!(expand("{path}", &input, cwd), "*");
         assert_eq!(expand("{n}", &input, cwd), "*");
         assert_eq!(expand("workspace", &input, cwd), "workspace");
+        // Joined: a glob below a directory; an absolute pattern starts afresh.
+        let glob = serde_json::json!({"pattern": "**/*.rs", "path": "src"});
+        assert_eq!(expand("{path|.}/{pattern}", &glob, cwd), "/w/src/**/*.rs");
+        let out = serde_json::json!({"pattern": "/etc/*"});
+        assert_eq!(expand("{path|.}/{pattern}", &out, cwd), "/etc/*");
+        let up = serde_json::json!({"pattern": "../*"});
+        assert_eq!(expand("{path|.}/{pattern}", &up, cwd), "/w/../*");
+        assert_eq!(expand("{path|.}/**/{glob|*}", &serde_json::json!({}), cwd), "/w/**/*");
     }
 }

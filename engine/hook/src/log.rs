@@ -135,10 +135,18 @@ impl Log {
         self.write_locked(&file, &text)
     }
 
-    /// Opens the log for appending (`O_APPEND`), creating it and its folder.
+    /// Opens the log for appending (`O_APPEND`), creating it and its folders (`.sixfold/runs`)
+    /// one level at a time: never a directory above the project's, so a working directory that
+    /// does not exist is not made.
     fn open(&self) -> Result<File, String> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        let runs = self.path.parent();
+        for dir in [runs.and_then(Path::parent), runs].into_iter().flatten() {
+            match std::fs::create_dir(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(format!("cannot create `{}`: {e}", dir.display()));
+                }
+                _ => {}
+            }
         }
         // INVARIANT (fail closed): a log that is not a regular file (a FIFO would block, a device
         // would swallow the record) cannot be appended to, and the hook refuses the call.
@@ -293,6 +301,20 @@ mod tests {
         file.set_len(MAX_LOG_BYTES + 1).unwrap();
         let why = log.judging_events().unwrap_err();
         assert!(why.contains("larger than 64 MiB"), "{why}");
+    }
+
+    /// A working directory that does not exist is never made: the log is not written there.
+    #[test]
+    fn a_missing_project_is_not_made() {
+        let t = tempfile::tempdir().unwrap();
+        let gone = t.path().join("no/such/dir");
+        let log = Log::new(&gone, "s");
+        assert!(log.append(&[Event::Ended {}]).is_err());
+        assert!(!t.path().join("no").exists());
+        // An existing project gets its `.sixfold/runs`.
+        let log = Log::new(t.path(), "s");
+        log.append(&[Event::Ended {}]).unwrap();
+        assert!(log.path().is_file());
     }
 
     /// A log that is a FIFO or a symlink to a device is neither read (no hang) nor appended to.

@@ -78,6 +78,34 @@ fn host_of(text: &str) -> Option<&str> {
 }
 
 impl Bundle {
+    /// The rules marked `ceiling` (in any mode) whose path sets a kept path glob `act` may
+    /// reach: a kept rule never widens past them, so `rules add` says so. Empty for an act
+    /// that reaches none.
+    ///
+    /// ```
+    /// let (bundle, _) = sixfold_core::Bundle::load(&[sixfold_core::shipped::source()]);
+    /// assert!(bundle.ceiling_rules_reached("src/**").iter().any(|r| r == "secrets/reads-secret"));
+    /// assert!(bundle.ceiling_rules_reached("docs/*.md").is_empty());
+    /// ```
+    pub fn ceiling_rules_reached(&self, act: &str) -> Vec<String> {
+        let mut reached: Vec<String> = Vec::new();
+        for m in self.modes.values() {
+            for rule in m.judge.rules.iter().filter(|r| r.ceiling) {
+                let sets = rule.when.reads.iter().chain(rule.when.writes.iter()).flatten();
+                let hit = sets.into_iter().any(|matcher| match matcher {
+                    crate::judge::PlaceMatcher::Paths(set) | crate::judge::PlaceMatcher::Covers(set) => {
+                        set.may_meet_glob(act)
+                    }
+                    _ => false,
+                });
+                if hit && !reached.contains(&rule.id) {
+                    reached.push(rule.id.clone());
+                }
+            }
+        }
+        reached
+    }
+
     /// The act rules, in load order.
     pub fn act_rules(&self) -> &[ActRule] {
         &self.acts
@@ -99,6 +127,23 @@ impl Bundle {
             return judged;
         };
         let deciding: Vec<&&ActRule> = matched.iter().filter(|r| r.decision == decision).collect();
+        // INVARIANT (fail closed): a kept rule never widens past the mode's ceiling or a rule
+        // marked `ceiling` (a secret read, a protected write): those lie outside what a person
+        // can keep.
+        if decision < judged.decision {
+            if let Some(floor) = m.judge.floor(effects, context, &self.host) {
+                if floor.decision > decision {
+                    let names: Vec<String> = deciding.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
+                    let mut kept = judged;
+                    kept.reason.push_str(&format!(
+                        "; the kept rule {} would {decision}, but not beyond the mode's ceiling ({}: secrets and protected paths lie outside it)",
+                        names.join(", "),
+                        floor.rules.join(", ")
+                    ));
+                    return kept;
+                }
+            }
+        }
         // INVARIANT (fail closed): a kept command rule is about one simple command; where it
         // would widen, the line is judged part by part (`cargo test && curl …`).
         let by_command = deciding.iter().any(|r| matches!(r.matcher, ActMatcher::Command(_)));
@@ -183,8 +228,12 @@ impl Bundle {
                 .copied()
                 .filter(|r| matches!(&r.matcher, ActMatcher::Command(prefix) if names(prefix, &part.text)))
                 .collect();
+            let floor = m
+                .judge
+                .floor(&own, context, &self.host)
+                .map_or(Decision::Allow, |f| f.decision);
             let decided = match naming.iter().map(|r| r.decision).max() {
-                Some(d) if d < alone && m.judge.ceiling.exceeded(&own, workspace).is_empty() => {
+                Some(d) if d < alone && d >= floor && m.judge.ceiling.exceeded(&own, workspace).is_empty() => {
                     let redirected = part.redirected.resolve(workspace);
                     let inside = redirected
                         .read_places
@@ -212,6 +261,10 @@ impl Bundle {
             worst = worst.max(decided);
         }
         worst = worst.max(self.judge_effects(mode, &rest.resolve(workspace), context).decision);
+        // INVARIANT (fail closed): the whole line never below its floor (see `Judge::floor`).
+        if let Some(floor) = m.judge.floor(effects, context, &self.host) {
+            worst = worst.max(floor.decision);
+        }
         // INVARIANT (fail closed): the parts must account for everything the line does.
         let whole = Profile::from(effects);
         let parts = Profile::from(&accounted.resolve(workspace));

@@ -491,6 +491,84 @@ modes = ["ask"]
     );
 }
 
+/// Kept rules widen only within the mode's ceiling, and secrets and protected paths lie outside
+/// every ceiling but `full`'s: a kept path or command rule never unlocks them, while it still
+/// widens what the mode asks about.
+#[test]
+fn kept_rules_never_unlock_secrets_or_protected_paths() {
+    let kept = r#"
+id = "kept"
+[[acts]]
+id = "src"
+decision = "allow"
+path = "src/**"
+[[acts]]
+id = "cat"
+decision = "allow"
+command = "cat"
+[[acts]]
+id = "all"
+decision = "allow"
+path = "**"
+"#;
+    let (bundle, d) = load(&[("policies/kept.toml", kept)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let ctx = Context::example();
+    let none: Vec<String> = vec![];
+    let judged = |mode: &str, kind: &str, text: &str, commands: &[String], effects: EffectProfile| {
+        let act = ActView {
+            kind,
+            text,
+            commands,
+            parts: &[],
+        };
+        bundle.judge_step(mode, &act, &effects.resolve(&ctx.workspace), &ctx)
+    };
+    let reads = |p: &str| EffectProfile {
+        reads: vec![p.into()],
+        ..EffectProfile::default()
+    };
+    let writes = |p: &str| EffectProfile {
+        writes: vec![p.into()],
+        ..EffectProfile::default()
+    };
+    for mode in ["read-only", "ask", "workspace-write"] {
+        let j = judged(mode, "path", "/workspace/src/.env", &none, reads("/workspace/src/.env"));
+        assert_eq!(j.decision, Decision::Refuse, "{mode}: {}", j.reason);
+        assert!(j.reason.contains("secrets and protected paths"), "{}", j.reason);
+        let cat = vec!["cat .env".to_string()];
+        let j = judged(mode, "command", "cat .env", &cat, reads("/workspace/.env"));
+        assert_eq!(j.decision, Decision::Refuse, "{mode}: {}", j.reason);
+        let j = judged(
+            mode,
+            "path",
+            "/workspace/.git/config",
+            &none,
+            writes("/workspace/.git/config"),
+        );
+        assert_eq!(j.decision, Decision::Refuse, "{mode}: {}", j.reason);
+    }
+    // Within the ceiling a kept rule still widens: reading outside, writing in `ask`.
+    let j = judged("workspace-write", "path", "/etc/hosts", &none, reads("/etc/hosts"));
+    assert_eq!(j.decision, Decision::Allow, "{}", j.reason);
+    let j = judged(
+        "ask",
+        "path",
+        "/workspace/src/a.rs",
+        &none,
+        writes("/workspace/src/a.rs"),
+    );
+    assert_eq!(j.decision, Decision::Allow, "{}", j.reason);
+    // `rules add` can say which ceiling rules a path glob would meet.
+    assert!(bundle
+        .ceiling_rules_reached("src/**")
+        .contains(&"secrets/reads-secret".to_string()));
+    assert!(bundle
+        .ceiling_rules_reached(".git/**")
+        .contains(&"protected/writes-protected".to_string()));
+    assert!(bundle.ceiling_rules_reached("src/*.rs").is_empty());
+}
+
 /// Issue 9, class 9: a kept command rule is about one simple command; every other part of the
 /// line, and its own redirections, are judged on their own.
 #[test]

@@ -33,6 +33,8 @@ pub(crate) struct Options {
     /// Every option is understood: for a rule whose effects already hold whatever an option
     /// could do (it writes the whole workspace, or it is not understood anyway).
     pub(crate) any: bool,
+    /// A word starting with `+` runs a command of the program's (`less +!id`).
+    pub(crate) plus_runs: bool,
 }
 
 /// What reading the options found.
@@ -78,6 +80,10 @@ impl Options {
         while let Some(word) = words.get(i) {
             let at = i;
             i += 1;
+            // INVARIANT (fail closed): `less '+!id' f` runs `id`.
+            if self.plus_runs && !ended && word.starts_with('+') {
+                return Err(format!("`{word}` is a command the program runs"));
+            }
             if ended || word == "-" || !word.starts_with('-') {
                 found.positional.push(at);
                 continue;
@@ -166,6 +172,7 @@ mod tests {
             numeric: false,
             complete: false,
             any: false,
+            plus_runs: false,
         }
     }
 

@@ -215,6 +215,11 @@ pub struct CommandRuleFile {
     /// not understood (`git config KEY` reads, `git config KEY VALUE` writes).
     #[serde(default)]
     pub max_args: Option<usize>,
+    /// At least this many words after the prefix that do not start with `-` (an option's value
+    /// counts too): with fewer, the rule is not selected (`git config KEY VALUE` writes, where
+    /// `git config KEY` reads).
+    #[serde(default)]
+    pub min_args: Option<usize>,
     /// Commands this rule must be the one to classify (checked when the bundle loads).
     #[serde(default, rename = "match")]
     pub matches: Vec<String>,
@@ -264,6 +269,10 @@ pub struct OptionsFile {
     /// unless contained); checked when the bundle loads.
     #[serde(default)]
     pub any: bool,
+    /// A word starting with `+` is a command the program runs (`less '+!id' f`, `more +/x f`):
+    /// the command is then not understood.
+    #[serde(default)]
+    pub plus_runs: bool,
 }
 
 /// A script language the core reads in a command's arguments, by an allow-list.

@@ -25,6 +25,11 @@ pub struct RuleFile {
     /// a path glob (`~/`, `/` or root-relative). A yes/no field holds when the step's equals it.
     #[serde(default)]
     pub when: EffectFields,
+    /// Part of the mode's ceiling: where this rule holds, no kept rule, project rule or
+    /// approval decides more permissively than it (secrets and protected paths lie outside
+    /// every ceiling but `full`'s).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ceiling: bool,
     /// A Rhai file beside this one (path relative to this file).
     #[serde(default)]
     pub script: Option<String>,

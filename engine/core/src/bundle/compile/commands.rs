@@ -90,15 +90,18 @@ impl Compiler<'_> {
                     flags: r.flags.clone(),
                     effects: EffectProfile::from(r.effects.clone()),
                     unknown: r.unknown || r.runs_code,
+                    runs_code: r.runs_code,
                     shell: r.shell,
                     options: Options {
                         listed,
                         numeric: options.numeric,
                         complete: options.complete,
                         any: options.any,
+                        plus_runs: options.plus_runs,
                     },
                     reader: r.reader,
                     max_args: r.max_args,
+                    min_args: r.min_args,
                 });
                 // Examples run with the bundle's other examples (`sixfold check`), against the
                 // whole classifier, so they also catch a rule shadowed by another.

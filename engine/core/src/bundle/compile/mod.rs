@@ -222,6 +222,7 @@ impl<'h> Compiler<'h> {
                 reason: format!("the rule could not be loaded, so it refuses: {why}"),
                 when: When::default(),
                 script: None,
+                ceiling: true,
             };
         };
         Rule {
@@ -229,6 +230,7 @@ impl<'h> Compiler<'h> {
             decision: r.decision,
             reason: r.reason.clone(),
             when: r.when.with_scopes(reads, writes),
+            ceiling: r.ceiling,
             script: script.map(|(script, function)| RuleScript {
                 script,
                 function,
