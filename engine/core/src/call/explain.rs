@@ -143,6 +143,7 @@ fn trace(judge: &Judge, rule: &Arc<Rule>, effects: &Effects, context: &Context, 
                 reason: rule.reason.clone(),
                 when,
                 script: if with_script { rule.script.clone() } else { None },
+                ceiling: rule.ceiling,
             })],
         };
         only.judge(effects, context, host)
