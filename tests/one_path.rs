@@ -31,6 +31,10 @@ use std::process::{Command, Stdio};
 const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
 /// Hook processes run at once.
 const THREADS: usize = 4;
+/// Governed tool servers per mode. One: each server proves the sandbox afresh when its first
+/// `bash` comes (`sixfold sandbox check`), and proofs made side by side on a loaded machine were
+/// seen to fail, which is a fact that differs, not the judgement.
+const SERVERS: usize = 1;
 
 /// The project's `[mcp]` map: the corpus's tools as one MCP server's.
 const MCP_MAP: &str = r#"id = "one-path-mcp"
@@ -241,8 +245,9 @@ fn session(agent: &str, sandbox: &str, mode: &str, thread: usize) -> String {
 }
 
 /// Each call through `sixfold hook AGENT` (a PreToolUse event), several at once; the judgements
-/// read back from the sessions' records.
-fn hook(p: &Project, agent: &str, sandbox: &str, calls: &[Call]) -> Vec<Seen> {
+/// read back from the sessions' records by call id (`run` tells this run's ids from another's in
+/// the same sessions).
+fn hook(p: &Project, agent: &str, sandbox: &str, calls: &[Call], run: &str) -> Vec<Seen> {
     std::thread::scope(|scope| {
         for thread in 0..THREADS {
             scope.spawn(move || {
@@ -251,7 +256,7 @@ fn hook(p: &Project, agent: &str, sandbox: &str, calls: &[Call]) -> Vec<Seen> {
                         "hook_event_name": "PreToolUse",
                         "session_id": session(agent, sandbox, &call.mode, thread),
                         "cwd": p.root, "tool_name": call.tool, "tool_input": call.input,
-                        "tool_use_id": format!("c{i}"),
+                        "tool_use_id": format!("{run}-c{i}"),
                     });
                     let mut child = p
                         .command(&["hook", agent], sandbox)
@@ -288,7 +293,7 @@ fn hook(p: &Project, agent: &str, sandbox: &str, calls: &[Call]) -> Vec<Seen> {
     (0..calls.len())
         .map(|i| {
             by_id
-                .remove(&format!("c{i}"))
+                .remove(&format!("{run}-c{i}"))
                 .unwrap_or_else(|| panic!("call {i} is not on the record"))
         })
         .collect()
@@ -350,15 +355,15 @@ impl Client {
 /// A record's judgements, by step id, in order.
 type Judgements = Vec<(String, Seen)>;
 
-/// Each call through `sixfold serve-tools --mode MODE` (several servers per mode at once, asks
-/// refused at once); the judgements read back from each server's record, in order.
+/// Each call through `sixfold serve-tools --mode MODE` ([`SERVERS`] per mode, asks refused at
+/// once); the judgements read back from each server's record, in order.
 fn serve_tools(p: &Project, sandbox: &str, calls: &[Call]) -> Vec<Seen> {
     let modes: std::collections::BTreeSet<String> = calls.iter().map(|c| c.mode.clone()).collect();
     let mut work = Vec::new();
     for mode in modes {
         let mine: Vec<usize> = (0..calls.len()).filter(|i| calls[*i].mode == mode).collect();
-        for thread in 0..THREADS {
-            let share: Vec<usize> = mine.iter().copied().skip(thread).step_by(THREADS).collect();
+        for thread in 0..SERVERS {
+            let share: Vec<usize> = mine.iter().copied().skip(thread).step_by(SERVERS).collect();
             if !share.is_empty() {
                 work.push((format!("governed-{sandbox}-{mode}-{thread}"), mode.clone(), share));
             }
@@ -557,7 +562,9 @@ fn every_entry_point_judges_the_corpus_alike() {
         ("judge", timed("judge", || judge(&p, "claude-code", "auto", &native))),
         (
             "hook claude-code",
-            timed("hook claude-code", || hook(&p, "claude-code", "auto", &native)),
+            timed("hook claude-code", || {
+                hook(&p, "claude-code", "auto", &native, "native")
+            }),
         ),
     ];
     failures += differences("claude-code, sandbox auto", &names, &native, &seen);
@@ -566,7 +573,10 @@ fn every_entry_point_judges_the_corpus_alike() {
     let (cnames, ccalls) = pick(&commands, &native);
     let seen = [
         ("judge --provider codex", judge(&p, "codex", "off", &ccalls)),
-        ("hook codex", timed("hook codex", || hook(&p, "codex", "off", &ccalls))),
+        (
+            "hook codex",
+            timed("hook codex", || hook(&p, "codex", "off", &ccalls, "commands")),
+        ),
     ];
     failures += differences("codex, sandbox off", &cnames, &ccalls, &seen);
 
@@ -603,7 +613,7 @@ fn every_entry_point_judges_the_corpus_alike() {
         ("judge mcp__agent__…", judge(&p, "claude-code", "auto", &fcalls)),
         (
             "hook claude-code mcp__agent__…",
-            hook(&p, "claude-code", "auto", &fcalls),
+            hook(&p, "claude-code", "auto", &fcalls, "mcp"),
         ),
     ];
     failures += differences("MCP tools through the hook", &fnames, &fcalls, &seen);
