@@ -587,11 +587,11 @@ fn every_entry_point_judges_the_corpus_alike() {
     let seen = [
         (
             "judge --provider sixfold-tools",
-            judge(&p, "sixfold-tools", "auto", &gcalls),
+            judge(&p, "sixfold-tools", "off", &gcalls),
         ),
-        ("serve-tools", timed("serve-tools", || serve_tools(&p, "auto", &gcalls))),
+        ("serve-tools", timed("serve-tools", || serve_tools(&p, "off", &gcalls))),
     ];
-    failures += differences("governed tools, sandbox auto", &gnames, &gcalls, &seen);
+    failures += differences("governed tools, sandbox off", &gnames, &gcalls, &seen);
 
     // An MCP server's tools: judge by name (`mcp__agent__TOOL`) and the proxy; the hook too for
     // the tools that are not the shell (its commands go the way `judge`'s do, checked above).
