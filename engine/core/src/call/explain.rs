@@ -70,11 +70,12 @@ pub struct RuleTrace {
 ///     called: Called::Tool { provider: "claude-code", name: "Write", input: &input },
 ///     id: "t1", cwd: std::path::Path::new("/w"), context: &context, planned_writes: None, spawns: 0,
 /// };
-/// let under = Under { bundle: &bundle, mode: "workspace-write", pattern: "single" };
+/// let under = Under { bundle: &bundle, mode: "read-only", pattern: "single" };
 /// let explained = explain(&call, Layers { layered: under, without: None }, Sandboxing::default());
 /// assert_eq!(explained.judged.judgement.decision, Decision::Refuse);
 /// let considered = &explained.considered[0];
-/// assert!(!considered.ceiling.is_empty(), "a write outside is beyond the ceiling");
+/// assert!(!considered.ceiling.is_empty(), "`read-only` writes nothing: beyond its ceiling");
+/// assert!(considered.rules.iter().all(|r| !r.why.is_empty()), "each rule says why");
 /// ```
 pub fn explain(call: &Call<'_>, layers: Layers<'_>, sandboxing: Sandboxing<'_>) -> Explanation {
     let place = Place {
