@@ -412,8 +412,26 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
     let log = std::fs::read_to_string(project.join(".sixfold/runs/k.jsonl")).unwrap();
     assert!(log.contains("kept/rule-1"), "the deciding kept rule is on the record");
-    // A kept allow never widens past the ceiling: read-only still refuses the write.
-    assert!(tg(&["rules", "add", "--allow", "src/**"]).status.success());
+    // A kept allow never widens past the ceiling: it says so when kept, and a secret under the
+    // path it keeps is still refused in workspace-write; read-only still refuses the write.
+    let kept = tg(&["rules", "add", "--allow", "src/**"]);
+    assert!(kept.status.success());
+    let said = String::from_utf8_lossy(&kept.stdout).into_owned();
+    assert!(
+        said.contains("never unlocks") && said.contains("secrets/reads-secret"),
+        "{said}"
+    );
+    assert!(tg(&["mode", "set", "workspace-write"]).status.success());
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/.env"), "API_KEY=x\n").unwrap();
+    let secret = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
+        "tool_name": "Read", "tool_input": { "file_path": project.join("src/.env") }, "tool_use_id": "3" });
+    let answer = hook_event(&project, secret);
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    let grep = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
+        "tool_name": "Grep", "tool_input": { "pattern": "API_KEY", "path": "src" }, "tool_use_id": "4" });
+    let answer = hook_event(&project, grep);
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
     assert!(tg(&["mode", "set", "read-only"]).status.success());
     let write = json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
         "tool_name": "Write", "tool_input": { "file_path": project.join("src/a.rs"), "content": "" }, "tool_use_id": "2" });

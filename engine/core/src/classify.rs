@@ -506,11 +506,12 @@ impl Classifier {
             let mut out = Vec::new();
             for scope in scopes {
                 match args.placeholder(scope) {
-                    Some(values) => out.extend(
-                        values
-                            .into_iter()
-                            .map(|v| v.map(|v| absolute(cwd, &v)).unwrap_or_else(|| "*".into())),
-                    ),
+                    // A word `*` as written is the glob of the directory's names, not unknown.
+                    Some(values) => out.extend(values.into_iter().map(|v| match v {
+                        Some(v) if v == "*" => absolute(cwd, "./*"),
+                        Some(v) => absolute(cwd, &v),
+                        None => "*".into(),
+                    })),
                     None if scope == "." => out.push(cwd.to_string_lossy().into_owned()),
                     None => out.push(scope.clone()),
                 }
@@ -737,7 +738,8 @@ fn xargs_run(
             return None;
         }
     }
-    // What the command before printed: the files below a plain find's roots, else unknown.
+    // What the command before printed: the files below a plain find's roots (narrowed by its
+    // `-name`, see `selected`), else unknown.
     let listed: Option<Vec<String>> = before
         .filter(|b| command.fed && b.after.last().is_some_and(|op| op == "|"))
         .filter(|b| b.words.first().is_some_and(|w| w == "find") && b.expanded.is_empty() && b.redirects.is_empty())
@@ -759,10 +761,15 @@ fn xargs_run(
                 .take_while(|w| !w.starts_with('-') && *w != "(" && *w != "!")
                 .cloned()
                 .collect();
+            let roots_end = roots.len() + 1;
             let roots = if roots.is_empty() { vec![".".to_string()] } else { roots };
+            let no_expansions = vec![false; b.words.len()];
             roots
                 .iter()
-                .map(|r| format!("{}/**", r.trim_end_matches('/')))
+                .map(|r| match selected(&b.words, &no_expansions, roots_end, r) {
+                    narrowed if narrowed.contains("/**/") => narrowed,
+                    _ => format!("{}/**", r.trim_end_matches('/')),
+                })
                 .collect()
         });
     let mut run = command.clone();

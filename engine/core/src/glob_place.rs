@@ -33,13 +33,16 @@ pub(crate) fn is_glob(place: &str) -> bool {
 
 /// The existing paths an absolute glob names, by a bounded look at the disk: at most
 /// [`MAX_ENTRIES`] entries read, `**` at most [`MAX_DEPTH`] directories deep, never into a
-/// directory reached through a symlink. A wildcard here also matches names that start with `.`
-/// (a tool's glob may, and a shell's `dotglob` may be on): what it may name, not less.
+/// directory reached through a symlink. A glob with a `**` component is one a program expands
+/// itself (find's `{}`, a tool's search), whose wildcards match names that start with `.` too;
+/// in any other a wildcard matches a leading `.` only where the `.` is written, as the shell's.
 pub(crate) fn expand(glob: &Path) -> Expansion {
+    let text = glob.to_string_lossy();
+    let dots = text.split('/').any(|p| p == "**");
     let mut frontier = vec![PathBuf::from("/")];
     let mut budget = MAX_ENTRIES;
     let mut cut = false;
-    for part in glob.to_string_lossy().split('/').filter(|p| !p.is_empty()) {
+    for part in text.split('/').filter(|p| !p.is_empty()) {
         let mut next = Vec::new();
         if part == "**" {
             for dir in &frontier {
@@ -71,6 +74,10 @@ pub(crate) fn expand(glob: &Path) -> Expansion {
             for dir in &frontier {
                 for entry in entries(dir, &mut budget, &mut cut) {
                     let name = entry.file_name();
+                    let hidden = name.to_string_lossy().starts_with('.') && !part.starts_with('.');
+                    if hidden && !dots {
+                        continue;
+                    }
                     if matcher.as_ref().is_none_or(|m| m.is_match(Path::new(&name))) {
                         next.push(entry.path());
                     }
@@ -255,7 +262,10 @@ mod tests {
             names.sort();
             names
         };
-        assert_eq!(found("config/*"), ["config/.env", "config/app.toml", "config/deep"]);
+        // As the shell: `*` does not match a leading `.`; under a `**` (a program's own glob) it does.
+        assert_eq!(found("config/*"), ["config/app.toml", "config/deep"]);
+        assert_eq!(found("config/.*"), ["config/.env"]);
+        assert!(found("**/*").contains(&"config/.env".to_string()));
         assert_eq!(found("config/*.toml"), ["config/app.toml"]);
         assert_eq!(found("**/*.pem"), ["config/deep/er/key.pem"]);
         assert!(found("config/**").contains(&"config/deep/er/key.pem".to_string()));

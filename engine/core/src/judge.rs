@@ -378,9 +378,15 @@ impl When {
             (&self.writes, &effects.write_places),
         ] {
             let Some(matchers) = condition else { continue };
-            let hit = touches
+            let mut hits = touches
                 .iter()
-                .find(|t| matchers.iter().any(|m| m.matches(t, workspace)))?;
+                .filter(|t| matchers.iter().any(|m| m.matches(t, workspace)));
+            let first = hits.next()?;
+            // A place the step names says more than `*`: it is the evidence where there is one.
+            let hit = std::iter::once(first)
+                .chain(hits)
+                .find(|t| t.path.is_some())
+                .unwrap_or(first);
             evidence.get_or_insert_with(|| describe_touch(hit));
         }
         Some(Held { place: evidence })

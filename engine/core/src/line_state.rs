@@ -213,7 +213,10 @@ impl Dirs {
         let target = |i: usize, dir: &str| -> Vec<PathBuf> {
             // INVARIANT (fail closed): a target the text does not fix, or one CDPATH may send
             // elsewhere, is an unknown directory.
-            let relative_to_cdpath = !(dir.starts_with('/') || dir.starts_with('.') || dir.starts_with('~'));
+            // CDPATH is not searched for `/…`, `~…`, or a first component `.` or `..` (`.ssh` is
+            // searched).
+            let first = dir.split('/').next().unwrap_or("");
+            let relative_to_cdpath = !(dir.starts_with('/') || matches!(first, "." | "..") || dir.starts_with('~'));
             if expanded.get(i) == Some(&true) || (cdpath && relative_to_cdpath) {
                 return vec![unknown_dir()];
             }
