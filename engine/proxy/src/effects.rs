@@ -2,6 +2,7 @@
 //! else from the server's annotations where the server is trusted, else the conservative
 //! profile; `resources/read` as a read of its URI.
 
+use crate::uri::Resource;
 use rmcp::model::ToolAnnotations;
 use serde_json::Value;
 use sixfold_core::bundle::{ActView, Bundle};
@@ -87,15 +88,15 @@ pub fn from_annotations(a: &ToolAnnotations) -> EffectProfile {
     }
 }
 
-/// A resource URI read: a `file://` URI reads its path, anything else an unknown place (and an
-/// `http(s)` one leaves the machine).
+/// A resource URI read, judged by what the URI means (`uri::plain`): a `file:` URI reads its
+/// path, `http(s)` an unknown place and leaves the machine, any other scheme an unknown place.
+/// A URI that cannot be made plain is the conservative profile (the session refuses it first).
 fn resource_effects(uri: &str) -> EffectProfile {
-    let (reads, reaches) = match uri.strip_prefix("file://") {
-        Some(path) if path.starts_with('/') => (vec![path.to_string()], false),
-        _ => (
-            vec!["*".to_string()],
-            uri.starts_with("http://") || uri.starts_with("https://"),
-        ),
+    let (reads, reaches) = match crate::uri::plain(uri) {
+        Ok(Resource::File(path)) => (vec![path], false),
+        Ok(Resource::Remote) => (vec!["*".to_string()], true),
+        Ok(Resource::Other) => (vec!["*".to_string()], false),
+        Err(_) => return EffectProfile::unknown(),
     };
     EffectProfile {
         reads,
@@ -187,6 +188,12 @@ impl Judging {
             cwd: Some(self.cwd.to_string_lossy().into_owned()),
         };
         (judgement, step, note)
+    }
+
+    /// Whether a tool's effects come from nowhere but the conservative profile: no map in the
+    /// bundle, and no annotations believed. A refusal then says so, and how to map it.
+    pub fn unmapped(&self, call: &Call<'_>) -> bool {
+        !call.resource && !mapped(&self.bundle, call, &self.cwd).known
     }
 
     /// Whether the mode refuses a tool whatever its arguments: judged with every argument it
@@ -330,5 +337,8 @@ mod tests {
         assert_eq!(resource_effects("file:///w/a").reads, vec!["/w/a".to_string()]);
         assert!(resource_effects("https://x.invalid/").reaches);
         assert_eq!(resource_effects("db://x").reads, vec!["*".to_string()]);
+        assert_eq!(resource_effects("file:///w/%2Eenv").reads, vec!["/w/.env".to_string()]);
+        assert!(resource_effects("HTTPS://x.invalid/").reaches);
+        assert_eq!(resource_effects("file://host/w/a"), EffectProfile::unknown());
     }
 }

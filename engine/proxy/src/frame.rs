@@ -1,6 +1,6 @@
 //! Frames: MCP's stdio transport is one JSON-RPC message per line. Lines are read to a bound (a
-//! longer one is skipped to its end and answered with an error), and JSON-RPC errors are built
-//! here.
+//! longer one is skipped to its end, its top-level `id` picked out on the way so the request it
+//! answers or asks still gets an answer), and JSON-RPC errors are built here.
 
 use rmcp::model::ErrorCode;
 use serde_json::{json, Value};
@@ -14,8 +14,8 @@ pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 pub enum Line {
     /// A frame within the bound (without its newline).
     Frame(Vec<u8>),
-    /// A frame over the bound, skipped to its end.
-    TooLarge,
+    /// A frame over the bound, skipped to its end, with its top-level `id` where it had one.
+    TooLarge(Option<Value>),
     /// The stream ended.
     End,
 }
@@ -24,6 +24,7 @@ pub enum Line {
 pub fn read_line(reader: &mut impl BufRead, max: usize) -> Line {
     let mut frame = Vec::new();
     let mut over = false;
+    let mut scan = IdScan::default();
     loop {
         let (done, used) = {
             let buf = match reader.fill_buf() {
@@ -34,7 +35,7 @@ pub fn read_line(reader: &mut impl BufRead, max: usize) -> Line {
             if buf.is_empty() {
                 // End of stream: a last line without its newline still counts.
                 return match (over, frame.is_empty()) {
-                    (true, _) => Line::TooLarge,
+                    (true, _) => Line::TooLarge(scan.found),
                     (false, true) => Line::End,
                     (false, false) => Line::Frame(frame),
                 };
@@ -48,6 +49,10 @@ pub fn read_line(reader: &mut impl BufRead, max: usize) -> Line {
             if !over && frame.len() + chunk.len() <= max {
                 frame.extend_from_slice(chunk);
             } else {
+                if !over {
+                    scan.feed(&frame);
+                }
+                scan.feed(chunk);
                 over = true;
                 frame = Vec::new();
             }
@@ -55,7 +60,103 @@ pub fn read_line(reader: &mut impl BufRead, max: usize) -> Line {
         };
         reader.consume(used);
         if done {
-            return if over { Line::TooLarge } else { Line::Frame(frame) };
+            return if over {
+                Line::TooLarge(scan.found)
+            } else {
+                Line::Frame(frame)
+            };
+        }
+    }
+}
+
+/// The most bytes a top-level `id` value may take to be picked out.
+const MAX_ID_BYTES: usize = 256;
+
+/// Picks the top-level `id` out of a JSON object read in pieces and never held whole: a small
+/// tokenizer that knows only strings, nesting and the keys of the outermost object.
+#[derive(Debug, Default)]
+struct IdScan {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+    /// The next string at depth 1 is a key.
+    want_key: bool,
+    /// The key being read, and the last key read.
+    key: Option<Vec<u8>>,
+    last_key: Option<Vec<u8>>,
+    /// The `id` value being read.
+    value: Option<Vec<u8>>,
+    found: Option<Value>,
+    done: bool,
+}
+
+impl IdScan {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.done {
+                return;
+            }
+            self.byte(b);
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if self.in_string {
+            if self.escape {
+                self.escape = false;
+            } else if b == b'\\' {
+                self.escape = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if let Some(key) = self.key.take() {
+                    self.last_key = Some(key);
+                }
+            }
+            if let Some(key) = &mut self.key {
+                if key.len() < 8 {
+                    key.push(b);
+                }
+            }
+            if let Some(value) = &mut self.value {
+                value.push(b);
+            }
+            return;
+        }
+        if let Some(value) = &mut self.value {
+            if self.depth == 1 && (b == b',' || b == b'}') {
+                self.found = serde_json::from_slice(value).ok();
+                self.done = true;
+                return;
+            }
+            value.push(b);
+            if value.len() > MAX_ID_BYTES {
+                self.done = true;
+            }
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && self.want_key && self.value.is_none() {
+                    self.key = Some(Vec::new());
+                    self.want_key = false;
+                }
+            }
+            b'{' | b'[' => {
+                self.depth += 1;
+                if self.depth == 1 {
+                    self.want_key = b == b'{';
+                }
+            }
+            b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+            b',' if self.depth == 1 => {
+                self.want_key = true;
+                self.last_key = None;
+            }
+            // The key is used up whichever it was.
+            b':' if self.depth == 1 && self.value.is_none() && self.last_key.take().as_deref() == Some(b"id") => {
+                self.value = Some(Vec::new());
+            }
+            _ => {}
         }
     }
 }
@@ -120,9 +221,35 @@ mod tests {
         let text = b"{\"a\":1}\nxxxxxxxxxxxxxxxxxxxxxxxx\n{\"b\":2}";
         let mut r = BufReader::with_capacity(4, &text[..]);
         assert_eq!(read_line(&mut r, 10), Line::Frame(b"{\"a\":1}".to_vec()));
-        assert_eq!(read_line(&mut r, 10), Line::TooLarge);
+        assert_eq!(read_line(&mut r, 10), Line::TooLarge(None));
         assert_eq!(read_line(&mut r, 10), Line::Frame(b"{\"b\":2}".to_vec()));
         assert_eq!(read_line(&mut r, 10), Line::End);
+    }
+
+    #[test]
+    fn an_oversized_frame_still_names_its_top_level_id() {
+        let big = "x".repeat(200);
+        let cases = [
+            (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"{big}\"}}"),
+                Some(json!(7)),
+            ),
+            // The TypeScript SDK writes the id last.
+            (
+                format!("{{\"result\":{{\"id\":99,\"t\":\"{big}\"}},\"jsonrpc\":\"2.0\",\"id\":\"a,}}\"}}"),
+                Some(json!("a,}")),
+            ),
+            // An `id` inside a string or a nested object is not the frame's.
+            (
+                format!("{{\"method\":\"x\",\"params\":{{\"id\":3,\"s\":\"\\\"id\\\":4 {big}\"}}}}"),
+                None,
+            ),
+            (format!("{{\"s\":\"{big}\", \"id\" : 12 }}"), Some(json!(12))),
+        ];
+        for (text, id) in cases {
+            let mut r = BufReader::with_capacity(16, text.as_bytes());
+            assert_eq!(read_line(&mut r, 50), Line::TooLarge(id), "{text}");
+        }
     }
 
     #[test]

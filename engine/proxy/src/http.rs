@@ -214,7 +214,8 @@ fn post(endpoint: &Endpoint, headers: &Mutex<Headers>, frame: &[u8], inputs: &Se
         let mut bytes = Vec::new();
         let _ = (&mut body).take(MAX_FRAME_BYTES as u64 + 1).read_to_end(&mut bytes);
         if bytes.len() > MAX_FRAME_BYTES {
-            let _ = inputs.send(Input::Upstream(Line::TooLarge));
+            // One POST carries one request: its answer is the one too large.
+            let _ = inputs.send(Input::Upstream(Line::TooLarge(request_id(frame))));
         } else if !bytes.is_empty() {
             deliver(bytes);
         }
@@ -253,7 +254,7 @@ fn read_head(reader: &mut impl BufRead) -> Result<Head, String> {
                 }
                 lines.push(text);
             }
-            Line::TooLarge => return Err("the upstream's HTTP headers are too large".into()),
+            Line::TooLarge(_) => return Err("the upstream's HTTP headers are too large".into()),
             Line::End => return Err("the upstream closed the connection without an answer".into()),
         }
     }
@@ -294,7 +295,7 @@ fn read_events(reader: &mut impl BufRead, mut deliver: impl FnMut(Vec<u8>) -> bo
                     data.extend_from_slice(rest);
                 }
             }
-            Line::TooLarge => data.clear(),
+            Line::TooLarge(_) => data.clear(),
             Line::End => {
                 if !data.is_empty() {
                     deliver(data);

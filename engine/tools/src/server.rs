@@ -13,11 +13,16 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
 use tokio::signal::unix::{signal, SignalKind};
+
+/// The largest frame read from the client: a `write_file` of the largest file the tools write
+/// ([`crate::files::MAX_FILE_BYTES`]), every byte escaped, fits.
+const MAX_FRAME_BYTES: usize = 6 * 16 * 1024 * 1024 + 64 * 1024;
 
 /// Which tools a server offers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -122,8 +127,12 @@ fn run(server: Server) -> Result<(), String> {
         let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
         let governed = Arc::clone(&server.governed);
         let role = server.role;
+        let (stdin, stdout) = rmcp::transport::stdio();
+        // A frame well over the largest file a tool writes still arrives, so a call too large
+        // is answered by the tool's own error rather than dropped by the transport unanswered.
+        let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(MAX_FRAME_BYTES);
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| format!("the MCP session did not start: {e}"))?;
         let done = tokio::select! {
