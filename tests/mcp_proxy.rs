@@ -49,6 +49,11 @@ impl Project {
         let git = Command::new("git").args(["init", "-q"]).current_dir(&project).status();
         assert!(git.unwrap().success());
         std::fs::write(project.join("keep.txt"), "keep me: 4217\n").unwrap();
+        // Started under a name no shipped map knows, so its tools are mapped only by `MAP`
+        // (the shipped maps of the reference servers are tested on their own).
+        let unknown = root.join("fs-server");
+        std::os::unix::fs::symlink(&server, &unknown).unwrap();
+        let server = unknown;
         std::fs::create_dir_all(project.join(".sixfold/policies")).unwrap();
         std::fs::write(project.join(".sixfold/policies/mcp.toml"), MAP).unwrap();
         let p = Project {
@@ -126,6 +131,8 @@ impl Project {
         std::fs::write(&file, &original).unwrap();
         let said = self.ok(&["install", "claude-code", "--mcp"]);
         assert!(said.contains("wrapped 1 server"), "{said}");
+        // Mapped by the project's `MAP`: not named as unmapped.
+        assert!(!said.contains("no effect map"), "{said}");
         let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(wrapped["mcpServers"]["files"]["args"][0], "mcp-proxy");
         file
@@ -632,6 +639,137 @@ fn a_streamable_http_upstream_is_judged_the_same() {
     );
 }
 
+/// The shipped maps, as written in `policies/mcp-servers.toml`: the tools each names per map.
+fn shipped_maps(map: &str) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/mcp-servers.toml")).unwrap();
+    let prefix = format!("[mcp.\"{map}/");
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .filter_map(|l| l.strip_suffix("\"]"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The tools a real server lists, asked through the proxy (`full`: nothing hidden).
+fn listed(p: &Project, server: &str, argv: &[String]) -> Vec<String> {
+    let mut all = vec![
+        "mcp-proxy".to_string(),
+        "--mode".into(),
+        "full".into(),
+        "--server".into(),
+        server.into(),
+        "--".into(),
+    ];
+    all.extend(argv.iter().cloned());
+    let mut proxy = Proxy::start(p, &all);
+    proxy.handshake("2025-06-18");
+    let list = proxy.request(2, "tools/list", json!({}));
+    assert!(proxy.close().success());
+    let mut names = tool_names(&list);
+    names.sort();
+    names
+}
+
+/// The shipped maps stay true: every tool the real filesystem and everything servers list is
+/// mapped (but `get-env`, left to the conservative profile on purpose), and every tool mapped is
+/// one they list.
+#[test]
+fn the_shipped_maps_name_exactly_the_real_servers_tools() {
+    let Some(p) = Project::new("full") else { return };
+    let Some(everything) = agent_cli("SIXFOLD_MCP_EVERYTHING_BIN", "mcp-server-everything") else {
+        return;
+    };
+    let real_fs = std::fs::read_link(&p.server).unwrap();
+    let cases = [
+        (
+            "filesystem",
+            listed(
+                &p,
+                "fs",
+                &[real_fs.display().to_string(), p.project.display().to_string()],
+            ),
+        ),
+        (
+            "everything",
+            listed(&p, "ev", &[everything.display().to_string(), "stdio".into()]),
+        ),
+    ];
+    for (map, real) in cases {
+        let mut mapped = shipped_maps(map);
+        mapped.sort();
+        let unmapped: Vec<&String> = real.iter().filter(|t| !mapped.contains(t)).collect();
+        let allowed: Vec<&str> = if map == "everything" { vec!["get-env"] } else { vec![] };
+        assert_eq!(unmapped, allowed.iter().collect::<Vec<_>>(), "{map}: real {real:?}");
+        let stale: Vec<&String> = mapped.iter().filter(|t| !real.contains(t)).collect();
+        assert!(stale.is_empty(), "{map}: mapped but not served: {stale:?}");
+    }
+}
+
+/// The README's example, `--server files -- … server-filesystem .`, works under
+/// `workspace-write` with no map of the user's: reads and writes in the workspace run, a write
+/// outside and a read of a secret are refused; an unmapped tool's refusal says it has no map.
+#[test]
+fn the_readme_proxy_example_works_under_workspace_write() {
+    let Some(p) = Project::new("workspace-write") else {
+        return;
+    };
+    let Some(everything) = agent_cli("SIXFOLD_MCP_EVERYTHING_BIN", "mcp-server-everything") else {
+        return;
+    };
+    // The user's map (`MAP`) names `files`: this server is called something else.
+    std::fs::remove_file(p.project.join(".sixfold/policies/mcp.toml")).unwrap();
+    p.ok(&["trust"]);
+    std::fs::write(p.project.join(".env"), "TOKEN=hunter2\n").unwrap();
+    let real_fs = std::fs::read_link(&p.server).unwrap();
+    let argv: Vec<String> = ["mcp-proxy", "--server", "files", "--", real_fs.to_str().unwrap(), "."]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut proxy = Proxy::start(&p, &argv);
+    proxy.handshake("2025-06-18");
+    let list = tool_names(&proxy.request(2, "tools/list", json!({})));
+    assert!(list.contains(&"write_file".to_string()), "{list:?}");
+    let read = proxy.call(3, "read_text_file", json!({"path": "keep.txt"}));
+    assert!(text_of(&read).contains("4217"), "{read}");
+    let write = proxy.call(4, "write_file", json!({"path": "new.txt", "content": "made\n"}));
+    assert_ne!(write["result"]["isError"], true, "{write}");
+    assert_eq!(std::fs::read_to_string(p.project.join("new.txt")).unwrap(), "made\n");
+    let info = proxy.call(5, "get_file_info", json!({"path": "keep.txt"}));
+    assert_ne!(info["result"]["isError"], true, "{info}");
+    let secret = proxy.call(6, "read_text_file", json!({"path": ".env"}));
+    assert!(text_of(&secret).starts_with("sixfold refused"), "{secret}");
+    let outside = proxy.call(
+        7,
+        "write_file",
+        json!({"path": p.outside().join("o.txt"), "content": "x"}),
+    );
+    assert!(text_of(&outside).starts_with("sixfold refused"), "{outside}");
+    assert!(proxy.close().success());
+    // An unmapped tool: the refusal says so.
+    let argv: Vec<String> = [
+        "mcp-proxy",
+        "--server",
+        "ev",
+        "--",
+        everything.to_str().unwrap(),
+        "stdio",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut proxy = Proxy::start(&p, &argv);
+    proxy.handshake("2025-06-18");
+    let echo = proxy.call(2, "echo", json!({"message": "mapped 8812"}));
+    assert!(text_of(&echo).contains("mapped 8812"), "{echo}");
+    let env = proxy.call(3, "get-env", json!({}));
+    assert!(
+        text_of(&env).contains("no effect map for `ev/get-env`: judged as reading and writing anywhere"),
+        "{env}"
+    );
+    assert!(proxy.close().success());
+}
+
 /// A hostile server: reads method names loosely (case and spaces ignored), logs every frame it
 /// receives to the file named by its first argument, reads `file:` resources by their decoded
 /// path, and has tools that answer too much (`big`), never (`hang`), or under forged ids
@@ -924,10 +1062,13 @@ fn install_mcp_wraps_each_server_and_uninstall_restores_the_file_exactly() {
         return;
     };
     let file = p.project.join(".mcp.json");
-    let original = "{\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"srv\"]},\n \"web\": {\"type\": \"http\", \"url\": \"https://127.0.0.1:9/\"}}}";
+    let original = "{\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"srv\"]},\n \"web\": {\"type\": \"http\", \"url\": \"https://127.0.0.1:9/\"},\n \"mine\": {\"command\": \"my-server\"},\n \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}}}";
     std::fs::write(&file, original).unwrap();
     let said = p.ok(&["install", "claude-code", "--mcp"]);
-    assert!(said.contains("wrapped 1 server") && said.contains("web"), "{said}");
+    assert!(said.contains("wrapped 3 server") && said.contains("web"), "{said}");
+    // `files` is mapped by the project, `fs` by the shipped maps of its package: only `mine`
+    // is named as having no map.
+    assert!(said.contains("no effect map for: mine ("), "{said}");
     let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(
         wrapped["mcpServers"]["files"]["args"],

@@ -18,7 +18,9 @@ mod session;
 mod upstream;
 mod uri;
 
-pub use effects::{from_annotations, mapped, record_name, trusts, Call, Judging, TRUST_SETTING};
+pub use effects::{
+    from_annotations, has_map, known_as, mapped, record_name, trusts, Call, Judging, KNOWN_AS_SETTING, TRUST_SETTING,
+};
 pub use frame::{read_line, Line, MAX_FRAME_BYTES};
 pub use session::run;
 

@@ -159,6 +159,11 @@ pub fn run<W: Write>(
         watched: Instant::now(),
         bundle_timeout: None,
     };
+    // The bundle is read while the server starts, not after the client's first `tools/list`
+    // (which an agent CLI may not wait for long). An error here is met again at the first call.
+    if let Ok(judging) = session.governor.judging() {
+        session.bundle_timeout = timeout_setting(judging);
+    }
     while let Ok(input) = inputs.recv() {
         match input {
             Input::Client(Line::End) => break,
@@ -625,6 +630,7 @@ impl<W: Write> Session<'_, W> {
         let (mode, hidden): (Option<String>, Vec<String>) = match self.governor.judging() {
             Ok(judging) => {
                 self.bundle_timeout = timeout_setting(judging);
+                let known_as = judging.known_as(&self.options.command);
                 let names: Vec<String> = message
                     .pointer("/result/tools")
                     .and_then(Value::as_array)
@@ -632,7 +638,7 @@ impl<W: Write> Session<'_, W> {
                         tools
                             .iter()
                             .filter_map(|t| t.get("name").and_then(Value::as_str))
-                            .filter(|name| judging.hides(&server, name, self.annotations.get(*name), trust))
+                            .filter(|name| judging.hides(&server, name, self.annotations.get(*name), trust, &known_as))
                             .map(str::to_string)
                             .collect()
                     })
@@ -740,17 +746,19 @@ impl<W: Write> Session<'_, W> {
         // Each call is its own step, whatever id the client gave it.
         self.steps += 1;
         let step_id = format!("mcp-{}-{}", self.options.server, self.steps);
-        let call = Call {
-            server: &self.options.server,
-            tool: &name,
-            input: &input,
-            id: step_id.clone(),
-            annotations: if resource { None } else { self.annotations.get(&name) },
-            trust_annotations: self.options.trust_annotations,
-            resource,
-        };
         let (judgement, step, note, unmapped) = match self.governor.judging() {
             Ok(judging) => {
+                let known_as = judging.known_as(&self.options.command);
+                let call = Call {
+                    server: &self.options.server,
+                    tool: &name,
+                    input: &input,
+                    id: step_id.clone(),
+                    annotations: if resource { None } else { self.annotations.get(&name) },
+                    trust_annotations: self.options.trust_annotations,
+                    resource,
+                    known_as: &known_as,
+                };
                 let (judgement, step, note) = judging.judge(&call);
                 let unmapped = judging.unmapped(&call);
                 self.bundle_timeout = timeout_setting(judging);

@@ -199,6 +199,18 @@ impl Bundle {
         self.classifier.classify(command, cwd)
     }
 
+    /// Whether any `[mcp]` table maps the server `server` (`[mcp.SERVER]` or
+    /// `[mcp."SERVER/TOOL"]`).
+    pub fn maps_mcp_server(&self, server: &str) -> bool {
+        let prefix = format!("{server}/");
+        self.mcp.contains_key(server)
+            || self
+                .mcp
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
     /// What an MCP server's tool does, from the bundle's `[mcp]` tables (`SERVER/TOOL` before
     /// `SERVER`); the conservative profile when no file names it.
     pub fn mcp_effects(
