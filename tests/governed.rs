@@ -774,7 +774,22 @@ fn an_oversized_write_file_is_answered_with_an_error() {
         "write_file",
         json!({"path": "ok.txt", "content": "y".repeat(1024 * 1024)}),
     ));
+    // Over the frame bound (96 MiB): not read, still answered under its id.
+    requests.push(call_tool(
+        4,
+        "write_file",
+        json!({"path": "huge.txt", "content": "z".repeat(97 * 1024 * 1024)}),
+    ));
+    requests.push(call_tool(5, "read_file", json!({"path": "ok.txt", "limit": 1})));
     let answers = converse(&p, &requests);
+    assert_eq!(answers[3]["result"]["isError"], true, "{}", answers[3]);
+    assert!(text_of(&answers[3]).contains("was not read"), "{}", answers[3]);
+    assert!(!p.root.join("huge.txt").exists());
+    assert!(
+        text_of(&answers[4]).starts_with("yyy"),
+        "the session goes on: {}",
+        answers[4]
+    );
     assert_eq!(answers[1]["result"]["isError"], true, "{}", answers[1]);
     assert!(text_of(&answers[1]).contains("larger than"), "{}", answers[1]);
     assert!(!p.root.join("big.txt").exists());

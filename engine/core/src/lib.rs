@@ -23,6 +23,7 @@ pub mod hook_toml;
 pub mod judge;
 pub mod launch_facts;
 mod line_state;
+pub mod lines;
 pub mod narrow;
 pub mod project;
 mod provider;

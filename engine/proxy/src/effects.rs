@@ -129,7 +129,10 @@ pub fn known_as(bundle: &Bundle, command: &[String]) -> Vec<String> {
         let file = Path::new(bare).file_name().and_then(|f| f.to_str()).unwrap_or(bare);
         // A script inside an installed package (`…/@scope/name/dist/index.js`) names it.
         let parts: Vec<&str> = bare.split('/').collect();
-        let packages = parts.windows(2).filter(|w| w[0].starts_with('@')).map(|w| w.join("/"));
+        let packages = parts
+            .windows(2)
+            .filter(|w| w.first().is_some_and(|s| s.starts_with('@')))
+            .map(|w| w.join("/"));
         let mut candidates: Vec<String> = vec![word.clone(), bare.to_string(), file.to_string()];
         candidates.extend(packages);
         for policy in bundle.policies() {
