@@ -122,8 +122,10 @@ fn resource_effects(uri: &str) -> EffectProfile {
 pub fn known_as(bundle: &Bundle, command: &[String]) -> Vec<String> {
     let mut names = Vec::new();
     for word in command {
-        let bare = match word.rsplit_once('@') {
-            Some((name, _)) if !name.is_empty() => name,
+        // `name@1.2` and `@scope/name@1.2` without their version: an `@` inside the last part.
+        let last = word.rfind('/').map_or(0, |i| i + 1);
+        let bare = match word.get(last..).and_then(|tail| tail.rfind('@')) {
+            Some(at) if at > 0 => word.get(..last + at).unwrap_or(word),
             _ => word.as_str(),
         };
         let file = Path::new(bare).file_name().and_then(|f| f.to_str()).unwrap_or(bare);
