@@ -159,11 +159,6 @@ pub fn run<W: Write>(
         watched: Instant::now(),
         bundle_timeout: None,
     };
-    // The bundle is read while the server starts, not after the client's first `tools/list`
-    // (which an agent CLI may not wait for long). An error here is met again at the first call.
-    if let Ok(judging) = session.governor.judging() {
-        session.bundle_timeout = timeout_setting(judging);
-    }
     while let Ok(input) = inputs.recv() {
         match input {
             Input::Client(Line::End) => break,
@@ -324,7 +319,16 @@ impl<W: Write> Session<'_, W> {
                 return self.send_client(&frame::error(id, ErrorCode::METHOD_NOT_FOUND, &text));
             }
         };
+        let handshake = matches!(what, Pending::Handshake);
         self.forward(message, id, what);
+        if handshake {
+            // The bundle is read while the server answers the handshake, not after the client's
+            // first `tools/list` (which an agent CLI may not wait for long). An error here is
+            // met again at the first call.
+            if let Ok(judging) = self.governor.judging() {
+                self.bundle_timeout = timeout_setting(judging);
+            }
+        }
     }
 
     /// Sends a request to the server under a fresh id of the proxy's, to be answered by the
