@@ -378,13 +378,14 @@ fn asks_wait_for_a_person(p: &Project, session: &str, run: &dyn Fn() -> Vec<(boo
     let (first, second) = person.join().unwrap();
     // What `approvals list --json` showed: the tool, its arguments, its effects, the rule.
     assert_eq!(first["tool"], "write_file");
-    assert_eq!(first["arguments"]["path"], "allowed.txt");
+    // The path as it will be written: resolved once, before the judgement.
+    assert_eq!(first["arguments"]["path"], json!(p.root.join("allowed.txt")));
     assert_eq!(first["rules"], json!(["ask/writes-workspace"]), "{first}");
     assert!(
         first["effects"]["writes"][0].as_str().unwrap().ends_with("allowed.txt"),
         "{first}"
     );
-    assert_eq!(second["arguments"]["path"], "denied.txt");
+    assert_eq!(second["arguments"]["path"], json!(p.root.join("denied.txt")));
 
     assert_eq!(std::fs::read_to_string(p.root.join("allowed.txt")).unwrap(), "yes\n");
     assert!(!p.root.join("denied.txt").exists());
