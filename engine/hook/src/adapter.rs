@@ -522,7 +522,7 @@ fn stop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sixfold_core::decision::DecidedBy;
+    use sixfold_core::decision::{DecidedBy, Decision};
     use std::path::Path;
 
     struct NoRecords;

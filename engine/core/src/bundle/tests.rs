@@ -22,7 +22,7 @@ fn the_shipped_bundle_loads_clean_and_its_examples_hold() {
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
     assert_eq!(bundle.run_examples(), vec![]);
     let ids: Vec<&str> = bundle.modes().map(|m| m.id.as_str()).collect();
-    assert_eq!(ids, ["ask", "full", "read-only", "workspace-write"]);
+    assert_eq!(ids, ["ask", "full", "keep-work", "read-only", "workspace-write"]);
     assert!(bundle.example_count() >= 48, "every cell of the table has an example");
 }
 
