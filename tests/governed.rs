@@ -378,13 +378,14 @@ fn asks_wait_for_a_person(p: &Project, session: &str, run: &dyn Fn() -> Vec<(boo
     let (first, second) = person.join().unwrap();
     // What `approvals list --json` showed: the tool, its arguments, its effects, the rule.
     assert_eq!(first["tool"], "write_file");
-    assert_eq!(first["arguments"]["path"], "allowed.txt");
+    // The path as it will be written: resolved once, before the judgement.
+    assert_eq!(first["arguments"]["path"], json!(p.root.join("allowed.txt")));
     assert_eq!(first["rules"], json!(["ask/writes-workspace"]), "{first}");
     assert!(
         first["effects"]["writes"][0].as_str().unwrap().ends_with("allowed.txt"),
         "{first}"
     );
-    assert_eq!(second["arguments"]["path"], "denied.txt");
+    assert_eq!(second["arguments"]["path"], json!(p.root.join("denied.txt")));
 
     assert_eq!(std::fs::read_to_string(p.root.join("allowed.txt")).unwrap(), "yes\n");
     assert!(!p.root.join("denied.txt").exists());
@@ -631,4 +632,168 @@ fn serve_tools_speaks_both_initialize_generations() {
         "{events:?}"
     );
     assert_eq!(events.last().unwrap()["event"], "ended");
+}
+
+fn call_tool(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+}
+
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn handshake() -> Vec<Value> {
+    vec![
+        initialize("2025-06-18"),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
+/// The agent's own shell swaps a parent directory for a symlink to the outside, in a loop
+/// (`ln -sfn OUT d && mv -T`), while 300 `write_file` calls run: every file operation is opened
+/// beneath its root with no symlink followed, so nothing lands outside; the writes that land,
+/// land inside.
+#[test]
+fn a_racing_swapper_cannot_land_a_write_outside() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join("d")).unwrap();
+    let outside = p.outside.path().canonicalize().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (root, outside, stop) = (p.root.clone(), outside.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let (d, real, link) = (root.join("d"), root.join("real"), root.join("link"));
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // `ln -sfn OUT link && mv -T d real && mv -T link d`, then back.
+                let _ = std::fs::remove_file(&link);
+                let _ = std::os::unix::fs::symlink(&outside, &link);
+                if std::fs::rename(&d, &real).is_err() {
+                    continue;
+                }
+                let _ = std::fs::rename(&link, &d);
+                std::thread::sleep(Duration::from_micros(500));
+                if std::fs::remove_file(&d).is_err() {
+                    // A write made a fresh `d` while it was missing: it goes.
+                    let _ = std::fs::remove_dir_all(&d);
+                }
+                let _ = std::fs::rename(&real, &d);
+            }
+        })
+    };
+    let mut requests = handshake();
+    for n in 0..300u64 {
+        requests.push(call_tool(
+            10 + n,
+            "write_file",
+            json!({"path": format!("d/f{n}"), "content": "x"}),
+        ));
+    }
+    let answers = converse(&p, &requests);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(answers.len(), 301, "every call was answered");
+    let landed_outside: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        landed_outside.is_empty(),
+        "{} writes landed outside: {landed_outside:?}",
+        landed_outside.len()
+    );
+    // Must keep working: with nobody swapping, a write through the same path lands.
+    let calm = converse(
+        &p,
+        &[
+            handshake(),
+            vec![call_tool(2, "write_file", json!({"path": "d/calm", "content": "x"}))],
+        ]
+        .concat(),
+    );
+    assert_eq!(calm[1]["result"]["isError"], false, "{calm:?}");
+    assert!(p.root.join("d/calm").exists());
+}
+
+/// `grep`, `glob` and `list_dir` never return a secret: they skip it and say how many they
+/// skipped; the same search still finds what is not a secret.
+#[test]
+fn listings_and_searches_never_show_a_secret() {
+    let p = Project::new();
+    std::fs::write(p.root.join(".env"), "API_TOKEN=sk-live-4711\n").unwrap();
+    std::fs::create_dir_all(p.root.join("conf")).unwrap();
+    std::fs::write(p.root.join("conf/.env.production"), "API_TOKEN=sk-prod-4712\n").unwrap();
+    std::fs::write(p.root.join("conf/app.toml"), "API_TOKEN_NAME = \"plain-4713\"\n").unwrap();
+    let mut requests = handshake();
+    requests.extend([
+        call_tool(2, "grep", json!({"pattern": "API_TOKEN"})),
+        // Named, a secret is judged: a read of it, refused.
+        call_tool(3, "grep", json!({"pattern": "TOKEN", "path": ".env"})),
+        call_tool(4, "glob", json!({"pattern": "**/.env*"})),
+        call_tool(5, "list_dir", json!({"path": "conf"})),
+        call_tool(6, "read_file", json!({"path": ".env"})),
+    ]);
+    let answers = converse(&p, &requests);
+    for a in &answers[1..] {
+        assert!(
+            !a.to_string().contains("sk-live") && !a.to_string().contains("sk-prod"),
+            "{a}"
+        );
+    }
+    let grep = text_of(&answers[1]);
+    assert!(grep.contains("plain-4713"), "must keep working: {grep}");
+    assert!(grep.contains("2 secret(s) skipped"), "{grep}");
+    assert!(text_of(&answers[2]).contains("reads a secret"), "{:?}", answers[2]);
+    assert!(!text_of(&answers[3]).contains(".env"), "{:?}", answers[3]);
+    let listed = text_of(&answers[4]);
+    assert!(
+        listed.starts_with("app.toml") && listed.contains("1 secret(s) skipped"),
+        "{listed}"
+    );
+    assert_eq!(
+        answers[5]["result"]["isError"], true,
+        "read_file of a secret is judged and refused"
+    );
+}
+
+/// A `write_file` over the size limit (17 MB) gets an answer, an error, never silence; a large
+/// one within it still writes.
+#[test]
+fn an_oversized_write_file_is_answered_with_an_error() {
+    let p = Project::new();
+    let mut requests = handshake();
+    requests.push(call_tool(
+        2,
+        "write_file",
+        json!({"path": "big.txt", "content": "x".repeat(17 * 1024 * 1024)}),
+    ));
+    requests.push(call_tool(
+        3,
+        "write_file",
+        json!({"path": "ok.txt", "content": "y".repeat(1024 * 1024)}),
+    ));
+    // Over the frame bound (96 MiB): not read, still answered under its id.
+    requests.push(call_tool(
+        4,
+        "write_file",
+        json!({"path": "huge.txt", "content": "z".repeat(97 * 1024 * 1024)}),
+    ));
+    requests.push(call_tool(5, "read_file", json!({"path": "ok.txt", "limit": 1})));
+    let answers = converse(&p, &requests);
+    assert_eq!(answers[3]["result"]["isError"], true, "{}", answers[3]);
+    assert!(text_of(&answers[3]).contains("was not read"), "{}", answers[3]);
+    assert!(!p.root.join("huge.txt").exists());
+    assert!(
+        text_of(&answers[4]).starts_with("yyy"),
+        "the session goes on: {}",
+        answers[4]
+    );
+    assert_eq!(answers[1]["result"]["isError"], true, "{}", answers[1]);
+    assert!(text_of(&answers[1]).contains("larger than"), "{}", answers[1]);
+    assert!(!p.root.join("big.txt").exists());
+    assert_eq!(answers[2]["result"]["isError"], false, "{}", answers[2]);
+    assert_eq!(std::fs::metadata(p.root.join("ok.txt")).unwrap().len(), 1024 * 1024);
 }

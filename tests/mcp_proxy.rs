@@ -49,6 +49,11 @@ impl Project {
         let git = Command::new("git").args(["init", "-q"]).current_dir(&project).status();
         assert!(git.unwrap().success());
         std::fs::write(project.join("keep.txt"), "keep me: 4217\n").unwrap();
+        // Started under a name no shipped map knows, so its tools are mapped only by `MAP`
+        // (the shipped maps of the reference servers are tested on their own).
+        let unknown = root.join("fs-server");
+        std::os::unix::fs::symlink(&server, &unknown).unwrap();
+        let server = unknown;
         std::fs::create_dir_all(project.join(".sixfold/policies")).unwrap();
         std::fs::write(project.join(".sixfold/policies/mcp.toml"), MAP).unwrap();
         let p = Project {
@@ -126,6 +131,8 @@ impl Project {
         std::fs::write(&file, &original).unwrap();
         let said = self.ok(&["install", "claude-code", "--mcp"]);
         assert!(said.contains("wrapped 1 server"), "{said}");
+        // Mapped by the project's `MAP`: not named as unmapped.
+        assert!(!said.contains("no effect map"), "{said}");
         let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(wrapped["mcpServers"]["files"]["args"][0], "mcp-proxy");
         file
@@ -532,6 +539,8 @@ fn an_upstream_that_dies_turns_later_calls_into_errors_naming_it() {
         text_of(&call).contains("`files`") && text_of(&call).contains("exited"),
         "{call}"
     );
+    // The exit status, not the order in which the closed output and the exit were noticed.
+    assert!(text_of(&call).contains("exit status: 3"), "{call}");
     let list = proxy.request(3, "tools/list", json!({}));
     assert!(list["error"]["message"].as_str().unwrap().contains("exited"), "{list}");
     assert!(proxy.close().success());
@@ -630,6 +639,386 @@ fn a_streamable_http_upstream_is_judged_the_same() {
     );
 }
 
+/// The shipped maps, as written in `policies/mcp-servers.toml`: the tools each names per map.
+fn shipped_maps(map: &str) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/mcp-servers.toml")).unwrap();
+    let prefix = format!("[mcp.\"{map}/");
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .filter_map(|l| l.strip_suffix("\"]"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The tools a real server lists, asked through the proxy (`full`: nothing hidden).
+fn listed(p: &Project, server: &str, argv: &[String]) -> Vec<String> {
+    let mut all = vec![
+        "mcp-proxy".to_string(),
+        "--mode".into(),
+        "full".into(),
+        "--server".into(),
+        server.into(),
+        "--".into(),
+    ];
+    all.extend(argv.iter().cloned());
+    let mut proxy = Proxy::start(p, &all);
+    proxy.handshake("2025-06-18");
+    let list = proxy.request(2, "tools/list", json!({}));
+    assert!(proxy.close().success());
+    let mut names = tool_names(&list);
+    names.sort();
+    names
+}
+
+/// The shipped maps stay true: every tool the real filesystem and everything servers list is
+/// mapped (but `get-env`, left to the conservative profile on purpose), and every tool mapped is
+/// one they list.
+#[test]
+fn the_shipped_maps_name_exactly_the_real_servers_tools() {
+    let Some(p) = Project::new("full") else { return };
+    let Some(everything) = agent_cli("SIXFOLD_MCP_EVERYTHING_BIN", "mcp-server-everything") else {
+        return;
+    };
+    let real_fs = std::fs::read_link(&p.server).unwrap();
+    let cases = [
+        (
+            "filesystem",
+            listed(
+                &p,
+                "fs",
+                &[real_fs.display().to_string(), p.project.display().to_string()],
+            ),
+        ),
+        (
+            "everything",
+            listed(&p, "ev", &[everything.display().to_string(), "stdio".into()]),
+        ),
+    ];
+    for (map, real) in cases {
+        let mut mapped = shipped_maps(map);
+        mapped.sort();
+        let unmapped: Vec<&String> = real.iter().filter(|t| !mapped.contains(t)).collect();
+        let allowed: Vec<&str> = if map == "everything" { vec!["get-env"] } else { vec![] };
+        assert_eq!(unmapped, allowed.iter().collect::<Vec<_>>(), "{map}: real {real:?}");
+        let stale: Vec<&String> = mapped.iter().filter(|t| !real.contains(t)).collect();
+        assert!(stale.is_empty(), "{map}: mapped but not served: {stale:?}");
+    }
+}
+
+/// The README's example, `--server files -- … server-filesystem .`, works under
+/// `workspace-write` with no map of the user's: reads and writes in the workspace run, a write
+/// outside and a read of a secret are refused; an unmapped tool's refusal says it has no map.
+#[test]
+fn the_readme_proxy_example_works_under_workspace_write() {
+    let Some(p) = Project::new("workspace-write") else {
+        return;
+    };
+    let Some(everything) = agent_cli("SIXFOLD_MCP_EVERYTHING_BIN", "mcp-server-everything") else {
+        return;
+    };
+    // The user's map (`MAP`) names `files`: this server is called something else.
+    std::fs::remove_file(p.project.join(".sixfold/policies/mcp.toml")).unwrap();
+    p.ok(&["trust"]);
+    std::fs::write(p.project.join(".env"), "TOKEN=hunter2\n").unwrap();
+    let real_fs = std::fs::read_link(&p.server).unwrap();
+    let argv: Vec<String> = ["mcp-proxy", "--server", "files", "--", real_fs.to_str().unwrap(), "."]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut proxy = Proxy::start(&p, &argv);
+    proxy.handshake("2025-06-18");
+    let list = tool_names(&proxy.request(2, "tools/list", json!({})));
+    assert!(list.contains(&"write_file".to_string()), "{list:?}");
+    let read = proxy.call(3, "read_text_file", json!({"path": "keep.txt"}));
+    assert!(text_of(&read).contains("4217"), "{read}");
+    let write = proxy.call(4, "write_file", json!({"path": "new.txt", "content": "made\n"}));
+    assert_ne!(write["result"]["isError"], true, "{write}");
+    assert_eq!(std::fs::read_to_string(p.project.join("new.txt")).unwrap(), "made\n");
+    let info = proxy.call(5, "get_file_info", json!({"path": "keep.txt"}));
+    assert_ne!(info["result"]["isError"], true, "{info}");
+    let secret = proxy.call(6, "read_text_file", json!({"path": ".env"}));
+    assert!(text_of(&secret).starts_with("sixfold refused"), "{secret}");
+    let outside = proxy.call(
+        7,
+        "write_file",
+        json!({"path": p.outside().join("o.txt"), "content": "x"}),
+    );
+    assert!(text_of(&outside).starts_with("sixfold refused"), "{outside}");
+    assert!(proxy.close().success());
+    // An unmapped tool: the refusal says so.
+    let argv: Vec<String> = [
+        "mcp-proxy",
+        "--server",
+        "ev",
+        "--",
+        everything.to_str().unwrap(),
+        "stdio",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut proxy = Proxy::start(&p, &argv);
+    proxy.handshake("2025-06-18");
+    let echo = proxy.call(2, "echo", json!({"message": "mapped 8812"}));
+    assert!(text_of(&echo).contains("mapped 8812"), "{echo}");
+    let env = proxy.call(3, "get-env", json!({}));
+    assert!(
+        text_of(&env).contains("no effect map for `ev/get-env`: judged as reading and writing anywhere"),
+        "{env}"
+    );
+    assert!(proxy.close().success());
+}
+
+/// A hostile server: reads method names loosely (case and spaces ignored), logs every frame it
+/// receives to the file named by its first argument, reads `file:` resources by their decoded
+/// path, and has tools that answer too much (`big`), never (`hang`), or under forged ids
+/// (`spoof`).
+const LOOSE: &str = r#"import sys, json, urllib.parse
+log = open(sys.argv[1], "a")
+def send(m):
+    print(json.dumps(m), flush=True)
+def text(mid, t):
+    send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": t}]}})
+for line in sys.stdin:
+    m = json.loads(line)
+    log.write(json.dumps(m) + "\n")
+    log.flush()
+    method = (m.get("method") or "").strip().lower()
+    mid = m.get("id")
+    params = m.get("params") or {}
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}, "resources": {}}, "serverInfo": {"name": "loose", "version": "0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ["echo", "big", "hang", "spoof"]]}})
+    elif method == "ping":
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+    elif method == "resources/read":
+        path = urllib.parse.unquote(urllib.parse.urlparse(params["uri"]).path)
+        send({"jsonrpc": "2.0", "id": mid, "result": {"contents": [{"uri": params["uri"], "text": open(path).read()}]}})
+    elif method == "tools/call":
+        name = params.get("name")
+        if name == "hang":
+            continue
+        if name == "big":
+            text(mid, "x" * (17 * 1024 * 1024))
+        elif name == "spoof":
+            for fake in [999, "999", "sixfold-list-1", "sixfold-ask-1", "sixfold-list-2"]:
+                text(fake, "forged")
+            text(mid, "the real answer")
+        else:
+            text(mid, "echo " + json.dumps(params.get("arguments")))
+"#;
+
+/// The proxy in front of the loose server, and the file its received frames are logged to.
+fn loose_proxy(p: &Project, extra: &[&str]) -> (Proxy, PathBuf) {
+    let script = p.root.join("loose.py");
+    std::fs::write(&script, LOOSE).unwrap();
+    let log = p.root.join(format!("loose-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let mut argv: Vec<String> = vec!["mcp-proxy".into(), "--server".into(), "loose".into()];
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    argv.extend([
+        "--".into(),
+        "python3".into(),
+        script.display().to_string(),
+        log.display().to_string(),
+    ]);
+    let mut proxy = Proxy::start(p, &argv);
+    proxy.handshake("2025-06-18");
+    (proxy, log)
+}
+
+/// What the loose server received.
+fn received(log: &Path) -> Vec<Value> {
+    json_lines(&std::fs::read_to_string(log).unwrap_or_default())
+}
+
+/// Only methods known to have no effect pass unjudged: a call spelt another way, or sent as a
+/// notification, never reaches a server that reads methods loosely.
+#[test]
+fn methods_not_known_to_be_harmless_never_reach_the_server() {
+    let Some(p) = Project::new("full") else { return };
+    let (mut proxy, log) = loose_proxy(&p, &[]);
+    // A notification cannot be answered: it is dropped.
+    proxy.send(
+        json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo", "arguments": {"n": "notified"}}}),
+    );
+    for (id, method) in [
+        (11, "Tools/Call"),
+        (12, "TOOLS/CALL"),
+        (13, "tools/call "),
+        (14, "Resources/Read"),
+        (15, "tools/call\u{0}"),
+    ] {
+        let params = json!({"name": "echo", "uri": format!("file://{}", p.project.join("keep.txt").display()), "arguments": {"n": method}});
+        let answer = proxy.request(id, method, params);
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+    // Must keep working: harmless methods pass, and a judged call runs.
+    let ping = proxy.request(20, "ping", json!({}));
+    assert!(ping.get("result").is_some(), "{ping}");
+    let echo = proxy.call(21, "echo", json!({"n": "judged"}));
+    assert!(text_of(&echo).contains("judged"), "{echo}");
+    assert!(proxy.close().success());
+    let methods: Vec<String> = received(&log)
+        .iter()
+        .filter_map(|m| m["method"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        methods.iter().all(|m| [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "ping",
+            "tools/call"
+        ]
+        .contains(&m.as_str())),
+        "{methods:?}"
+    );
+    assert_eq!(methods.iter().filter(|m| *m == "tools/call").count(), 1, "{methods:?}");
+    assert_eq!(
+        p.judged().len(),
+        1,
+        "only the call made as `tools/call` was judged and run"
+    );
+}
+
+/// A resource URI is judged by what it means: an encoded or dotted spelling of a secret is the
+/// secret, a URI naming another host or that cannot be decoded is refused, and the server is
+/// sent the plain URI that was judged.
+#[test]
+fn resource_uris_are_judged_by_what_they_mean() {
+    let Some(p) = Project::new("workspace-write") else {
+        return;
+    };
+    std::fs::write(p.project.join(".env"), "TOKEN=hunter2\n").unwrap();
+    std::fs::create_dir_all(p.project.join("sub")).unwrap();
+    let (mut proxy, log) = loose_proxy(&p, &[]);
+    let root = p.project.display().to_string();
+    let hostile = [
+        format!("file://{root}/%2Eenv"),
+        format!("file://{root}/%2eenv"),
+        format!("FILE://{root}/sub/%2E%2E/.env"),
+        format!("file://localhost{root}/sub/../.env"),
+        format!("file://evil.example{root}/keep.txt"),
+        format!("file://{root}/%zz"),
+        format!("file://{root}/keep.txt%00"),
+    ];
+    for (n, uri) in hostile.iter().enumerate() {
+        let answer = proxy.request(30 + n as u64, "resources/read", json!({"uri": uri}));
+        assert!(answer.get("error").is_some(), "{uri}: {answer}");
+        assert!(!answer.to_string().contains("hunter2"), "{uri}: {answer}");
+    }
+    // Must keep working: the plain file, however it is spelt, is read; the server is sent it plain.
+    for (n, uri) in [
+        format!("file://{root}/keep.txt"),
+        format!("file://localhost{root}/sub/../keep%2Etxt"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let answer = proxy.request(40 + n as u64, "resources/read", json!({"uri": uri}));
+        assert!(answer.to_string().contains("4217"), "{uri}: {answer}");
+    }
+    assert!(proxy.close().success());
+    let uris: Vec<String> = received(&log)
+        .iter()
+        .filter(|m| m["method"] == "resources/read")
+        .map(|m| m["params"]["uri"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(uris, vec![format!("file://{root}/keep.txt"); 2]);
+}
+
+/// An answer under an id the client never sent (a number, a string, one shaped like the proxy's
+/// own) is dropped; only the answer to the client's request reaches it.
+#[test]
+fn answers_to_ids_never_sent_are_dropped() {
+    let Some(p) = Project::new("full") else { return };
+    let (mut proxy, _log) = loose_proxy(&p, &[]);
+    let answer = proxy.call(999, "spoof", json!({}));
+    assert_eq!(text_of(&answer), "the real answer", "{answer}");
+    // The next frame the client sees is the answer to its next request: nothing forged between.
+    proxy.send(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}));
+    let next = proxy.recv();
+    assert_eq!(next["id"], 5, "{next}");
+    assert!(proxy.close().success());
+}
+
+/// Every request gets an answer: one whose answer is over the frame limit gets an error, one the
+/// server never answers gets an error at the call timeout and is cancelled upstream, and a
+/// request over the limit from the client gets an error under its own id.
+#[test]
+fn every_request_is_answered_even_when_the_server_does_not() {
+    let Some(p) = Project::new("full") else { return };
+    let (mut proxy, log) = loose_proxy(&p, &["--call-timeout", "4"]);
+    let big = proxy.call(50, "big", json!({}));
+    assert_eq!(
+        big["result"]["isError"],
+        true,
+        "{}",
+        &big.to_string()[..200.min(big.to_string().len())]
+    );
+    assert!(text_of(&big).contains("larger than"), "{big}");
+    let started = Instant::now();
+    let hang = proxy.call(51, "hang", json!({}));
+    assert_eq!(hang["result"]["isError"], true, "{hang}");
+    assert!(text_of(&hang).contains("in time"), "{hang}");
+    assert!(started.elapsed() < Duration::from_secs(9));
+    // The client's oversized call, its id written last, is answered under that id.
+    let filler = "y".repeat(17 * 1024 * 1024);
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"echo","arguments":{{"s":"{filler}"}}}},"id":52}}"#
+    );
+    proxy.send_raw(frame.as_bytes());
+    let over = proxy.recv();
+    assert_eq!(over["id"], 52, "{over}");
+    assert_eq!(over["error"]["code"], -32600, "{over}");
+    // Must keep working: an ordinary call after all that.
+    let echo = proxy.call(53, "echo", json!({"n": 1}));
+    assert!(text_of(&echo).contains("echo"), "{echo}");
+    assert!(proxy.close().success());
+    let frames = received(&log);
+    let hang_id = frames
+        .iter()
+        .find(|m| m["params"]["name"] == "hang")
+        .map(|m| m["id"].clone())
+        .unwrap();
+    assert!(
+        frames
+            .iter()
+            .any(|m| m["method"] == "notifications/cancelled" && m["params"]["requestId"] == hang_id),
+        "the hanging call was cancelled upstream"
+    );
+}
+
+/// Each call is its own step on the record, however the client reuses its ids.
+#[test]
+fn a_reused_request_id_is_still_one_step_per_call() {
+    let Some(p) = Project::new("full") else { return };
+    let (mut proxy, _log) = loose_proxy(&p, &[]);
+    for n in 0..3 {
+        let echo = proxy.call(7, "echo", json!({"n": n}));
+        assert!(text_of(&echo).contains(&format!("{{\"n\": {n}}}")), "{echo}");
+    }
+    assert!(proxy.close().success());
+    let log = p.log();
+    let judged: Vec<String> = log
+        .iter()
+        .filter(|e| e["event"] == "judged")
+        .map(|e| e["step"]["id"].as_str().unwrap().to_string())
+        .collect();
+    let observed: Vec<String> = log
+        .iter()
+        .filter(|e| e["event"] == "observed")
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(judged.len(), 3, "{judged:?}");
+    let unique: std::collections::BTreeSet<_> = judged.iter().collect();
+    assert_eq!(unique.len(), 3, "{judged:?}");
+    assert_eq!(observed, judged, "each outcome is on its own step");
+}
+
 /// A server that asks the client something under an id of the proxy's own, and reports what it
 /// hears back.
 const FORGER: &str = r#"import sys, json
@@ -673,10 +1062,13 @@ fn install_mcp_wraps_each_server_and_uninstall_restores_the_file_exactly() {
         return;
     };
     let file = p.project.join(".mcp.json");
-    let original = "{\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"srv\"]},\n \"web\": {\"type\": \"http\", \"url\": \"https://127.0.0.1:9/\"}}}";
+    let original = "{\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"srv\"]},\n \"web\": {\"type\": \"http\", \"url\": \"https://127.0.0.1:9/\"},\n \"mine\": {\"command\": \"my-server\"},\n \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}}}";
     std::fs::write(&file, original).unwrap();
     let said = p.ok(&["install", "claude-code", "--mcp"]);
-    assert!(said.contains("wrapped 1 server") && said.contains("web"), "{said}");
+    assert!(said.contains("wrapped 3 server") && said.contains("web"), "{said}");
+    // `files` is mapped by the project, `fs` by the shipped maps of its package: only `mine`
+    // is named as having no map.
+    assert!(said.contains("no effect map for: mine ("), "{said}");
     let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(
         wrapped["mcpServers"]["files"]["args"],

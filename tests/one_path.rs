@@ -425,7 +425,11 @@ fn proxy(p: &Project, calls: &[Call]) -> Vec<Seen> {
         let mut command = p.command(&["mcp-proxy", "--mode", &mode, "--server", "agent", "--"], "off");
         command.arg("python3").arg(&server);
         let mut client = Client::start(command);
+        // The proxy numbers its steps in the order the calls come (`mcp-agent-1`, …), whatever
+        // id the client gave them.
+        let mut sent = Vec::new();
         for (i, c) in calls.iter().enumerate().filter(|(_, c)| c.mode == mode) {
+            sent.push(i);
             let name = c.tool.strip_prefix("mcp__agent__").unwrap();
             client.request(
                 json!(format!("c{i}")),
@@ -441,7 +445,8 @@ fn proxy(p: &Project, calls: &[Call]) -> Vec<Seen> {
             .expect("the proxy's record");
         let session = record.file_stem().unwrap().to_string_lossy().into_owned();
         for (id, s) in p.judged(&session) {
-            by_id.insert(id.trim_start_matches("mcp-agent-").to_string(), s);
+            let n: usize = id.trim_start_matches("mcp-agent-").parse().unwrap();
+            by_id.insert(format!("c{}", sent[n - 1]), s);
         }
     }
     (0..calls.len())

@@ -142,7 +142,41 @@ pub(crate) fn install(project: &Path, binary: &Path, dry_run: bool) -> u8 {
             left.join(", ")
         );
     }
+    let unmapped = unmapped(project, &after, &done);
+    if !unmapped.is_empty() {
+        outln!(
+            "no effect map for: {} (every tool of theirs is judged as reading and writing anywhere; map them in `.sixfold/policies/` as `[mcp.\"SERVER/TOOL\"]`, see docs/proxy.md)",
+            unmapped.join(", ")
+        );
+    }
     0
+}
+
+/// The wrapped servers the bundle (shipped, with the project's `.sixfold/` over it) has no
+/// effect map for.
+fn unmapped(project: &Path, config: &Value, done: &[String]) -> Vec<String> {
+    let layer = sixfold_hook::ProjectLayer::read(project);
+    let (bundle, _) = sixfold_hook::load_over(Some(&layer), None);
+    done.iter()
+        .filter(|name| {
+            let command: Vec<String> = config
+                .pointer(&format!(
+                    "/mcpServers/{}/args",
+                    name.replace('~', "~0").replace('/', "~1")
+                ))
+                .and_then(Value::as_array)
+                .map(|args| {
+                    args.iter()
+                        .skip_while(|a| a.as_str() != Some("--"))
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            !sixfold_proxy::has_map(&bundle, name, &command)
+        })
+        .cloned()
+        .collect()
 }
 
 /// Puts the original `.mcp.json` back.

@@ -38,6 +38,11 @@ pub(crate) struct Args {
     /// map. Without it, only servers a policy lists in `settings.trust_annotations` are believed.
     #[arg(long)]
     trust_annotations: bool,
+    /// How long a forwarded request waits for the server before it is answered with an error and
+    /// cancelled upstream, in seconds (default: the bundle's `mcp_call_timeout_secs` setting,
+    /// else 300).
+    #[arg(long, value_name = "SECS")]
+    call_timeout: Option<u64>,
     /// Reach a streamable-HTTP server instead of running one (`http://` only: no TLS is built in).
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     upstream_url: Option<String>,
@@ -294,6 +299,7 @@ pub(crate) fn run(args: Args) -> u8 {
         url: args.upstream_url,
         trust_annotations: args.trust_annotations,
         watch_ms: 250,
+        call_timeout: args.call_timeout.map(Duration::from_secs),
     };
     let stdout = std::io::stdout();
     match sixfold_proxy::run(options, &mut governor, Box::new(std::io::stdin()), stdout.lock()) {

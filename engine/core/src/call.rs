@@ -22,6 +22,7 @@ use crate::judge::Context;
 use crate::narrow;
 use crate::provider::{Act, ToolEffects};
 use crate::trace::{Outcome, Step, StepAct};
+use crate::uri::Resource;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,9 @@ pub enum Called<'a> {
         annotations: Option<EffectProfile>,
         /// The run believes the server's annotations (else only a policy's `trust_annotations`).
         trust_annotations: bool,
+        /// Further names the server's tools are mapped under (the program that runs it is
+        /// known as them), tried in order where its own name has no map.
+        known_as: &'a [String],
     },
     /// An MCP `resources/read`.
     Resource {
@@ -370,15 +374,16 @@ pub fn trusts(bundle: &Bundle, server: &str) -> bool {
     })
 }
 
-/// A resource URI read: a `file://` URI reads its path, anything else an unknown place (and an
-/// `http(s)` one leaves the machine).
+/// A resource URI read, judged by what the URI means ([`crate::uri::plain`]): a `file:` URI
+/// reads its path, `http(s)` an unknown place and leaves the machine, any other scheme an unknown
+/// place. A URI that cannot be made plain is the conservative profile (the proxy refuses it
+/// before judging).
 fn resource_effects(uri: &str) -> EffectProfile {
-    let (reads, reaches) = match uri.strip_prefix("file://") {
-        Some(path) if path.starts_with('/') => (vec![path.to_string()], false),
-        _ => (
-            vec!["*".to_string()],
-            uri.starts_with("http://") || uri.starts_with("https://"),
-        ),
+    let (reads, reaches) = match crate::uri::plain(uri) {
+        Ok(Resource::File(path)) => (vec![path], false),
+        Ok(Resource::Remote) => (vec!["*".to_string()], true),
+        Ok(Resource::Other) => (vec!["*".to_string()], false),
+        Err(_) => return EffectProfile::unknown(),
     };
     EffectProfile {
         reads,
@@ -388,6 +393,12 @@ fn resource_effects(uri: &str) -> EffectProfile {
         contained: false,
         costs: false,
     }
+}
+
+/// Whether a call's effects come from a map, a provider file or annotations the bundle
+/// believes, not from the conservative profile alone (a refusal then says how to map it).
+pub fn understood(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> bool {
+    mapped(bundle, called, cwd).is_ok_and(|(m, _)| m.known)
 }
 
 /// A call mapped to its act and effects under one bundle, with the input field its command
@@ -415,8 +426,18 @@ fn mapped(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> Result<(ToolEffec
             input,
             annotations,
             trust_annotations,
+            known_as,
         } => {
             let from_map = bundle.mcp_effects(server, tool, input, cwd);
+            // A server run from a known program is mapped under that program's maps too.
+            let from_map = match from_map.known {
+                true => from_map,
+                false => known_as
+                    .iter()
+                    .map(|name| bundle.mcp_effects(name, tool, input, cwd))
+                    .find(|m| m.known)
+                    .unwrap_or(from_map),
+            };
             if from_map.known {
                 return Ok((from_map, None));
             }

@@ -25,6 +25,7 @@ pub mod hook_toml;
 pub mod judge;
 pub mod launch_facts;
 mod line_state;
+pub mod lines;
 pub mod narrow;
 pub mod project;
 mod provider;
@@ -33,6 +34,7 @@ pub mod script;
 pub mod shell;
 pub mod shipped;
 pub mod trace;
+pub mod uri;
 pub mod user_dirs;
 pub mod verdict;
 

@@ -11,11 +11,16 @@ use sixfold_core::effects::EffectProfile;
 use sixfold_core::judge::Context;
 use sixfold_core::scope::Workspace;
 use sixfold_core::trace::Step;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The policy setting (in any policy's `[settings]`) listing the servers whose tool annotations
 /// are trusted: `trust_annotations = ["files"]`.
 pub use sixfold_core::call::TRUST_SETTING;
+
+/// The policy setting (in any policy's `[settings]`) naming the maps of a server by the program
+/// or package that runs it: `mcp_known_as = { "mcp-server-git" = "git" }`. A server whose
+/// command holds such a word is mapped by `[mcp."git/TOOL"]` when its own name has no map.
+pub const KNOWN_AS_SETTING: &str = "mcp_known_as";
 
 /// What a call is judged under: the bundle and mode, and, while the project's `.sixfold/` is not
 /// trusted, the bundle and mode without it (the stricter judgement is kept).
@@ -53,6 +58,9 @@ pub struct Call<'a> {
     pub trust_annotations: bool,
     /// A `resources/read`, not a `tools/call`.
     pub resource: bool,
+    /// The names of further maps that fit the server, from the program that runs it
+    /// ([`Judging::known_as`]), tried in order after its own name.
+    pub known_as: &'a [String],
 }
 
 /// The tool's name on the record, as the agents name MCP tools (`mcp__SERVER__TOOL`), so the
@@ -96,8 +104,53 @@ impl Call<'_> {
             input: self.input,
             annotations: self.annotations.map(from_annotations),
             trust_annotations: self.trust_annotations,
+            known_as: self.known_as,
         }
     }
+}
+
+/// The names of the maps that fit a server started with `command`: each word of it (as written,
+/// without an `@version`, and its file name) looked up in the bundle's `mcp_known_as`
+/// settings, in the order the words come.
+pub fn known_as(bundle: &Bundle, command: &[String]) -> Vec<String> {
+    let mut names = Vec::new();
+    for word in command {
+        // `name@1.2` and `@scope/name@1.2` without their version: an `@` inside the last part.
+        let last = word.rfind('/').map_or(0, |i| i + 1);
+        let bare = match word.get(last..).and_then(|tail| tail.rfind('@')) {
+            Some(at) if at > 0 => word.get(..last + at).unwrap_or(word),
+            _ => word.as_str(),
+        };
+        let file = Path::new(bare).file_name().and_then(|f| f.to_str()).unwrap_or(bare);
+        // A script inside an installed package (`…/@scope/name/dist/index.js`) names it.
+        let parts: Vec<&str> = bare.split('/').collect();
+        let packages = parts
+            .windows(2)
+            .filter(|w| w.first().is_some_and(|s| s.starts_with('@')))
+            .map(|w| w.join("/"));
+        let mut candidates: Vec<String> = vec![word.clone(), bare.to_string(), file.to_string()];
+        candidates.extend(packages);
+        for policy in bundle.policies() {
+            let Some(known) = policy.settings.get(KNOWN_AS_SETTING).and_then(Value::as_object) else {
+                continue;
+            };
+            for candidate in candidates.iter().map(String::as_str) {
+                if let Some(name) = known.get(candidate).and_then(Value::as_str) {
+                    if !names.iter().any(|n| n == name) {
+                        names.push(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Whether the bundle maps a server named `server` started with `command` (by its name, or by
+/// a map its program is known as). One it does not map has every tool judged as reading and
+/// writing anywhere.
+pub fn has_map(bundle: &Bundle, server: &str, command: &[String]) -> bool {
+    bundle.maps_mcp_server(server) || known_as(bundle, command).iter().any(|n| bundle.maps_mcp_server(n))
 }
 
 impl Judging {
@@ -132,10 +185,28 @@ impl Judging {
         (judged.judgement, judged.step, judged.ignored)
     }
 
+    /// The names of the maps that fit a server started with `command` ([`known_as`]).
+    pub fn known_as(&self, command: &[String]) -> Vec<String> {
+        known_as(&self.bundle, command)
+    }
+
+    /// Whether a tool's effects come from nowhere but the conservative profile: no map in the
+    /// bundle, and no annotations believed. A refusal then says so, and how to map it.
+    pub fn unmapped(&self, call: &Call<'_>) -> bool {
+        !call.resource && !sixfold_core::call::understood(&self.bundle, &call.called(), &self.cwd)
+    }
+
     /// Whether the mode refuses a tool whatever its arguments: judged with every argument it
     /// reads placed in the workspace and, again, in the temp dir; listed when either is not
     /// refused. Listing is advice: every call is judged anyway.
-    pub fn hides(&self, server: &str, tool: &str, annotations: Option<&ToolAnnotations>, trust: bool) -> bool {
+    pub fn hides(
+        &self,
+        server: &str,
+        tool: &str,
+        annotations: Option<&ToolAnnotations>,
+        trust: bool,
+        known_as: &[String],
+    ) -> bool {
         let tmp = self
             .workspace
             .tmp()
@@ -157,6 +228,7 @@ impl Judging {
                 annotations,
                 trust_annotations: trust,
                 resource: false,
+                known_as,
             };
             self.judge(&call).0.decision == Decision::Refuse
         })
@@ -214,6 +286,7 @@ mod tests {
             annotations: a,
             trust_annotations: trust,
             resource: false,
+            known_as: &[],
         }
     }
 
@@ -261,12 +334,42 @@ mod tests {
     }
 
     #[test]
+    fn a_server_is_mapped_by_the_program_that_runs_it() {
+        let (t, j) = judging("workspace-write", "");
+        let npx = [
+            "npx".to_string(),
+            "-y".into(),
+            "@modelcontextprotocol/server-filesystem@2025.8.21".into(),
+            ".".into(),
+        ];
+        assert_eq!(j.known_as(&npx), vec!["filesystem".to_string()]);
+        let bin = ["/w/node_modules/.bin/mcp-server-filesystem".to_string(), "/w".into()];
+        assert_eq!(j.known_as(&bin), vec!["filesystem".to_string()]);
+        let script = [
+            "node".to_string(),
+            "/w/node_modules/@modelcontextprotocol/server-everything/dist/index.js".into(),
+        ];
+        assert_eq!(j.known_as(&script), vec!["everything".to_string()]);
+        let input = json!({"path": t.path().join("a.txt")});
+        let mut c = call("read_text_file", &input, None, false);
+        c.known_as = &bin[..0];
+        assert_eq!(j.judge(&c).0.decision, Decision::Refuse, "unmapped: conservative");
+        let names = j.known_as(&bin);
+        c.known_as = &names;
+        assert_eq!(j.judge(&c).0.decision, Decision::Allow);
+        assert!(has_map(&j.bundle, "files", &bin));
+        assert!(has_map(&j.bundle, "filesystem", &[]));
+        assert!(!has_map(&j.bundle, "files", &["my-server".to_string()]));
+        assert!(!has_map(&j.bundle, "file", &[]), "a prefix of a name is not the name");
+    }
+
+    #[test]
     fn read_only_hides_a_writing_tool_and_lists_a_reading_one() {
         let (_t, j) = judging("read-only", MAP);
-        assert!(j.hides("files", "write_file", None, false));
-        assert!(!j.hides("files", "read_text_file", None, false));
+        assert!(j.hides("files", "write_file", None, false, &[]));
+        assert!(!j.hides("files", "read_text_file", None, false, &[]));
         let (_t, j) = judging("workspace-write", MAP);
-        assert!(!j.hides("files", "write_file", None, false));
+        assert!(!j.hides("files", "write_file", None, false, &[]));
     }
 
     #[test]
@@ -283,5 +386,8 @@ mod tests {
         assert_eq!(read("file:///w/a").reads, vec!["/w/a".to_string()]);
         assert!(read("https://x.invalid/").reaches);
         assert_eq!(read("db://x").reads, vec!["*".to_string()]);
+        assert_eq!(read("file:///w/%2Eenv").reads, vec!["/w/.env".to_string()]);
+        assert!(read("HTTPS://x.invalid/").reaches);
+        assert_eq!(read("file://host/w/a"), EffectProfile::unknown());
     }
 }

@@ -1,64 +1,13 @@
-//! Frames: MCP's stdio transport is one JSON-RPC message per line. Lines are read to a bound (a
-//! longer one is skipped to its end and answered with an error), and JSON-RPC errors are built
-//! here.
+//! Frames: MCP's stdio transport is one JSON-RPC message per line, read to a bound by the core's
+//! `lines` (a longer one is skipped to its end, its top-level `id` picked out on the way so the
+//! request it answers or asks still gets an answer); JSON-RPC errors are built here.
 
 use rmcp::model::ErrorCode;
 use serde_json::{json, Value};
-use std::io::{BufRead, ErrorKind};
+pub use sixfold_core::lines::{read_line, Line};
 
 /// A frame larger than this is refused: 16 MiB holds any file a tool returns in one answer.
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
-
-/// One line read.
-#[derive(Debug, PartialEq)]
-pub enum Line {
-    /// A frame within the bound (without its newline).
-    Frame(Vec<u8>),
-    /// A frame over the bound, skipped to its end.
-    TooLarge,
-    /// The stream ended.
-    End,
-}
-
-/// Reads one line of at most `max` bytes. A read error ends the stream.
-pub fn read_line(reader: &mut impl BufRead, max: usize) -> Line {
-    let mut frame = Vec::new();
-    let mut over = false;
-    loop {
-        let (done, used) = {
-            let buf = match reader.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => return Line::End,
-            };
-            if buf.is_empty() {
-                // End of stream: a last line without its newline still counts.
-                return match (over, frame.is_empty()) {
-                    (true, _) => Line::TooLarge,
-                    (false, true) => Line::End,
-                    (false, false) => Line::Frame(frame),
-                };
-            }
-            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => (buf.get(..i).unwrap_or_default(), Some(i + 1)),
-                None => (buf, None),
-            };
-            // INVARIANT (fail closed): a frame is never held past the bound; the rest of it is
-            // skipped, so an endless line cannot grow the proxy.
-            if !over && frame.len() + chunk.len() <= max {
-                frame.extend_from_slice(chunk);
-            } else {
-                over = true;
-                frame = Vec::new();
-            }
-            (done.is_some(), done.unwrap_or(buf.len()))
-        };
-        reader.consume(used);
-        if done {
-            return if over { Line::TooLarge } else { Line::Frame(frame) };
-        }
-    }
-}
 
 /// A JSON-RPC error answer.
 pub(crate) fn error(id: Value, code: ErrorCode, message: &str) -> Value {
@@ -113,17 +62,6 @@ pub(crate) fn key(id: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::BufReader;
-
-    #[test]
-    fn lines_are_read_to_the_bound_and_a_long_one_is_skipped() {
-        let text = b"{\"a\":1}\nxxxxxxxxxxxxxxxxxxxxxxxx\n{\"b\":2}";
-        let mut r = BufReader::with_capacity(4, &text[..]);
-        assert_eq!(read_line(&mut r, 10), Line::Frame(b"{\"a\":1}".to_vec()));
-        assert_eq!(read_line(&mut r, 10), Line::TooLarge);
-        assert_eq!(read_line(&mut r, 10), Line::Frame(b"{\"b\":2}".to_vec()));
-        assert_eq!(read_line(&mut r, 10), Line::End);
-    }
 
     #[test]
     fn kinds() {

@@ -195,13 +195,16 @@ fn post(endpoint: &Endpoint, headers: &Mutex<Headers>, frame: &[u8], inputs: &Se
         Box::new(reader)
     };
     let mut body = BufReader::new(body);
-    let deliver = |bytes: Vec<u8>| {
+    let asked = request_id(frame);
+    let mut answered = false;
+    let mut deliver = |bytes: Vec<u8>| {
         if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
             if let Some(version) = message.pointer("/result/protocolVersion").and_then(Value::as_str) {
                 if let Ok(mut h) = headers.lock() {
                     h.protocol = Some(version.to_string());
                 }
             }
+            answered |= message.get("method").is_none() && asked.is_some() && message.get("id") == asked.as_ref();
         }
         inputs.send(Input::Upstream(Line::Frame(bytes))).is_ok()
     };
@@ -209,12 +212,20 @@ fn post(endpoint: &Endpoint, headers: &Mutex<Headers>, frame: &[u8], inputs: &Se
         .header("content-type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
     if events {
-        read_events(&mut body, deliver);
+        read_events(&mut body, &mut deliver);
+        // A stream that ended without the answer (an event over the bound is dropped): the
+        // request is answered now rather than at its timeout.
+        if let Some(id) = asked.filter(|_| !answered) {
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+                "message": format!("sixfold: the upstream's event stream ended without the answer (an event over {MAX_FRAME_BYTES} bytes is dropped)")}});
+            let _ = inputs.send(Input::Upstream(Line::Frame(error.to_string().into_bytes())));
+        }
     } else {
         let mut bytes = Vec::new();
         let _ = (&mut body).take(MAX_FRAME_BYTES as u64 + 1).read_to_end(&mut bytes);
         if bytes.len() > MAX_FRAME_BYTES {
-            let _ = inputs.send(Input::Upstream(Line::TooLarge));
+            // One POST carries one request: its answer is the one too large.
+            let _ = inputs.send(Input::Upstream(Line::TooLarge(request_id(frame))));
         } else if !bytes.is_empty() {
             deliver(bytes);
         }
@@ -253,7 +264,7 @@ fn read_head(reader: &mut impl BufRead) -> Result<Head, String> {
                 }
                 lines.push(text);
             }
-            Line::TooLarge => return Err("the upstream's HTTP headers are too large".into()),
+            Line::TooLarge(_) => return Err("the upstream's HTTP headers are too large".into()),
             Line::End => return Err("the upstream closed the connection without an answer".into()),
         }
     }
@@ -294,7 +305,7 @@ fn read_events(reader: &mut impl BufRead, mut deliver: impl FnMut(Vec<u8>) -> bo
                     data.extend_from_slice(rest);
                 }
             }
-            Line::TooLarge => data.clear(),
+            Line::TooLarge(_) => data.clear(),
             Line::End => {
                 if !data.is_empty() {
                     deliver(data);

@@ -3,9 +3,9 @@
 //! its effects before it is forwarded.
 //!
 //! The proxy forwards frames rather than terminating the protocol with rmcp's service handlers:
-//! what it does not judge (prompts, notifications, methods newer than it, either protocol
-//! generation's handshake) passes through unchanged, and what it judges it reads with rmcp's
-//! model types. Nothing reaches the server that was not judged.
+//! what is known to have no effect (listing, prompts, either protocol generation's handshake)
+//! passes through, what it judges it reads with rmcp's model types, and any other method is
+//! refused. Nothing that could act reaches the server unjudged.
 //!
 //! It holds no policy and reads no project state itself: a [`Governor`] (the CLI's, over the hook
 //! layer's state file, trust store and event log) says what a call is judged under and keeps the
@@ -17,11 +17,22 @@ mod http;
 mod session;
 mod upstream;
 
-pub use effects::{from_annotations, record_name, trusts, Call, Judging, TRUST_SETTING};
+pub use effects::{
+    from_annotations, has_map, known_as, record_name, trusts, Call, Judging, KNOWN_AS_SETTING, TRUST_SETTING,
+};
 pub use frame::{read_line, Line, MAX_FRAME_BYTES};
 pub use session::run;
 
 use sixfold_core::trace::Event;
+use std::time::Duration;
+
+/// The policy setting (in any policy's `[settings]`) bounding how long a forwarded request waits
+/// for the server, in seconds: `mcp_call_timeout_secs = 120` (the smallest set wins).
+pub const TIMEOUT_SETTING: &str = "mcp_call_timeout_secs";
+
+/// How long a forwarded request waits for the server when neither `--call-timeout` nor the
+/// bundle says.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What the proxy needs from outside its layer: what to judge under, and the record.
 pub trait Governor: Send {
@@ -51,6 +62,9 @@ pub struct Options {
     pub trust_annotations: bool,
     /// How often the mode is looked at between calls, in milliseconds (0: never).
     pub watch_ms: u64,
+    /// `--call-timeout`: how long a forwarded request waits for the server (over the bundle's
+    /// setting).
+    pub call_timeout: Option<Duration>,
 }
 
 /// What arrives on the session's one channel.

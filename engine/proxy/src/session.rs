@@ -3,20 +3,61 @@
 //!
 //! `tools/call` and `resources/read` are judged before they are forwarded; `tools/list` answers
 //! are filtered by the mode and their annotations cached; the handshake answer (`initialize` or
-//! `server/discover`) declares `tools.listChanged`; everything else passes through.
+//! `server/discover`) declares `tools.listChanged`. Only the methods known to have no effect
+//! pass unjudged (an allow-list, exact and case-sensitive); any other request is refused with an
+//! error, any other notification dropped and logged.
+//!
+//! Every request reaches the server under an id of the proxy's own, mapped back on its answer:
+//! an answer to an id the proxy never sent is dropped, a client reusing an id cannot mix two
+//! calls up, and every request is answered, by the server, by an error when its answer is over
+//! the frame limit, or by a timeout that also cancels it upstream.
 
 use crate::effects::Call;
 use crate::frame::{self, Kind, Line, MAX_FRAME_BYTES};
 use crate::upstream::Upstream;
-use crate::{Governor, Input, Options};
+use crate::{Governor, Input, Options, DEFAULT_CALL_TIMEOUT, TIMEOUT_SETTING};
 use rmcp::model::{ErrorCode, ToolAnnotations};
 use serde_json::{json, Value};
 use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::trace::{Event, Outcome, Status, Step};
-use std::collections::HashMap;
+use sixfold_core::uri::{self, Resource};
+use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Read, Write};
 use std::sync::mpsc::{channel, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Requests that act on nothing a policy governs: passed unjudged. Exact and case-sensitive, so
+/// a server that reads method names loosely never sees a judged method under another spelling.
+const UNJUDGED_REQUESTS: &[&str] = &[
+    "initialize",
+    "server/discover",
+    "ping",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/list",
+    "tasks/result",
+    "tasks/cancel",
+];
+
+/// Notifications from the client that act on nothing a policy governs. Any other is dropped and
+/// logged (a notification cannot be answered with a refusal).
+const UNJUDGED_NOTIFICATIONS: &[&str] = &[
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+/// How often the session looks at its deadlines.
+const TICK: Duration = Duration::from_millis(100);
 
 /// What a forwarded request was, to handle its answer.
 #[derive(Debug)]
@@ -25,10 +66,22 @@ enum Pending {
     Handshake,
     /// `tools/list`: the answer is filtered and its annotations cached.
     List,
+    /// Another request of the allow-list: its answer passes.
+    Other,
     /// A judged call: its outcome goes on the record.
-    Call { step: String },
+    Call { step: String, resource: bool },
     /// The proxy's own `tools/list`, to cache annotations before the first call.
     OwnList,
+}
+
+/// A request sent to the server under the proxy's id.
+#[derive(Debug)]
+struct Forwarded {
+    /// The client's id, put back on the answer (`Null` for the proxy's own requests).
+    client: Value,
+    what: Pending,
+    /// When it is answered with a timeout error and cancelled upstream.
+    deadline: Instant,
 }
 
 /// A call held while the person is asked about it.
@@ -48,7 +101,10 @@ struct Session<'g, W: Write> {
     upstream: Upstream,
     /// Why the server cannot be reached any more, once it cannot.
     gone: Option<String>,
-    pending: HashMap<String, Pending>,
+    /// Requests waiting for the server, by the proxy's id (as a key).
+    forwarded: HashMap<String, Forwarded>,
+    /// The server's own requests passed to the client, by id: only their answers go back.
+    server_asked: HashSet<String>,
     held: HashMap<String, Held>,
     annotations: HashMap<String, ToolAnnotations>,
     /// The client declared elicitation.
@@ -57,7 +113,14 @@ struct Session<'g, W: Write> {
     listed_under: Option<String>,
     /// The client finished its handshake.
     ready: bool,
+    /// The last id the proxy gave (to the server's requests and its own asks).
     next: u64,
+    /// The calls judged so far: each gets its own step id.
+    steps: u64,
+    /// When the mode was last looked at between calls.
+    watched: Instant,
+    /// The bundle's call timeout, as last read.
+    bundle_timeout: Option<Duration>,
 }
 
 /// Runs the proxy: the agent's frames on `client_in`, answers on `client_out`, the server started
@@ -77,36 +140,32 @@ pub fn run<W: Write>(
         }
     };
     spawn_client_reader(client_in, send.clone());
-    if options.watch_ms > 0 {
-        spawn_ticker(options.watch_ms, send);
-    } else {
-        drop(send);
-    }
+    spawn_ticker(send);
     let mut session = Session {
         options,
         governor,
         out: client_out,
         upstream,
         gone: None,
-        pending: HashMap::new(),
+        forwarded: HashMap::new(),
+        server_asked: HashSet::new(),
         held: HashMap::new(),
         annotations: HashMap::new(),
         elicitation: false,
         listed_under: None,
         ready: false,
         next: 0,
+        steps: 0,
+        watched: Instant::now(),
+        bundle_timeout: None,
     };
     while let Ok(input) = inputs.recv() {
         match input {
             Input::Client(Line::End) => break,
-            Input::Client(Line::TooLarge) => session.send_client(&frame::error(
-                Value::Null,
-                ErrorCode::INVALID_REQUEST,
-                &format!("sixfold: a frame larger than {MAX_FRAME_BYTES} bytes is refused"),
-            )),
+            Input::Client(Line::TooLarge(id)) => session.client_too_large(id),
             Input::Client(Line::Frame(bytes)) => session.client_frame(&bytes),
             Input::Upstream(Line::End) => session.upstream_ended(),
-            Input::Upstream(Line::TooLarge) => session.upstream_too_large(),
+            Input::Upstream(Line::TooLarge(id)) => session.upstream_too_large(id),
             Input::Upstream(Line::Frame(bytes)) => session.upstream_frame(&bytes),
             Input::Tick => session.tick(),
         }
@@ -128,13 +187,23 @@ fn spawn_client_reader(client_in: Box<dyn Read + Send>, send: Sender<Input>) {
     });
 }
 
-fn spawn_ticker(every_ms: u64, send: Sender<Input>) {
+fn spawn_ticker(send: Sender<Input>) {
     std::thread::spawn(move || loop {
-        std::thread::sleep(Duration::from_millis(every_ms));
+        std::thread::sleep(TICK);
         if send.send(Input::Tick).is_err() {
             return;
         }
     });
+}
+
+/// The bundle's call timeout setting (the smallest any policy sets).
+fn timeout_setting(judging: &crate::Judging) -> Option<Duration> {
+    judging
+        .bundle
+        .policies()
+        .filter_map(|p| p.settings.get(TIMEOUT_SETTING).and_then(Value::as_u64))
+        .min()
+        .map(Duration::from_secs)
 }
 
 /// The command that would approve a step: a kept rule on the place it touches, else a mapping.
@@ -162,15 +231,6 @@ impl<W: Write> Session<'_, W> {
             line.push(b'\n');
             self.write_client(&line);
         }
-    }
-
-    /// Passes a frame the proxy read but did not change to the client as it came, without
-    /// serialising it again.
-    fn pass_client(&mut self, frame: &[u8]) {
-        let mut line = Vec::with_capacity(frame.len() + 1);
-        line.extend_from_slice(frame);
-        line.push(b'\n');
-        self.write_client(&line);
     }
 
     /// One whole line in one write, flushed at once.
@@ -222,6 +282,17 @@ impl<W: Write> Session<'_, W> {
         }
     }
 
+    /// A frame from the client over the limit: a request among it still gets its answer.
+    fn client_too_large(&mut self, id: Option<Value>) {
+        let text = format!("sixfold: a frame larger than {MAX_FRAME_BYTES} bytes is refused");
+        eprintln!("{text}");
+        self.send_client(&frame::error(
+            id.unwrap_or(Value::Null),
+            ErrorCode::INVALID_REQUEST,
+            &text,
+        ));
+    }
+
     fn client_request(&mut self, message: Value) {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         let method = message
@@ -229,38 +300,129 @@ impl<W: Write> Session<'_, W> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        match method.as_str() {
+        let what = match method.as_str() {
             "tools/call" => return self.call(message, id, false),
             "resources/read" => return self.call(message, id, true),
             "initialize" | "server/discover" => {
                 self.elicitation = message.pointer("/params/capabilities/elicitation").is_some();
-                self.pending.insert(frame::key(&id), Pending::Handshake);
+                Pending::Handshake
             }
-            "tools/list" => {
-                self.pending.insert(frame::key(&id), Pending::List);
+            "tools/list" => Pending::List,
+            m if UNJUDGED_REQUESTS.contains(&m) => Pending::Other,
+            other => {
+                // INVARIANT (fail closed): a method not known to have no effect is not forwarded
+                // unjudged, whatever a server would make of it (`Tools/Call`, `tools/call `).
+                let text = format!(
+                    "sixfold: the method `{other}` is refused: only `tools/call` and `resources/read` are judged, and only methods known to have no effect pass unjudged"
+                );
+                eprintln!("{text}");
+                return self.send_client(&frame::error(id, ErrorCode::METHOD_NOT_FOUND, &text));
             }
-            _ => {}
-        }
-        if let Some(why) = self.gone.clone() {
-            self.pending.remove(&frame::key(&id));
-            return self.send_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why));
-        }
-        if !self.send_upstream(&message) {
-            self.pending.remove(&frame::key(&id));
-            let why = self.mark_gone();
-            self.send_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why));
+        };
+        let handshake = matches!(what, Pending::Handshake);
+        self.forward(message, id, what);
+        if handshake {
+            // The bundle is read while the server answers the handshake, not after the client's
+            // first `tools/list` (which an agent CLI may not wait for long). An error here is
+            // met again at the first call.
+            if let Ok(judging) = self.governor.judging() {
+                self.bundle_timeout = timeout_setting(judging);
+            }
         }
     }
 
-    fn client_notification(&mut self, message: Value) {
-        let initialized = message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
+    /// Sends a request to the server under a fresh id of the proxy's, to be answered by the
+    /// server, by an error, or at its deadline.
+    fn forward(&mut self, mut message: Value, client: Value, what: Pending) {
+        if let Some(why) = self.gone.clone() {
+            return self.fail(client, what, &why);
+        }
+        self.next += 1;
+        let upstream_id = Value::from(self.next);
+        if let Some(o) = message.as_object_mut() {
+            o.insert("id".into(), upstream_id.clone());
+        }
+        let deadline = Instant::now() + self.call_timeout();
+        let key = frame::key(&upstream_id);
+        self.forwarded.insert(key.clone(), Forwarded { client, what, deadline });
+        if !self.send_upstream(&message) {
+            let why = self.mark_gone();
+            if let Some(f) = self.forwarded.remove(&key) {
+                self.fail(f.client, f.what, &why);
+            }
+        }
+    }
+
+    /// How long a forwarded request waits for the server: `--call-timeout`, else the bundle's
+    /// setting as last read (with each judgement, so the handshake waits on no bundle), else the
+    /// default.
+    fn call_timeout(&self) -> Duration {
+        self.options
+            .call_timeout
+            .or(self.bundle_timeout)
+            .unwrap_or(DEFAULT_CALL_TIMEOUT)
+    }
+
+    /// Answers a request that will get no answer from the server.
+    fn fail(&mut self, client: Value, what: Pending, why: &str) {
+        match what {
+            Pending::OwnList => {}
+            Pending::Call { step, resource } => {
+                self.observe(&step, Status::Failed);
+                self.refuse(client, why, resource);
+            }
+            _ => self.send_client(&frame::error(client, ErrorCode::INTERNAL_ERROR, why)),
+        }
+    }
+
+    fn client_notification(&mut self, mut message: Value) {
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if !UNJUDGED_NOTIFICATIONS.contains(&method.as_str()) {
+            // INVARIANT (fail closed): a notification cannot be refused with an answer, so one
+            // that could act (`tools/call` without an id) is dropped, and said so.
+            return eprintln!(
+                "sixfold: the notification `{method}` from the client was dropped: only notifications known to have no effect are passed"
+            );
+        }
+        if method == "notifications/cancelled" && !self.cancelled(&mut message) {
+            return;
+        }
         if self.gone.is_none() && !self.send_upstream(&message) {
             self.mark_gone();
         }
-        if initialized {
+        if method == "notifications/initialized" {
             self.ready = true;
             self.list_for_cache();
         }
+    }
+
+    /// The client cancels one of its requests: named to the server by the proxy's id. False when
+    /// no such request waits (the notification is then dropped).
+    fn cancelled(&mut self, message: &mut Value) -> bool {
+        let Some(client) = message.pointer("/params/requestId").cloned() else {
+            return false;
+        };
+        let found = self
+            .forwarded
+            .iter()
+            .find(|(_, f)| f.client == client && !matches!(f.what, Pending::OwnList))
+            .map(|(k, _)| k.clone());
+        let Some(key) = found else { return false };
+        let Some(f) = self.forwarded.remove(&key) else {
+            return false;
+        };
+        if let Pending::Call { step, .. } = &f.what {
+            self.observe(step, Status::Failed);
+        }
+        let upstream_id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+        if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
+            params.insert("requestId".into(), upstream_id);
+        }
+        true
     }
 
     /// Asks the server for its tools, to cache their annotations (a `tools/call` does not carry
@@ -269,12 +431,8 @@ impl<W: Write> Session<'_, W> {
         if self.gone.is_some() {
             return;
         }
-        let id = self.own_id("list");
-        self.pending.insert(frame::key(&id), Pending::OwnList);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
-        if !self.send_upstream(&message) {
-            self.mark_gone();
-        }
+        let message = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {}});
+        self.forward(message, Value::Null, Pending::OwnList);
     }
 
     fn client_response(&mut self, message: Value) {
@@ -282,7 +440,11 @@ impl<W: Write> Session<'_, W> {
         if let Some(held) = self.held.remove(&key) {
             return self.answered(held, &message);
         }
-        // An answer to the server's own request (roots, sampling, elicitation): the server's.
+        // An answer to the server's own request (roots, sampling, elicitation) goes back to it;
+        // any other is the client's mistake, and nobody's to read.
+        if !self.server_asked.remove(&key) {
+            return eprintln!("sixfold: an answer from the client to no request (id {key}) was dropped");
+        }
         if self.gone.is_none() && !self.send_upstream(&message) {
             self.mark_gone();
         }
@@ -306,31 +468,32 @@ impl<W: Write> Session<'_, W> {
     fn upstream_ended(&mut self) {
         let why = self.mark_gone();
         // Every request still waiting for the server is answered now, with the reason.
-        let pending: Vec<(String, Pending)> = self.pending.drain().collect();
-        for (key, what) in pending {
-            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
-            match what {
-                Pending::OwnList => {}
-                Pending::Call { step } => {
-                    self.observe(&step, Status::Failed);
-                    self.send_client(&frame::tool_error(id, &why));
-                }
-                _ => self.send_client(&frame::error(id, ErrorCode::INTERNAL_ERROR, &why)),
-            }
+        let waiting: Vec<Forwarded> = self.forwarded.drain().map(|(_, f)| f).collect();
+        for f in waiting {
+            self.fail(f.client, f.what, &why);
         }
     }
 
-    fn upstream_too_large(&mut self) {
-        eprintln!(
+    /// A frame from the server over the limit: the request it answers gets an error, a request
+    /// of its own is answered with one.
+    fn upstream_too_large(&mut self, id: Option<Value>) {
+        let text = format!(
             "sixfold: the upstream server {} sent a frame larger than {MAX_FRAME_BYTES} bytes; it was dropped",
             self.upstream.name
         );
-        let message = frame::error(
-            Value::Null,
-            ErrorCode::INVALID_REQUEST,
-            &format!("sixfold: a frame larger than {MAX_FRAME_BYTES} bytes is refused"),
-        );
-        self.send_upstream(&message);
+        eprintln!("{text}");
+        let waiting = id.as_ref().and_then(|id| self.forwarded.remove(&frame::key(id)));
+        match waiting {
+            Some(f) => self.fail(f.client, f.what, &text),
+            None => {
+                let refused = format!("sixfold: a frame larger than {MAX_FRAME_BYTES} bytes is refused");
+                self.send_upstream(&frame::error(
+                    id.unwrap_or(Value::Null),
+                    ErrorCode::INVALID_REQUEST,
+                    &refused,
+                ));
+            }
+        }
     }
 
     fn upstream_frame(&mut self, bytes: &[u8]) {
@@ -351,31 +514,32 @@ impl<W: Write> Session<'_, W> {
             }
         };
         match frame::kind(&message) {
-            Kind::Response => self.upstream_response(message, bytes),
+            Kind::Response => self.upstream_response(message),
             Kind::Notification => {
                 if message.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed") {
                     self.list_for_cache();
                 }
-                self.pass_client(bytes);
+                let mut line = bytes.to_vec();
+                line.push(b'\n');
+                self.write_client(&line);
             }
             // The server's own requests (roots, sampling, elicitation) are the client's to answer.
             Kind::Request => {
+                let id = message.get("id").cloned().unwrap_or(Value::Null);
+                let key = frame::key(&id);
                 // INVARIANT (fail closed): the server cannot use the proxy's own ids, so the
                 // client's answer to a request of the server's is never read as the answer to
                 // the proxy's ask.
-                let own = message
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| id.starts_with("sixfold-"));
-                if own {
-                    let id = message.get("id").cloned().unwrap_or(Value::Null);
+                let own = id.as_str().is_some_and(|id| id.starts_with("sixfold-"));
+                if own || self.server_asked.contains(&key) {
                     let answer = frame::error(
                         id,
                         ErrorCode::INVALID_REQUEST,
-                        "sixfold: ids starting `sixfold-` are the proxy's",
+                        "sixfold: ids starting `sixfold-` are the proxy's, and an id still waiting for an answer cannot be used again",
                     );
                     self.send_upstream(&answer);
                 } else {
+                    self.server_asked.insert(key);
                     self.send_client(&message);
                 }
             }
@@ -395,14 +559,23 @@ impl<W: Write> Session<'_, W> {
         }
     }
 
-    fn upstream_response(&mut self, mut message: Value, bytes: &[u8]) {
+    fn upstream_response(&mut self, mut message: Value) {
         let key = message.get("id").map(frame::key).unwrap_or_default();
-        match self.pending.remove(&key) {
-            Some(Pending::OwnList) => {
-                self.cache(&message);
-                return;
-            }
-            Some(Pending::Handshake) => {
+        // INVARIANT (fail closed): only an answer to a request the proxy sent and still waits
+        // for reaches anyone; any other id (one the client never sent, one shaped like the
+        // proxy's, one answered already or timed out) is dropped.
+        let Some(f) = self.forwarded.remove(&key) else {
+            return eprintln!(
+                "sixfold: the upstream server {} answered a request nobody sent or that was answered already (id {key}); the answer was dropped",
+                self.upstream.name
+            );
+        };
+        if let Some(o) = message.as_object_mut() {
+            o.insert("id".into(), f.client);
+        }
+        match f.what {
+            Pending::OwnList => return self.cache(&message),
+            Pending::Handshake => {
                 if let Some(caps) = message
                     .pointer_mut("/result/capabilities")
                     .and_then(Value::as_object_mut)
@@ -413,19 +586,19 @@ impl<W: Write> Session<'_, W> {
                     }
                 }
             }
-            Some(Pending::List) => {
+            Pending::List => {
                 self.cache(&message);
                 self.filter(&mut message);
             }
-            Some(Pending::Call { step }) => {
+            Pending::Other => {}
+            Pending::Call { step, .. } => {
                 let failed = message.get("error").is_some()
                     || message.pointer("/result/isError").and_then(Value::as_bool) == Some(true);
                 // The answer first: the outcome's record is not on the agent's critical path.
-                self.pass_client(bytes);
+                self.send_client(&message);
                 self.observe(&step, if failed { Status::Failed } else { Status::Completed });
                 return;
             }
-            None => return self.pass_client(bytes),
         }
         self.send_client(&message);
     }
@@ -460,6 +633,8 @@ impl<W: Write> Session<'_, W> {
         let server = self.options.server.clone();
         let (mode, hidden): (Option<String>, Vec<String>) = match self.governor.judging() {
             Ok(judging) => {
+                self.bundle_timeout = timeout_setting(judging);
+                let known_as = judging.known_as(&self.options.command);
                 let names: Vec<String> = message
                     .pointer("/result/tools")
                     .and_then(Value::as_array)
@@ -467,7 +642,7 @@ impl<W: Write> Session<'_, W> {
                         tools
                             .iter()
                             .filter_map(|t| t.get("name").and_then(Value::as_str))
-                            .filter(|name| judging.hides(&server, name, self.annotations.get(*name), trust))
+                            .filter(|name| judging.hides(&server, name, self.annotations.get(*name), trust, &known_as))
                             .map(str::to_string)
                             .collect()
                     })
@@ -488,10 +663,41 @@ impl<W: Write> Session<'_, W> {
         }
     }
 
-    /// Between calls: a mode that changed since the client listed its tools is told to it.
+    /// Between frames: requests past their deadline are answered and cancelled, and a mode that
+    /// changed since the client listed its tools is told to it.
     fn tick(&mut self) {
-        if let Ok(mode) = self.governor.mode() {
-            self.mode_seen(&mode);
+        self.expire(Instant::now());
+        let every = Duration::from_millis(self.options.watch_ms);
+        if self.options.watch_ms > 0 && self.watched.elapsed() >= every {
+            self.watched = Instant::now();
+            if let Ok(mode) = self.governor.mode() {
+                self.mode_seen(&mode);
+            }
+        }
+    }
+
+    /// Answers every request past its deadline with an error and cancels it upstream.
+    fn expire(&mut self, now: Instant) {
+        let late: Vec<String> = self
+            .forwarded
+            .iter()
+            .filter(|(_, f)| f.deadline <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in late {
+            let Some(f) = self.forwarded.remove(&key) else { continue };
+            let upstream_id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let why = format!(
+                "sixfold: the upstream server {} did not answer in time (the call timeout, `--call-timeout` or the `{TIMEOUT_SETTING}` setting); the request was cancelled",
+                self.upstream.name
+            );
+            eprintln!("{why}");
+            if self.gone.is_none() {
+                let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": upstream_id, "reason": "timed out in sixfold's proxy"}});
+                self.send_upstream(&cancel);
+            }
+            self.fail(f.client, f.what, &why);
         }
     }
 
@@ -523,7 +729,7 @@ impl<W: Write> Session<'_, W> {
     }
 
     /// Judges a `tools/call` (or a `resources/read`) and forwards it, refuses it, or asks.
-    fn call(&mut self, message: Value, id: Value, resource: bool) {
+    fn call(&mut self, mut message: Value, id: Value, resource: bool) {
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let field = if resource { "uri" } else { "name" };
         let Some(name) = params.get(field).and_then(Value::as_str).map(str::to_string) else {
@@ -533,30 +739,49 @@ impl<W: Write> Session<'_, W> {
                 &format!("sixfold: the call has no `params.{field}`"),
             ));
         };
+        // A resource is judged by what its URI means, and the server is sent that meaning.
+        let plain = if resource { Some(uri::plain(&name)) } else { None };
+        if let Some(Ok(Resource::File(path))) = &plain {
+            if let Some(p) = message.get_mut("params").and_then(Value::as_object_mut) {
+                p.insert("uri".into(), Value::String(uri::file_uri(path)));
+            }
+        }
         let input = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-        let step_id = match &id {
-            Value::String(s) => format!("mcp-{}-{s}", self.options.server),
-            other => format!("mcp-{}-{other}", self.options.server),
-        };
-        let call = Call {
-            server: &self.options.server,
-            tool: &name,
-            input: &input,
-            id: step_id.clone(),
-            annotations: if resource { None } else { self.annotations.get(&name) },
-            trust_annotations: self.options.trust_annotations,
-            resource,
-        };
-        let (judgement, step, note) = match self.governor.judging() {
-            Ok(judging) => judging.judge(&call),
+        // Each call is its own step, whatever id the client gave it.
+        self.steps += 1;
+        let step_id = format!("mcp-{}-{}", self.options.server, self.steps);
+        let (judgement, step, note, unmapped) = match self.governor.judging() {
+            Ok(judging) => {
+                let known_as = judging.known_as(&self.options.command);
+                let call = Call {
+                    server: &self.options.server,
+                    tool: &name,
+                    input: &input,
+                    id: step_id.clone(),
+                    annotations: if resource { None } else { self.annotations.get(&name) },
+                    trust_annotations: self.options.trust_annotations,
+                    resource,
+                    known_as: &known_as,
+                };
+                let (judgement, step, note) = judging.judge(&call);
+                let unmapped = judging.unmapped(&call);
+                self.bundle_timeout = timeout_setting(judging);
+                (judgement, step, note, unmapped)
+            }
             Err(why) => {
                 let step = Step {
                     id: step_id.clone(),
                     tool: crate::record_name(&self.options.server, &name),
                     ..Step::default()
                 };
-                (Judgement::refuse_unjudgeable("", why), step, None)
+                (Judgement::refuse_unjudgeable("", why), step, None, false)
             }
+        };
+        // INVARIANT (fail closed): a URI that cannot be made plain is refused, never judged as
+        // its text.
+        let judgement = match plain {
+            Some(Err(why)) => Judgement::refuse_unjudgeable(&judgement.mode, why),
+            _ => judgement,
         };
         if let Some(note) = note {
             eprintln!("sixfold: untrusted project bundle ignored: {note}");
@@ -573,16 +798,36 @@ impl<W: Write> Session<'_, W> {
             // INVARIANT (fail closed): a call that cannot be put on the record is refused.
             Err(why) => Judgement::refuse_unjudgeable(&mode, why),
         };
+        let unmapped = if unmapped {
+            format!(
+                "no effect map for `{}/{name}`: judged as reading and writing anywhere; ",
+                self.options.server
+            )
+        } else {
+            String::new()
+        };
         match judgement.decision {
-            Decision::Allow => self.forward_call(message, id, step_id, resource),
+            Decision::Allow => self.forward(
+                message,
+                id,
+                Pending::Call {
+                    step: step_id,
+                    resource,
+                },
+            ),
             Decision::Refuse => {
-                let text = format!("sixfold refused this call: {}", judgement.reason);
+                let text = format!("sixfold refused this call: {unmapped}{}", judgement.reason);
+                let text = if unmapped.is_empty() {
+                    text
+                } else {
+                    format!("{text}; {hint}")
+                };
                 self.refuse(id, &text, resource);
             }
             Decision::Ask if self.elicitation && self.gone.is_none() => {
                 let ask = self.own_id("ask");
                 let text = format!(
-                    "sixfold: the agent calls `{name}` on the MCP server `{}`, which needs your approval: {}. Approve this one call?",
+                    "sixfold: the agent calls `{name}` on the MCP server `{}`, which needs your approval: {unmapped}{}. Approve this one call?",
                     self.options.server, judgement.reason
                 );
                 let request = json!({
@@ -603,14 +848,14 @@ impl<W: Write> Session<'_, W> {
                         id,
                         step: step_id,
                         hint,
-                        reason: judgement.reason,
+                        reason: format!("{unmapped}{}", judgement.reason),
                     },
                 );
                 self.send_client(&request);
             }
             Decision::Ask => {
                 let text = format!(
-                    "sixfold: this call needs a person's approval ({}), and none can be asked here; to approve it, {hint}",
+                    "sixfold: this call needs a person's approval ({unmapped}{}), and none can be asked here; to approve it, {hint}",
                     judgement.reason
                 );
                 self.observe(&step_id, Status::Refused);
@@ -627,30 +872,19 @@ impl<W: Write> Session<'_, W> {
         }
     }
 
-    fn forward_call(&mut self, message: Value, id: Value, step: String, resource: bool) {
-        if let Some(why) = self.gone.clone() {
-            self.observe(&step, Status::Failed);
-            return self.refuse(id, &why, resource);
-        }
-        self.pending
-            .insert(frame::key(&id), Pending::Call { step: step.clone() });
-        if !self.send_upstream(&message) {
-            self.pending.remove(&frame::key(&id));
-            let why = self.mark_gone();
-            self.observe(&step, Status::Failed);
-            self.refuse(id, &why, resource);
-        }
-    }
-
     /// The person's answer to an ask. Only an explicit `accept` with `approve: true` is a yes:
     /// a headless client's automatic `cancel` or `decline` never is.
     fn answered(&mut self, held: Held, answer: &Value) {
         let action = answer.pointer("/result/action").and_then(Value::as_str);
         let approved = answer.pointer("/result/content/approve").and_then(Value::as_bool);
+        let resource = held.frame.get("method").and_then(Value::as_str) == Some("resources/read");
         // INVARIANT (fail closed): anything but an explicit approval refuses the held call.
         if action == Some("accept") && approved == Some(true) {
-            let resource = held.frame.get("method").and_then(Value::as_str) == Some("resources/read");
-            return self.forward_call(held.frame, held.id, held.step, resource);
+            let what = Pending::Call {
+                step: held.step,
+                resource,
+            };
+            return self.forward(held.frame, held.id, what);
         }
         let said = action.unwrap_or("no answer");
         let text = format!(
@@ -658,7 +892,6 @@ impl<W: Write> Session<'_, W> {
             held.reason, held.hint
         );
         self.observe(&held.step, Status::Refused);
-        let resource = held.frame.get("method").and_then(Value::as_str) == Some("resources/read");
         self.refuse(held.id, &text, resource);
     }
 }

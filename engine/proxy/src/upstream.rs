@@ -79,13 +79,20 @@ impl Upstream {
         }
     }
 
-    /// How it ended, where it has.
+    /// How it ended, where it has. A child that closed its output is given a moment to exit,
+    /// so its exit status is what is reported, not the order in which the two were noticed.
     pub(crate) fn status(&mut self) -> String {
         match &mut self.transport {
-            Transport::Child { child, .. } => match child.try_wait() {
-                Ok(Some(status)) => status.to_string(),
-                _ => "closed its output".to_string(),
-            },
+            Transport::Child { child, .. } => {
+                let deadline = Instant::now() + Duration::from_secs(2);
+                loop {
+                    match child.try_wait() {
+                        Ok(Some(status)) => return status.to_string(),
+                        Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                        _ => return "closed its output".to_string(),
+                    }
+                }
+            }
             Transport::Http(http) if !http.reachable() => "it cannot be reached".to_string(),
             Transport::Http(_) => "its connection ended".to_string(),
         }

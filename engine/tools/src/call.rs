@@ -4,6 +4,7 @@
 //! session's record (judged, answered, observed with its outcome and edits).
 
 use crate::approvals::{Answer, Pending};
+use crate::beneath::Roots;
 use crate::files::{self, Done};
 use crate::shell::{self, Proofs};
 use crate::{Config, Governor, InForce, DEFAULT_ASK_TIMEOUT, PROVIDER};
@@ -13,10 +14,13 @@ use sixfold_core::decision::{Decision, Judgement};
 use sixfold_core::environment::EnvironmentSpec;
 use sixfold_core::judge::Context;
 use sixfold_core::trace::{Event, Outcome, Output, Status, Step};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// The bundle's path set of secrets, which listings and searches leave out.
+const SECRETS: &str = "secrets";
 /// The most output of a command kept on the record.
 const MAX_RECORDED_OUTPUT: usize = 16 * 1024;
 /// How often a parked call looks for its answer.
@@ -166,6 +170,18 @@ impl Governed {
                 )
             }
         };
+        // The path is resolved once, here: what is judged is what runs (see `files::pinned`).
+        let args = &match files::pinned(self.config.workspace.primary(), tool, args) {
+            Ok(args) => args,
+            Err(why) => {
+                let step = Step {
+                    id,
+                    tool: tool.into(),
+                    ..Step::default()
+                };
+                return self.refused(&unjudgeable(&in_force.mode, &why), step);
+            }
+        };
         let (judgement, step) = self.judge(&in_force, tool, args, &id);
         match judgement.decision {
             Decision::Refuse => self.refused(&judgement, step),
@@ -266,14 +282,31 @@ impl Governed {
 
     /// Runs an allowed call and records what it did.
     fn run(&self, tool: &str, args: &Value, step: &Step, in_force: &InForce) -> Reply {
-        let primary = self.config.workspace.primary();
+        let ws = &self.config.workspace;
+        // A secret of either bundle (an untrusted project cannot empty the set) is never listed.
+        let secret = |p: &std::path::Path| {
+            in_force.bundle.in_path_set(SECRETS, p, ws)
+                || in_force
+                    .without_project
+                    .as_ref()
+                    .is_some_and(|(b, _)| b.in_path_set(SECRETS, p, ws))
+        };
+        let roots = ws
+            .roots()
+            .iter()
+            .map(|r| r.path.as_path())
+            .chain(ws.tmp().iter().map(PathBuf::as_path));
+        let access = files::Access {
+            roots: Roots::new(roots),
+            secret: &secret,
+        };
         let done: Result<(Done, Option<i64>), String> = match tool {
-            "read_file" => files::read_file(primary, args).map(|d| (d, None)),
-            "write_file" => files::write_file(primary, args).map(|d| (d, None)),
-            "edit_file" => files::edit_file(primary, args).map(|d| (d, None)),
-            "list_dir" => files::list_dir(primary, args).map(|d| (d, None)),
-            "glob" => files::glob(primary, args).map(|d| (d, None)),
-            "grep" => files::grep(primary, args).map(|d| (d, None)),
+            "read_file" => files::read_file(&access, args).map(|d| (d, None)),
+            "write_file" => files::write_file(&access, args).map(|d| (d, None)),
+            "edit_file" => files::edit_file(&access, args).map(|d| (d, None)),
+            "list_dir" => files::list_dir(&access, args).map(|d| (d, None)),
+            "glob" => files::glob(&access, args).map(|d| (d, None)),
+            "grep" => files::grep(&access, args).map(|d| (d, None)),
             "bash" => {
                 let command = files::field(args, "command").unwrap_or_default();
                 let timeout = args

@@ -16,6 +16,7 @@
 //! It is not a policy: it holds no rule about what may run.
 
 pub mod approvals;
+mod beneath;
 mod call;
 mod catalog;
 mod edits;

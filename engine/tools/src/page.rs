@@ -20,6 +20,20 @@ pub(crate) fn lines(text: &str, offset: Option<u64>, limit: Option<u64>, total_b
     let mut shown = 0usize;
     for line in text.lines().skip(start).take(limit) {
         if out.len() + line.len() + 1 > MAX_RESULT_BYTES {
+            if shown == 0 {
+                // A first line longer than a page is shown cut, never skipped whole.
+                let mut cut = MAX_RESULT_BYTES - 1;
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                out.push_str(line.get(..cut).unwrap_or_default());
+                out.push_str(&format!(
+                    "\n[line {} cut: {} bytes, the first {cut} shown]\n",
+                    start + 1,
+                    line.len()
+                ));
+                shown = 1;
+            }
             break;
         }
         out.push_str(line);
@@ -68,6 +82,18 @@ mod tests {
             "{page}"
         );
         assert_eq!(lines("a\nb\n", None, None, 4), "a\nb\n");
+        let long = format!("{}\nnext\n", "y".repeat(MAX_RESULT_BYTES * 2));
+        let page = lines(&long, None, None, long.len() as u64);
+        assert!(
+            page.starts_with("yyy") && page.contains("[line 1 cut"),
+            "{}",
+            &page[page.len() - 200..]
+        );
+        assert!(
+            page.contains("pass offset=2 to read on"),
+            "{}",
+            &page[page.len() - 200..]
+        );
     }
 
     #[test]

@@ -13,11 +13,21 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use sixfold_core::lines::{read_line, Line};
 use std::borrow::Cow;
+use std::io::Write;
 use std::sync::Arc;
 use tokio::signal::unix::{signal, SignalKind};
+
+/// The largest frame read from the client: a `write_file` of the largest file the tools write
+/// ([`crate::files::MAX_FILE_BYTES`]), every byte escaped, fits.
+const MAX_FRAME_BYTES: usize = 6 * 16 * 1024 * 1024 + 64 * 1024;
+
+/// The tool a request too large to read is turned into, under its own id, so it is answered.
+const TOO_LARGE: &str = "sixfold/request-too-large";
 
 /// Which tools a server offers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -89,6 +99,13 @@ impl ServerHandler for Server {
         let role = self.role;
         let server = Arc::clone(&self.governed_server);
         let reply = tokio::task::spawn_blocking(move || match role {
+            _ if name == TOO_LARGE => Reply {
+                text: format!(
+                    "sixfold refused this call: the request was larger than {} MiB and was not read",
+                    MAX_FRAME_BYTES >> 20
+                ),
+                is_error: true,
+            },
             Role::Tools => governed.call(&name, &args),
             Role::Approvals if name == catalog::APPROVE => governed.approve(&server, &args),
             Role::Approvals => Reply {
@@ -110,7 +127,46 @@ fn serve(server: Server) -> Result<(), String> {
     run(server)
 }
 
+/// Puts a reader in front of the transport: the client's stdin is read here, a frame at a time to
+/// [`MAX_FRAME_BYTES`], and handed on through a pipe that becomes the process's stdin. A request
+/// over the bound (skipped, never held) is handed on as a call of [`TOO_LARGE`] under its own id,
+/// so it gets an error rather than being dropped unanswered; anything else over it (no id) is
+/// noted on stderr.
+fn read_ahead() -> Result<(), String> {
+    let client = nix::unistd::dup(std::io::stdin()).map_err(|e| format!("cannot read stdin: {e}"))?;
+    let (pipe_in, mut pipe_out) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
+    nix::unistd::dup2_stdin(&pipe_in).map_err(|e| format!("cannot replace stdin: {e}"))?;
+    drop(pipe_in);
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(std::fs::File::from(client));
+        loop {
+            let mut line = match read_line(&mut reader, MAX_FRAME_BYTES) {
+                Line::End => return,
+                Line::Frame(frame) => frame,
+                Line::TooLarge(Some(id)) => {
+                    let call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": TOO_LARGE, "arguments": {}}});
+                    call.to_string().into_bytes()
+                }
+                Line::TooLarge(None) => {
+                    eprintln!(
+                        "sixfold: a frame larger than {} MiB, without an id, was dropped",
+                        MAX_FRAME_BYTES >> 20
+                    );
+                    continue;
+                }
+            };
+            line.push(b'\n');
+            if pipe_out.write_all(&line).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(())
+}
+
 fn run(server: Server) -> Result<(), String> {
+    read_ahead()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -122,8 +178,12 @@ fn run(server: Server) -> Result<(), String> {
         let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
         let governed = Arc::clone(&server.governed);
         let role = server.role;
+        let (stdin, stdout) = rmcp::transport::stdio();
+        // `read_ahead` has bounded every frame already: the transport's own bound never drops one.
+        let transport =
+            AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(MAX_FRAME_BYTES + 1);
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| format!("the MCP session did not start: {e}"))?;
         let done = tokio::select! {

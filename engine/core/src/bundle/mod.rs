@@ -54,6 +54,8 @@ pub struct Bundle {
     acts: Vec<ActRule>,
     deferred: Vec<Deferred>,
     scripts: Vec<Script>,
+    /// The path sets (`[paths.NAME]`), for a layer that must tell a member from other files.
+    path_sets: BTreeMap<String, std::sync::Arc<crate::judge::PathSet>>,
 }
 
 impl Bundle {
@@ -101,9 +103,11 @@ impl Bundle {
             acts: Vec::new(),
             deferred: Vec::new(),
             scripts: Vec::new(),
+            path_sets: BTreeMap::new(),
         };
         let mut compiler = Compiler::new(&host, needs.is_none(), docs.scripts, diagnostics);
         compiler.compile_path_sets(&docs.policies);
+        bundle.path_sets = compiler.path_sets();
         compiler.compile_commands(&mut bundle, &docs.policies);
         compiler.compile_acts_and_mcp(&mut bundle, &docs.policies);
         compiler.compile_policies(&mut bundle, &docs.policies);
@@ -119,6 +123,20 @@ impl Bundle {
         bundle.scripts = scripts;
         bundle.host = host;
         (bundle, diagnostics)
+    }
+
+    /// Whether an existing file at `path` (absolute, resolved) is a member of the path set
+    /// `@NAME`, as a rule naming the set would see it; an unknown set has no members. The
+    /// governed tools use it to leave secrets out of what they list and search.
+    pub fn in_path_set(&self, name: &str, path: &std::path::Path, workspace: &crate::scope::Workspace) -> bool {
+        let Some(set) = self.path_sets.get(name) else {
+            return false;
+        };
+        let touch = crate::effects::Touch {
+            path: Some(path.to_path_buf()),
+            place: workspace.place(path),
+        };
+        set.contains(&touch, workspace)
     }
 
     /// The modes, by id.
@@ -184,6 +202,18 @@ impl Bundle {
     /// Classifies shell text run in `cwd`.
     pub fn classify(&self, command: &str, cwd: &std::path::Path) -> Classified {
         self.classifier.classify(command, cwd)
+    }
+
+    /// Whether any `[mcp]` table maps the server `server` (`[mcp.SERVER]` or
+    /// `[mcp."SERVER/TOOL"]`).
+    pub fn maps_mcp_server(&self, server: &str) -> bool {
+        let prefix = format!("{server}/");
+        self.mcp.contains_key(server)
+            || self
+                .mcp
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&prefix))
     }
 
     /// What an MCP server's tool does, from the bundle's `[mcp]` tables (`SERVER/TOOL` before

@@ -398,6 +398,7 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
                 input: &input,
                 annotations: None,
                 trust_annotations: false,
+                known_as: &[],
             },
             id: "t1",
             cwd: Path::new("/w"),
@@ -410,6 +411,70 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
     );
     assert_eq!(proxied.judgement, read.judgement);
     assert_eq!(proxied.step, read.step);
+    // A server under another name is mapped by the names its program is known as, in order;
+    // without one that maps it, it is the conservative profile.
+    let named = |known_as: &[String]| {
+        judge(
+            &Call {
+                called: Called::Mcp {
+                    server: "my-fs",
+                    tool: "read_text_file",
+                    input: &input,
+                    annotations: None,
+                    trust_annotations: false,
+                    known_as,
+                },
+                id: "t1",
+                cwd: Path::new("/w"),
+                context: &context,
+                planned_writes: None,
+                spawns: 0,
+            },
+            layers,
+            Sandboxing::default(),
+        )
+    };
+    assert_eq!(named(&[]).judgement.decision, Decision::Refuse);
+    assert_eq!(named(&["nothing".into()]).judgement.decision, Decision::Refuse);
+    let known = named(&["nothing".into(), "files".into()]);
+    assert_eq!(known.judgement.decision, Decision::Allow, "{}", known.judgement.reason);
+    assert_eq!(known.step.effects.reads, vec!["/w/a.txt".to_string()]);
+    assert_eq!(known.step.tool, "mcp__my-fs__read_text_file");
+}
+
+#[test]
+fn a_resource_is_judged_by_what_its_uri_means() {
+    let bundle = shipped();
+    let context = context();
+    let layers = only(&bundle, "workspace-write", "single");
+    let read = |uri: &str| {
+        let call = Call {
+            called: Called::Resource { server: "files", uri },
+            id: "t1",
+            cwd: Path::new("/w"),
+            context: &context,
+            planned_writes: None,
+            spawns: 0,
+        };
+        judge(&call, layers, Sandboxing::default())
+    };
+    // An encoded or dotted spelling of a secret is the secret.
+    for uri in [
+        "file:///w/%2Eenv",
+        "FILE:///w/sub/../.env",
+        "file://localhost/w/%2e%65nv",
+    ] {
+        let judged = read(uri);
+        assert_eq!(judged.step.effects.reads, vec!["/w/.env".to_string()], "{uri}");
+        assert_eq!(judged.judgement.decision, Decision::Refuse, "{uri}");
+    }
+    // Must stay allowed: a plain file in the workspace.
+    let plain = read("file:///w/src/lib.rs");
+    assert_eq!(plain.step.effects.reads, vec!["/w/src/lib.rs".to_string()]);
+    assert_eq!(plain.judgement.decision, Decision::Allow, "{}", plain.judgement.reason);
+    assert!(read("HTTPS://x.invalid/").step.effects.reaches);
+    assert_eq!(read("db://x").step.effects.reads, vec!["*".to_string()]);
+    assert_eq!(read("file://host/w/a").step.effects, EffectProfile::unknown());
 }
 
 #[test]

@@ -66,6 +66,11 @@ impl<'h> Compiler<'h> {
         }
     }
 
+    /// The path sets compiled so far, for the bundle to keep.
+    pub(crate) fn path_sets(&self) -> std::collections::BTreeMap<String, Arc<PathSet>> {
+        self.path_sets.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect()
+    }
+
     /// The functions to check when the bundle's examples run, every script compiled, and the
     /// diagnostics.
     pub(crate) fn finish(self) -> (Vec<Deferred>, Vec<Script>, Vec<Diagnostic>) {
