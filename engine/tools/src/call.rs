@@ -114,13 +114,9 @@ impl Governed {
             sixfold: &self.config.sixfold,
             workspace: ws,
         };
-        let judged = sixfold_core::call::judge(
-            &call,
-            layers,
-            Sandboxing {
-                sandboxes: Some(&proofs),
-            },
-        );
+        // `SIXFOLD_SANDBOX=off`: nothing is contained, so a step is judged as it is (only stricter).
+        let sandboxes: Option<&dyn Sandboxes> = if self.config.contain { Some(&proofs) } else { None };
+        let judged = sixfold_core::call::judge(&call, layers, Sandboxing { sandboxes });
         (judged.judgement, judged.step)
     }
 

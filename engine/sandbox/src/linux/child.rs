@@ -304,7 +304,13 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
                 )
             })
         };
-        masked.map_err(|e| (Step::Hide, index, e))?;
+        match masked {
+            // A place that vanished since the layout was made (a socket a host process removed, a
+            // file a concurrent run deleted) holds nothing to read or connect to: nothing to mask.
+            // Inside a sandbox a masked place cannot be moved away (it is a mount point).
+            Err(libc::ENOENT) => {}
+            other => other.map_err(|e| (Step::Hide, index, e))?,
+        }
     }
     // The PID namespace's own /proc: the host's processes are not there.
     mount(
