@@ -274,9 +274,15 @@ fn replay_all(
     rows: &[&str],
     diff: Option<&[Edit]>,
 ) -> Vec<FileReport> {
+    in_parallel(files, "replayed", |file| replay_one(file, args, bundle, rows, diff))
+}
+
+/// `each` applied to every file on as many threads as the machine has cores (files are
+/// independent), the results in the files' order; on a terminal, a count of the files done.
+pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<FileReport>>> = Mutex::new(vec![None; files.len()]);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new(files.iter().map(|_| None).collect());
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -288,7 +294,7 @@ fn replay_all(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(file) = files.get(i) else { break };
-                let report = replay_one(file, args, bundle, rows, diff);
+                let report = each(file);
                 if let Ok(mut slots) = results.lock() {
                     if let Some(slot) = slots.get_mut(i) {
                         *slot = Some(report);
@@ -296,7 +302,7 @@ fn replay_all(
                 }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
-                    err!("\rreplayed {n}/{} files", files.len());
+                    err!("\r{done_word} {n}/{} files", files.len());
                 }
             });
         }

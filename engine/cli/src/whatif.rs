@@ -3,7 +3,7 @@
 //! whose decision changes and the rows whose verdict changes are printed, then a summary.
 
 use crate::bundles::{self, BundleArgs};
-use crate::output::{err, errln, outln};
+use crate::output::{errln, outln};
 use crate::replay::{self, FormatArg, Judged};
 use serde::Serialize;
 use sixfold_core::bundle::Bundle;
@@ -13,10 +13,7 @@ use sixfold_core::judge::Context;
 use sixfold_core::trace::Trace;
 use sixfold_core::verdict::{RowResult, Severity, Verdict};
 use sixfold_replay::ReadContext;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// The most changed steps listed per file; the rest are counted.
 const MAX_LISTED: usize = 1000;
@@ -277,37 +274,7 @@ pub(crate) fn compare(files: &[PathBuf], cmp: &Comparison<'_>, json: bool) -> u8
 
 /// Each file compared, in parallel as replay reads them, the reports in the files' order.
 fn each_file(files: &[PathBuf], cmp: &Comparison<'_>) -> Vec<FileReport> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<FileReport>>> = Mutex::new(vec![None; files.len()]);
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(files.len())
-        .max(1);
-    let progress = files.len() > 1 && std::io::stderr().is_terminal();
-    let done = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(file) = files.get(i) else { break };
-                let report = one_file(file, cmp);
-                if let Ok(mut slots) = results.lock() {
-                    if let Some(slot) = slots.get_mut(i) {
-                        *slot = Some(report);
-                    }
-                }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    err!("\rcompared {n}/{} files", files.len());
-                }
-            });
-        }
-    });
-    if progress {
-        errln!();
-    }
-    results.into_inner().unwrap_or_default().into_iter().flatten().collect()
+    replay::in_parallel(files, "compared", |file| one_file(file, cmp))
 }
 
 fn read(file: &Path, bundle: &Bundle, format: FormatArg) -> Result<Trace, String> {
