@@ -198,14 +198,7 @@ impl Layout {
         self.kept
             .sort_by(|a, b| a.path.cmp(&b.path).then(b.read_only.cmp(&a.read_only)));
         self.kept.dedup_by(|later, first| later.path == first.path);
-        let read_only: Vec<PathBuf> = self
-            .kept
-            .iter()
-            .filter(|k| k.read_only)
-            .map(|k| k.path.clone())
-            .collect();
-        self.kept
-            .retain(|k| !read_only.iter().any(|r| k.path != *r && k.path.starts_with(r)));
+        drop_inside(&mut self.kept, |k| &k.path, |k| k.read_only);
         let missing = self.missing.clone();
         // A directory above a placeholder is kept in place too, but the placeholder itself is
         // made later.
@@ -217,14 +210,7 @@ impl Layout {
         self.hidden.dedup_by(|a, b| a.path == b.path);
         // A mask inside another mask could not be mounted (its parent is no longer reachable)
         // and is not needed.
-        let dirs: Vec<PathBuf> = self
-            .hidden
-            .iter()
-            .filter(|h| h.is_dir)
-            .map(|h| h.path.clone())
-            .collect();
-        self.hidden
-            .retain(|h| !dirs.iter().any(|d| h.path != *d && h.path.starts_with(d)));
+        drop_inside(&mut self.hidden, |h| &h.path, |h| h.is_dir);
     }
 
     /// Keeps `placeholders` (the missing protected paths, now made) read-only like existing
@@ -788,6 +774,20 @@ fn outermost(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
         .filter(|d| !dirs.iter().any(|other| other != *d && d.starts_with(other)))
         .cloned()
         .collect()
+}
+
+/// Drops each entry that lies strictly inside an entry `covers` (what covers it already does
+/// the job, and a mount below another could not be made).
+fn drop_inside<T>(list: &mut Vec<T>, path: impl Fn(&T) -> &Path, covers: impl Fn(&T) -> bool) {
+    let covering: Vec<PathBuf> = list
+        .iter()
+        .filter(|e| covers(e))
+        .map(|e| path(e).to_path_buf())
+        .collect();
+    list.retain(|e| {
+        let p = path(e);
+        !covering.iter().any(|c| p != c.as_path() && p.starts_with(c))
+    });
 }
 
 #[cfg(test)]
