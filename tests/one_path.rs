@@ -258,20 +258,7 @@ fn hook(p: &Project, agent: &str, sandbox: &str, calls: &[Call], run: &str) -> V
                         "cwd": p.root, "tool_name": call.tool, "tool_input": call.input,
                         "tool_use_id": format!("{run}-c{i}"),
                     });
-                    let mut child = p
-                        .command(&["hook", agent], sandbox)
-                        .stdin(Stdio::piped())
-                        .stdout(Stdio::piped())
-                        .stderr(Stdio::piped())
-                        .spawn()
-                        .unwrap();
-                    child
-                        .stdin
-                        .take()
-                        .unwrap()
-                        .write_all(event.to_string().as_bytes())
-                        .unwrap();
-                    let out = child.wait_with_output().unwrap();
+                    let out = support::fed(&mut p.command(&["hook", agent], sandbox), event.to_string().as_bytes());
                     assert!(out.status.success(), "hook: {}", String::from_utf8_lossy(&out.stderr));
                 }
             });
@@ -679,19 +666,10 @@ fn asked(p: &Project, args: &[&str]) -> (Value, String) {
 fn hook_answer(p: &Project, tool: &str, input: &Value) -> Value {
     let event = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": p.root,
         "tool_name": tool, "tool_input": input, "tool_use_id": "q"});
-    let mut child = p
-        .command(&["hook", "claude-code"], "auto")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = support::fed(
+        &mut p.command(&["hook", "claude-code"], "auto"),
+        event.to_string().as_bytes(),
+    );
     serde_json::from_slice::<Value>(&out.stdout).unwrap()["hookSpecificOutput"].clone()
 }
 

@@ -186,3 +186,16 @@ pub(crate) fn outside_tmp() -> tempfile::TempDir {
     }
     panic!("no writable directory outside the temp dir for this test");
 }
+
+/// Runs `command` with `input` on its standard input (closed after it), its output captured.
+pub(crate) fn fed(command: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
