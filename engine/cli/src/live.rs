@@ -1,6 +1,7 @@
 //! Live governance: `sixfold hook`, `mode`, `rules`, `install`, `uninstall`.
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
-//! and Codex's records (layers never depend on each other, so the CLI hands one to the other).
+//! and Codex's records (layers never depend on each other, so the CLI hands one to the other),
+//! and OpenCode's asks to sixfold's approvals (`crate::opencode_ask`).
 
 use crate::output::{errln, out, outln};
 use sixfold_core::bundle::Bundle;
@@ -8,7 +9,7 @@ use sixfold_core::decision::Decision;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use sixfold_core::trace::{Edit, Outcome, Status, Trace};
-use sixfold_hook::{guard, install, install_codex, rules, state::State, Records};
+use sixfold_hook::{guard, install, install_codex, install_opencode, rules, state::State, Records};
 use sixfold_replay::{Format, ReadContext};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -100,6 +101,35 @@ impl Records for CodexRecords {
     }
 }
 
+/// OpenCode's records: what its plugin sends after a call ran (`{title, metadata}`). Its
+/// session store is not read live.
+struct OpenCodeRecords;
+
+impl Records for OpenCodeRecords {
+    fn edits(&self, _tool: &str, _input: &serde_json::Value, _response: &serde_json::Value) -> Vec<Edit> {
+        Vec::new()
+    }
+
+    fn transcript(&self, _path: &Path, _bundle: &Bundle) -> Option<Trace> {
+        None
+    }
+
+    fn outcome(&self, tool: &str, response: &serde_json::Value, failed: bool) -> Outcome {
+        // The shell tool's exit code is `metadata.exit`; the other tools ran when this is sent.
+        let exit_code = response
+            .get("metadata")
+            .and_then(|m| m.get("exit"))
+            .and_then(serde_json::Value::as_i64);
+        let status = match (failed, exit_code) {
+            (true, _) | (false, Some(1..)) | (false, Some(..0)) => Status::Failed,
+            (false, Some(0)) => Status::Completed,
+            (false, None) if tool == "bash" => Status::Unknown,
+            (false, None) => Status::Completed,
+        };
+        Outcome { status, exit_code }
+    }
+}
+
 /// The agent CLIs sixfold has hook adapters for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Agent {
@@ -107,6 +137,9 @@ pub(crate) enum Agent {
     ClaudeCode,
     /// Codex.
     Codex,
+    /// OpenCode (through sixfold's plugin).
+    #[value(name = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
@@ -115,6 +148,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => sixfold_hook::claude_code::PROVIDER,
             Agent::Codex => sixfold_hook::codex::PROVIDER,
+            Agent::OpenCode => sixfold_hook::opencode::PROVIDER,
         }
     }
 
@@ -123,6 +157,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => sixfold_hook::claude_code::handle(input, &ClaudeRecords, sandboxes),
             Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords, sandboxes),
+            Agent::OpenCode => crate::opencode_ask::handle(input, &OpenCodeRecords, sandboxes),
         }
     }
 }
@@ -432,16 +467,20 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
 /// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs. Claude
 /// Code: `.claude/settings.json`. Codex: `.codex/config.toml`, edited in place (everything else
 /// in it stays byte for byte); Codex then skips the hooks until a person trusts them (`/hooks` in
-/// its TUI), and `sixfold providers` says whether they are trusted.
+/// its TUI), and `sixfold providers` says whether they are trusted. OpenCode: sixfold's plugin,
+/// `.opencode/plugin/sixfold.js`, and in `.opencode/opencode.json` a rule denying every tool
+/// until the plugin has loaded.
 #[derive(Debug, clap::Args)]
 pub(crate) struct InstallArgs {
     /// Which agent CLI.
     agent: Agent,
-    /// The repository's settings (the default): `.claude/settings.json`, `.codex/config.toml`.
+    /// The repository's settings (the default): `.claude/settings.json`, `.codex/config.toml`,
+    /// `.opencode/`.
     #[arg(long, conflicts_with = "user")]
     project: bool,
     /// The user's settings: `$CLAUDE_CONFIG_DIR/settings.json` (else `~/.claude/settings.json`),
-    /// `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`).
+    /// `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`), `$XDG_CONFIG_HOME/opencode/`
+    /// (else `~/.config/opencode/`).
     #[arg(long)]
     user: bool,
     /// Show the change as a diff and write nothing.
@@ -466,7 +505,59 @@ pub(crate) fn settings_file(agent: Agent, user: bool) -> Result<PathBuf, String>
             install::settings_path(project.as_deref(), env_path("CLAUDE_CONFIG_DIR"), env_path("HOME"))
         }
         Agent::Codex => install_codex::config_path(project.as_deref(), env_path("CODEX_HOME"), env_path("HOME")),
+        Agent::OpenCode => {
+            install_opencode::config_dir(project.as_deref(), env_path("XDG_CONFIG_HOME"), env_path("HOME"))
+                .map(|dir| dir.join(install_opencode::CONFIG_FILE))
+        }
     }
+}
+
+/// Applies OpenCode's install or uninstall (`changes`, or why there are none): a plugin and the
+/// config beside it, no backup kept (nothing of the user's is changed but sixfold's own rule).
+fn opencode_change(args: &InstallArgs, changes: Result<Vec<install_opencode::Change>, String>, verb: &str) -> u8 {
+    let dir = match settings_file(args.agent, args.user) {
+        Ok(config) => config.parent().map(Path::to_path_buf).unwrap_or_default(),
+        Err(e) => return fail(&e, "pass --project inside a repository, or set XDG_CONFIG_HOME or HOME"),
+    };
+    let changes = match changes {
+        Ok(c) => c,
+        Err(e) => return fail(&e, "fix the file by hand first"),
+    };
+    let changed: Vec<&install_opencode::Change> = changes.iter().filter(|c| c.before != c.after).collect();
+    if changed.is_empty() {
+        outln!("{} already {verb}", dir.display());
+        return 0;
+    }
+    if args.dry_run {
+        for c in &changed {
+            let (before, after) = (
+                c.before.as_deref().unwrap_or_default(),
+                c.after.as_deref().unwrap_or_default(),
+            );
+            out!(
+                "--- {}\n+++ {}\n{}",
+                c.path.display(),
+                c.path.display(),
+                install::diff(before, after)
+            );
+        }
+        return 0;
+    }
+    if let Err(e) = install_opencode::apply(&dir, &changes) {
+        return fail(&e, "check the permissions");
+    }
+    for c in changed {
+        let what = match (&c.before, &c.after) {
+            (_, None) => "removed",
+            (None, Some(_)) => "created",
+            (Some(_), Some(_)) => "changed",
+        };
+        outln!("{verb}: {what} {}", c.path.display());
+    }
+    if verb == "installed" {
+        outln!("OpenCode now offers no tool until sixfold's plugin has loaded, and runs each call only when sixfold allows it; an ask waits for `sixfold approvals answer` (see docs/live.md).");
+    }
+    0
 }
 
 fn change(args: &InstallArgs, edit: impl Fn(&str) -> Result<String, String>, verb: &str) -> u8 {
@@ -552,6 +643,13 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
     let command = hook_settings::command(&binary.to_string_lossy(), &spec);
+    if let Agent::OpenCode = args.agent {
+        let changes = settings_file(args.agent, args.user).and_then(|config| {
+            let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
+            install_opencode::install(&dir, &spec.file, &command)
+        });
+        return opencode_change(&args, changes, "installed");
+    }
     change(&args, |s| hook_settings::register_text(s, &spec, &command), "installed")
 }
 
@@ -577,6 +675,13 @@ pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
+    if let Agent::OpenCode = args.target.agent {
+        let changes = settings_file(args.target.agent, args.target.user).and_then(|config| {
+            let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
+            install_opencode::uninstall(&dir, &spec.file)
+        });
+        return opencode_change(&args.target, changes, "uninstalled");
+    }
     change(
         &args.target,
         |s| hook_settings::unregister_text(s, &spec),
