@@ -122,10 +122,21 @@ impl Run {
     /// `opencode run --format json` against a script, with `env` over the run's; the server's
     /// request log, OpenCode's JSON lines, and its stderr. Waits while `during` runs beside it.
     fn opencode(&self, script: Value, env: &[(&str, &str)], during: impl FnOnce()) -> (Vec<Value>, Vec<Value>, String) {
+        self.opencode_with(script, env, during, json!({}))
+    }
+
+    /// As [`Run::opencode`], with more of OpenCode's configuration (`extra`, its keys over the run's).
+    fn opencode_with(
+        &self,
+        script: Value,
+        env: &[(&str, &str)],
+        during: impl FnOnce(),
+        extra: Value,
+    ) -> (Vec<Value>, Vec<Value>, String) {
         let scratch = self.root.join(format!("server-{}", unique()));
         std::fs::create_dir_all(&scratch).unwrap();
         let server = ModelServer::start(&script, &self.project, &self.project, &scratch);
-        let config = json!({
+        let mut config = json!({
             "provider": { "scripted": {
                 "npm": "@ai-sdk/openai-compatible", "name": "Scripted",
                 "options": { "baseURL": format!("{}/v1", server.url()), "apiKey": "test-key" },
@@ -133,6 +144,9 @@ impl Run {
             "model": "scripted/scripted-model", "small_model": "scripted/scripted-model",
             "autoupdate": false, "share": "disabled"
         });
+        for (key, value) in extra.as_object().unwrap() {
+            config[key] = value.clone();
+        }
         std::fs::write(self.root.join("xdg/config/opencode/opencode.json"), config.to_string()).unwrap();
         let mut child = Command::new(&self.opencode)
             .args(["run", "--format", "json", "do the task"])
@@ -306,6 +320,67 @@ fn calls_are_judged_allowed_refused_and_rewritten_into_the_sandbox() {
     // A sub-agent task is judged too: the pattern `single` spawns none.
     assert_eq!(judged[3]["decision"], "refuse", "{judged:#?}");
     assert!(said.iter().any(|t| t.contains("single")), "{said:#?}");
+}
+
+/// An MCP server's tools (`<server>_<tool>` to OpenCode) are judged by the bundle's MCP maps:
+/// the mapped reader reaches the server, the unmapped tool never does.
+#[test]
+fn mcp_calls_are_judged_and_an_unmapped_one_never_reaches_the_server() {
+    let Some(run) = Run::new() else { return };
+    run.mode("workspace-write");
+    std::fs::create_dir_all(run.project.join(".sixfold/policies")).unwrap();
+    std::fs::write(
+        run.project.join(".sixfold/policies/docs-mcp.toml"),
+        "id = \"docs-mcp\"\ndescription = \"The docs server reads the workspace.\"\n\n[mcp.\"docs/search\"]\nreads = [\"workspace\"]\n",
+    )
+    .unwrap();
+    let out = run.sixfold(&["trust"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let marks = run.root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let server = support::repo().join("tests/fixtures/mcp/marker-server.py");
+    let mcp = json!({ "mcp": { "docs": { "type": "local", "enabled": true,
+        "command": ["python3", server.to_str().unwrap()],
+        "environment": { "MARKER_DIR": marks.to_str().unwrap() } } } });
+    let script = json!({ "turns": [
+        [{ "mcp_call": { "server": "docs", "tool": "search", "arguments": { "query": "x" } } }],
+        [{ "mcp_call": { "server": "docs", "tool": "wipe", "arguments": {} } }],
+        [{ "text": "Done." }],
+    ]});
+    let (requests, lines, stderr) = run.opencode_with(script, &[], || {}, mcp);
+    let offered: Vec<&Value> = requests.iter().filter(|r| r["tools"] == true).collect();
+    assert!(
+        offered
+            .iter()
+            .all(|r| r["tool_names"].as_array().unwrap().iter().any(|n| n == "docs_search")),
+        "the server's tools were not offered: {requests:#?}\n{stderr}"
+    );
+    assert!(
+        marks.join("called-search").exists(),
+        "the mapped reader did not run: {:#?}",
+        tool_uses(&lines)
+    );
+    assert!(
+        !marks.join("called-wipe").exists(),
+        "an unmapped MCP tool reached the server"
+    );
+    let judged: Vec<(String, String)> = run
+        .judged()
+        .iter()
+        .map(|j| {
+            (
+                j["step"]["tool"].as_str().unwrap().to_string(),
+                j["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        judged,
+        [
+            ("mcp__docs__search".to_string(), "allow".to_string()),
+            ("mcp__docs__wipe".to_string(), "refuse".to_string())
+        ]
+    );
 }
 
 #[test]
