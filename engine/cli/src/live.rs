@@ -512,6 +512,23 @@ pub(crate) fn settings_file(agent: Agent, user: bool) -> Result<PathBuf, String>
     }
 }
 
+/// The config files OpenCode merges before the one `install opencode` writes: for a project's
+/// `.opencode/`, the user's config and the project's own `opencode.json(c)`; for the user's,
+/// none.
+fn opencode_merged_before(user: bool) -> Vec<PathBuf> {
+    if user {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    if let Ok(dir) = install_opencode::config_dir(None, env_path("XDG_CONFIG_HOME"), env_path("HOME")) {
+        files.extend(["opencode.jsonc", "opencode.json"].map(|name| dir.join(name)));
+    }
+    if let Ok(root) = project() {
+        files.extend(["opencode.jsonc", "opencode.json"].map(|name| root.join(name)));
+    }
+    files
+}
+
 /// Applies OpenCode's install or uninstall (`changes`, or why there are none): a plugin and the
 /// config beside it, no backup kept (nothing of the user's is changed but sixfold's own rule).
 fn opencode_change(args: &InstallArgs, changes: Result<Vec<install_opencode::Change>, String>, verb: &str) -> u8 {
@@ -646,7 +663,7 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
     if let Agent::OpenCode = args.agent {
         let changes = settings_file(args.agent, args.user).and_then(|config| {
             let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
-            install_opencode::install(&dir, &spec.file, &command)
+            install_opencode::install(&dir, &spec.file, &command, &opencode_merged_before(args.user))
         });
         return opencode_change(&args, changes, "installed");
     }

@@ -254,11 +254,32 @@ pub struct Change {
     pub after: Option<String>,
 }
 
+/// Whether a config file's text has a `*` permission rule (a file that is not plain JSON: whether
+/// its text names one at all, so a commented file is not taken for one without).
+fn has_star_rule(text: &str) -> bool {
+    match parse(text) {
+        Ok(root) => root
+            .iter()
+            .any(|(k, v)| k == "permission" && matches!(v, Json::Object(rules) if rules.iter().any(|(k, _)| k == "*"))),
+        Err(_) => text.contains("\"*\""),
+    }
+}
+
 /// What install changes in the config directory `dir`, for the hook command `command`: the
 /// config file first (denying every tool), then the plugin (lifting that once it loads), so a
 /// write that fails halfway leaves every tool denied. An error where a plugin file of that name
-/// is someone else's.
-pub fn install(dir: &Path, plugin_file: &str, command: &str) -> Result<Vec<Change>, String> {
+/// is someone else's, or where a config file OpenCode merges before this one (`earlier`) has a
+/// `*` permission rule: the merged rule would keep that earlier place, so rules after it could
+/// let a tool through while the plugin is missing.
+pub fn install(dir: &Path, plugin_file: &str, command: &str, earlier: &[PathBuf]) -> Result<Vec<Change>, String> {
+    for path in earlier {
+        if read_text(path)?.is_some_and(|text| has_star_rule(&text)) {
+            return Err(format!(
+                "`{}` has a `*` permission rule; OpenCode merges it before sixfold's, which would then keep its place, and the rules after it could let a tool through while sixfold's plugin is missing: remove it (OpenCode allows what no rule names) or give the tools it is about their own rules",
+                path.display()
+            ));
+        }
+    }
     let config = dir.join(CONFIG_FILE);
     let before = read_text(&config)?;
     let after = deny_text(before.as_deref().unwrap_or_default()).map_err(|e| format!("`{}`: {e}", config.display()))?;
@@ -437,7 +458,7 @@ mod tests {
         let dir = t.path().join(".opencode");
         apply(
             &dir,
-            &install(&dir, "plugin/sixfold.js", "sixfold hook opencode").unwrap(),
+            &install(&dir, "plugin/sixfold.js", "sixfold hook opencode", &[]).unwrap(),
         )
         .unwrap();
         assert!(dir.join("plugin/sixfold.js").is_file());
@@ -450,7 +471,7 @@ mod tests {
         std::fs::write(dir.join("opencode.json"), "{\"model\": \"a/b\"}\n").unwrap();
         apply(
             &dir,
-            &install(&dir, "plugin/sixfold.js", "sixfold hook opencode").unwrap(),
+            &install(&dir, "plugin/sixfold.js", "sixfold hook opencode", &[]).unwrap(),
         )
         .unwrap();
         apply(&dir, &uninstall(&dir, "plugin/sixfold.js").unwrap()).unwrap();
@@ -467,8 +488,22 @@ mod tests {
         assert_eq!(names.len(), 2, "no backup, no temporary file: {names:?}");
         // Someone else's plugin of that name is never overwritten.
         std::fs::write(dir.join("plugin/sixfold.js"), "export const x = 1;\n").unwrap();
-        assert!(install(&dir, "plugin/sixfold.js", "sixfold hook opencode").is_err());
+        assert!(install(&dir, "plugin/sixfold.js", "sixfold hook opencode", &[]).is_err());
         let left = uninstall(&dir, "plugin/sixfold.js").unwrap();
+        // A `*` rule in a file merged before this one would keep the merged rule's place.
+        std::fs::remove_file(dir.join("plugin/sixfold.js")).unwrap();
+        let root = t.path().join("opencode.json");
+        std::fs::write(&root, r#"{"permission": {"*": "allow", "bash": "allow"}}"#).unwrap();
+        let why = install(
+            &dir,
+            "plugin/sixfold.js",
+            "sixfold hook opencode",
+            std::slice::from_ref(&root),
+        )
+        .unwrap_err();
+        assert!(why.contains("has a `*` permission rule"), "{why}");
+        std::fs::write(&root, r#"{"permission": {"bash": {"*": "ask"}}}"#).unwrap();
+        assert!(install(&dir, "plugin/sixfold.js", "sixfold hook opencode", &[root]).is_ok());
         assert!(left.iter().all(|c| c.path != dir.join("plugin/sixfold.js")));
     }
 }
