@@ -14,6 +14,7 @@ pub mod guard;
 pub mod install;
 pub mod install_codex;
 pub mod log;
+pub mod program;
 /// Which project a working directory belongs to: the core's rule, shared by every layer.
 pub use sixfold_core::project;
 pub mod rules;
