@@ -352,18 +352,9 @@ fn uninstall_codex_forgets_the_trust_given_to_sixfolds_hooks_and_no_other() {
     }
     let user_file = p.root.join("codex/config.toml");
     std::fs::write(&user_file, &user).unwrap();
-    let doctor_trust = p.sixfold(&["doctor", "--json"]);
-    let report: Value = serde_json::from_slice(&doctor_trust.stdout).unwrap_or(Value::Null);
-    if report.is_object() {
-        let codex_trust = report["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == "codex-trust")
-            .cloned()
-            .unwrap_or(Value::Null);
-        assert_eq!(codex_trust["status"], "ok", "{report}");
-    }
+    let trust = findings(&p, "codex-trust");
+    assert_eq!(trust.len(), 1, "{trust:?}");
+    assert_eq!(trust[0]["status"], "ok", "{trust:?}");
     p.ok(&["uninstall", "codex"]);
     assert_eq!(
         p.read(".codex/config.toml"),
@@ -389,6 +380,180 @@ fn uninstall_codex_forgets_the_trust_given_to_sixfolds_hooks_and_no_other() {
         "{after}"
     );
     assert!(after.contains("sha256:theirs"), "{after}");
+}
+
+/// `sixfold doctor --json` in a project: its exit code and findings.
+fn doctor(p: &Project) -> (Option<i32>, Value) {
+    let out = p.sixfold(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    (out.status.code(), report)
+}
+
+/// The findings of one kind.
+fn findings(p: &Project, id: &str) -> Vec<Value> {
+    let (_, report) = doctor(p);
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == id)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn doctor_passes_a_sound_install_and_never_runs_the_users_hooks() {
+    let p = Project::new();
+    p.on_path();
+    // Their hook would leave a mark if doctor ran it: it must not.
+    let mut settings = theirs();
+    let mark = p.root.join("ran");
+    settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = json!(format!("touch {}", mark.display()));
+    p.write(
+        ".claude/settings.json",
+        &serde_json::to_string_pretty(&settings).unwrap(),
+    );
+    p.ok(&["install", "claude-code"]);
+    let (code, report) = doctor(&p);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["fails_open"], 0);
+    let hooks: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == "hook")
+        .collect();
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert_eq!(hooks[0]["status"], "ok");
+    assert!(hooks[0]["summary"].as_str().unwrap().contains("answers"));
+    assert!(!mark.exists(), "doctor ran a hook that is not sixfold's");
+    let mode = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "mode")
+        .unwrap();
+    assert!(mode["summary"].as_str().unwrap().contains("`ask`"), "{mode}");
+    // In words too, with the same exit code.
+    let out = p.sixfold(&["doctor"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).contains("nothing here fails open"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn doctor_fails_on_a_hook_that_cannot_start_and_lets_the_tool_run() {
+    // What an older install left after a `cargo clean`: an absolute path, no guard.
+    let p = Project::new();
+    let mut settings = theirs();
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "matcher": "*", "hooks": [{ "type": "command", "command": "/gone/target/release/sixfold hook claude-code" }] }));
+    p.write(
+        ".claude/settings.json",
+        &serde_json::to_string_pretty(&settings).unwrap(),
+    );
+    let (code, report) = doctor(&p);
+    assert_eq!(code, Some(1), "{report}");
+    let open: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fails-open")
+        .collect();
+    let said: Vec<&str> = open.iter().map(|c| c["summary"].as_str().unwrap()).collect();
+    // It does not answer, it names a machine path in a committed file, and four events lack it.
+    assert!(
+        said.iter().any(|s| s.contains("does not answer (exit 127)")),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|s| s.contains("a file a team commits")), "{said:?}");
+    assert!(said.iter().any(|s| s.contains("PostToolUse")), "{said:?}");
+    assert!(open
+        .iter()
+        .all(|c| c["fix"].as_str().unwrap().contains("sixfold install claude-code")));
+    // A program that starts and does not answer (exit 1) fails open too.
+    let q = Project::new();
+    let fake = q.bin.join("sixfold");
+    std::fs::write(&fake, "#!/bin/sh\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = json!({ "hooks": { "PreToolUse": [{ "matcher": "*", "hooks": [{ "type": "command", "command": "sixfold hook claude-code || exit 2" }] }] } });
+    q.write(".claude/settings.json", &spec.to_string());
+    let (code, report) = doctor(&q);
+    assert_eq!(code, Some(1), "{report}");
+}
+
+#[test]
+fn doctor_says_a_guarded_hook_that_cannot_start_blocks_and_a_local_only_install_leaves_clones_ungoverned() {
+    let p = Project::new();
+    p.ok(&["install", "claude-code"]);
+    let hooks = findings(&p, "hook");
+    assert!(hooks.iter().any(|c| c["status"] == "ok"), "{hooks:?}");
+    assert!(
+        hooks
+            .iter()
+            .any(|c| c["status"] == "warn" && c["summary"].as_str().unwrap().contains("not governed")),
+        "{hooks:?}"
+    );
+    // The committed file names `sixfold`, which this machine lacks: every call refused.
+    let q = Project::new();
+    q.on_path();
+    q.ok(&["install", "claude-code"]);
+    std::fs::remove_file(q.bin.join("sixfold")).unwrap();
+    let (code, report) = doctor(&q);
+    assert_eq!(code, Some(0), "blocking is not failing open: {report}");
+    let hook = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "hook")
+        .unwrap()
+        .clone();
+    assert_eq!(hook["status"], "fails-closed", "{hook}");
+    assert!(hook["summary"].as_str().unwrap().contains("not found"), "{hook}");
+}
+
+#[test]
+fn doctor_fails_while_codex_would_skip_untrusted_hooks() {
+    let p = Project::new();
+    p.ok(&["install", "codex", "--user"]);
+    let (code, report) = doctor(&p);
+    assert_eq!(code, Some(1), "{report}");
+    let trust = findings(&p, "codex-trust");
+    assert_eq!(trust[0]["status"], "fails-open", "{trust:?}");
+    assert!(trust[0]["fix"].as_str().unwrap().contains("/hooks"));
+}
+
+#[test]
+fn doctor_finds_an_agent_cli_in_the_projects_node_modules_and_its_version() {
+    let Some(claude) = agent_cli("SIXFOLD_CLAUDE_BIN", "claude") else {
+        return;
+    };
+    let p = Project::new();
+    std::fs::create_dir_all(p.file("node_modules/.bin")).unwrap();
+    std::os::unix::fs::symlink(&claude, p.file("node_modules/.bin/claude")).unwrap();
+    let agents = findings(&p, "agent");
+    let found = agents
+        .iter()
+        .find(|c| c["summary"].as_str().unwrap().starts_with("Claude Code"))
+        .unwrap();
+    assert_eq!(found["status"], "ok", "{found}");
+    assert!(
+        found["summary"].as_str().unwrap().contains("node_modules/.bin/claude"),
+        "{found}"
+    );
+    assert!(found["summary"].as_str().unwrap().contains(" 2."), "{found}");
+    let codex = agents
+        .iter()
+        .find(|c| c["summary"].as_str().unwrap().starts_with("Codex"))
+        .unwrap();
+    assert_eq!(codex["status"], "note", "absent is not a failure: {codex}");
 }
 
 /// The real Claude Code, in a clone of a project at another path (as a teammate has it): the

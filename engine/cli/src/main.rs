@@ -3,6 +3,7 @@
 mod approvals;
 mod bundles;
 mod check;
+mod doctor;
 mod explain;
 mod judge;
 mod launch;
@@ -46,6 +47,7 @@ enum Command {
     Rules(live::RulesArgs),
     Install(live::InstallArgs),
     Uninstall(live::UninstallArgs),
+    Doctor(doctor::Args),
     Trust(trust::Args),
     Launch(Box<launch::Args>),
     Providers(providers::Args),
@@ -94,6 +96,7 @@ fn main() -> ExitCode {
         Command::Rules(args) => live::rules(args),
         Command::Install(args) => live::install_hooks(args),
         Command::Uninstall(args) => live::uninstall_hooks(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Trust(args) => trust::run(args),
         Command::Launch(args) => launch::run(*args),
         Command::Providers(args) => providers::run(args),

@@ -112,6 +112,36 @@ pub fn write_without_litter(
     Ok(tidied)
 }
 
+/// sixfold's hook commands in a settings file's text (JSON or TOML), each once: what `sixfold
+/// doctor` runs to see whether they answer.
+pub fn sixfold_commands(text: &str, spec: &HooksFile) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut consider = |c: &str| {
+        if sixfold_core::hook_settings::is_registered(c, spec) && !found.iter().any(|f| f == c) {
+            found.push(c.to_string());
+        }
+    };
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
+        for entries in json["hooks"].as_object().into_iter().flat_map(|h| h.values()) {
+            for entry in entries.as_array().into_iter().flatten() {
+                for hook in entry["hooks"].as_array().into_iter().flatten() {
+                    consider(hook["command"].as_str().unwrap_or_default());
+                }
+            }
+        }
+    } else if let Ok(toml) = text.parse::<toml::Table>() {
+        for (_, entries) in toml.get("hooks").and_then(toml::Value::as_table).into_iter().flatten() {
+            for entry in entries.as_array().into_iter().flatten() {
+                let handlers = entry.get("hooks").and_then(toml::Value::as_array);
+                for hook in handlers.into_iter().flatten() {
+                    consider(hook.get("command").and_then(toml::Value::as_str).unwrap_or_default());
+                }
+            }
+        }
+    }
+    found
+}
+
 /// Reads a settings file's text (absent: empty), at most 4 MiB of it: it is untrusted.
 pub fn read_text(path: &Path) -> Result<String, String> {
     match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {
