@@ -443,6 +443,22 @@ fn doctor_passes_a_sound_install_and_never_runs_the_users_hooks() {
         "{}",
         text(&out.stdout)
     );
+    // A hook shaped as sixfold's but naming another program (a repository's settings are
+    // anyone's) is reported, never started.
+    let planted = p.root.join("planted");
+    std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let local = json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": format!("{} hook claude-code", planted.display()) }] }] } });
+    p.write(".claude/settings.local.json", &local.to_string());
+    let hooks = findings(&p, "hook");
+    assert!(
+        hooks
+            .iter()
+            .any(|c| c["status"] == "warn" && c["summary"].as_str().unwrap().contains("was not run")),
+        "{hooks:?}"
+    );
+    assert!(!mark.exists(), "doctor started a program that is not a known sixfold");
 }
 
 #[test]

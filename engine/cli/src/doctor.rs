@@ -246,14 +246,49 @@ fn agent_word(agent: Agent) -> &'static str {
 /// Runs a hook command as the agent CLI runs it (`sh -c`, in the project) on a harmless input
 /// (an empty event, which sixfold answers with a refusal and records nowhere), and says what the
 /// agent would make of the answer: exit 2 blocks; any other failure lets the tool run.
+///
+/// INVARIANT: the settings files are untrusted (a repository's are anyone's), so only a known
+/// sixfold is run: `sixfold` by name (as the shell finds it on PATH), or a path to this binary or
+/// to the `sixfold` on PATH. Any other program is reported, never started.
 fn answers(file: &HookFile, command: &str, guarded: bool, dir: &Path, install: &str) -> Check {
     let shown = file.path.display();
-    let mut sh = Command::new("/bin/sh");
-    sh.args(["-c", command]).current_dir(dir);
-    let ran = program::run_bounded(&mut sh, b"{}", HOOK_TIMEOUT);
     let fix = Some(format!(
         "put sixfold on PATH (`cargo install --path engine/cli`) and run `{install}` again"
     ));
+    let named = hook_settings::program(command).unwrap_or_default();
+    if named != program::NAME {
+        let at = Path::new(&named);
+        if at.is_absolute() && !at.exists() {
+            return if guarded {
+                check(
+                    "hook",
+                    Status::FailsClosed,
+                    format!(
+                        "{shown}: `{command}` cannot start here (`{named}` does not exist), so every call is refused"
+                    ),
+                    fix,
+                )
+            } else {
+                check(
+                    "hook",
+                    Status::FailsOpen,
+                    format!("{shown}: `{command}` cannot start: `{named}` does not exist, so the hook does not answer (exit 127) and the agent runs the tool unjudged"),
+                    fix,
+                )
+            };
+        }
+        if !known_sixfold(at) {
+            return check(
+                "hook",
+                Status::Warn,
+                format!("{shown}: `{command}` names `{named}`, which is neither this sixfold nor the one on PATH, so it was not run"),
+                Some(format!("if it is not yours, remove it; else run `{install}` again")),
+            );
+        }
+    }
+    let mut sh = Command::new("/bin/sh");
+    sh.args(["-c", command]).current_dir(dir);
+    let ran = program::run_bounded(&mut sh, b"{}", HOOK_TIMEOUT);
     match ran {
         Ok(out) => {
             let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
@@ -288,6 +323,18 @@ fn answers(file: &HookFile, command: &str, guarded: bool, dir: &Path, install: &
             fix,
         ),
     }
+}
+
+/// Whether `path` is this binary, or the `sixfold` on PATH.
+fn known_sixfold(path: &Path) -> bool {
+    let Ok(real) = path.canonicalize() else {
+        return false;
+    };
+    let me = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
+    let on_path = std::env::var_os("PATH")
+        .and_then(|p| program::on_path(program::NAME, &p))
+        .and_then(|p| p.canonicalize().ok());
+    path.is_absolute() && (me.as_ref() == Some(&real) || on_path.as_ref() == Some(&real))
 }
 
 /// Whether Codex runs sixfold's hooks in a file: it skips untrusted ones without a word. A
