@@ -292,7 +292,10 @@ fn answers(file: &HookFile, command: &str, guarded: bool, dir: &Path, install: &
     match ran {
         Ok(out) => {
             let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-            let refused = answer["hookSpecificOutput"]["permissionDecision"] == "deny";
+            let refused = answer
+                .get("hookSpecificOutput")
+                .and_then(|o| o.get("permissionDecision"))
+                .is_some_and(|d| d == "deny");
             match out.status.code() {
                 Some(0) if refused => check("hook", Status::Ok, format!("{shown}: `{command}` answers"), None),
                 Some(2) => {

@@ -488,13 +488,16 @@ pub(crate) fn hook_files(agent: Agent, user: bool) -> Result<(PathBuf, Option<Pa
     Ok((shared, local))
 }
 
+/// A change to a settings file's text.
+type TextEdit<'a> = dyn Fn(&str) -> Result<String, String> + 'a;
+
 /// One settings file's change, shown (dry run) or written; `Err` holds the exit code. Uninstall
 /// (`strip` given) writes without litter (see [`install::write_without_litter`]).
 fn apply(
     path: &Path,
     dry_run: bool,
-    edit: &dyn Fn(&str) -> Result<String, String>,
-    strip: Option<&dyn Fn(&str) -> Result<String, String>>,
+    edit: &TextEdit<'_>,
+    strip: Option<&TextEdit<'_>>,
     tidy_dir: bool,
 ) -> Result<bool, u8> {
     let before = install::read_text(path).map_err(|e| {

@@ -122,10 +122,16 @@ pub fn sixfold_commands(text: &str, spec: &HooksFile) -> Vec<String> {
         }
     };
     if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
-        for entries in json["hooks"].as_object().into_iter().flat_map(|h| h.values()) {
+        let events = json.get("hooks").and_then(serde_json::Value::as_object);
+        for entries in events.into_iter().flat_map(|h| h.values()) {
             for entry in entries.as_array().into_iter().flatten() {
-                for hook in entry["hooks"].as_array().into_iter().flatten() {
-                    consider(hook["command"].as_str().unwrap_or_default());
+                let handlers = entry.get("hooks").and_then(serde_json::Value::as_array);
+                for hook in handlers.into_iter().flatten() {
+                    consider(
+                        hook.get("command")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or_default(),
+                    );
                 }
             }
         }
