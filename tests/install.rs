@@ -211,8 +211,13 @@ fn without_sixfold_on_path_the_machines_path_goes_only_in_the_local_file() {
             .all(|c| c == &format!("{} hook claude-code || exit 2", real.display())),
         "{local:?}"
     );
-    // The binary under test lies under `target/`: said.
+    // The binary under test lies under `target/`: said; and the local file is not ignored by
+    // git in this bare repository: said too.
     assert!(warned.contains("cargo clean"), "{warned}");
+    assert!(warned.contains("add it to .gitignore"), "{warned}");
+    p.write(".gitignore", ".claude/settings.local.json\n");
+    let (_, warned) = p.ok(&["install", "claude-code"]);
+    assert!(!warned.contains("add it to .gitignore"), "{warned}");
     // Once sixfold is on PATH, installing again moves the hook to the committed file, and the
     // local file it had created goes (it held nothing else).
     p.on_path();

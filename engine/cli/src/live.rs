@@ -640,6 +640,12 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
                 target.display(),
                 shared.display()
             );
+            if !ignored_by_git(&target) {
+                errln!(
+                    "warning: git does not ignore {}, which names this machine's path: add it to .gitignore",
+                    target.display()
+                );
+            }
         }
     }
     if matches!(args.agent, Agent::Codex) && !args.dry_run {
@@ -649,6 +655,22 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
         }
     }
     0
+}
+
+/// Whether git ignores `path` (true too where git cannot say: no git, no repository).
+fn ignored_by_git(path: &Path) -> bool {
+    let Some(dir) = path.parent().filter(|d| d.is_dir()) else {
+        return true;
+    };
+    let asked = std::process::Command::new("git")
+        .args(["check-ignore", "-q", "--"])
+        .arg(path)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    // `check-ignore` exits 0 when ignored, 1 when not, 128 outside a repository.
+    !matches!(asked.map(|s| s.code()), Ok(Some(1)))
 }
 
 /// Remove the hook entries `sixfold install` added, wherever the binary that added them is and
