@@ -40,7 +40,7 @@ pub fn settings_path(
 }
 
 /// Claude Code's local settings beside a project's shared `.claude/settings.json`:
-/// `.claude/settings.local.json`, which stays on this machine (Claude Code keeps it out of git),
+/// `.claude/settings.local.json`, which stays on this machine (it is not meant to be committed),
 /// so the only place for a hook that names this machine's binary by its path.
 pub fn local_settings_path(project: &Path) -> PathBuf {
     project.join(".claude").join("settings.local.json")
