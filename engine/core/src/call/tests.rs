@@ -91,6 +91,7 @@ fn run(c: &Case<'_>, layers: Layers<'_>, sandboxes: Option<&dyn Sandboxes>) -> J
         context: &context,
         planned_writes: c.planned.clone(),
         spawns: c.spawns,
+        leasing: None,
     };
     judge(&call, layers, Sandboxing { sandboxes })
 }
@@ -404,7 +405,7 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
             cwd: Path::new("/w"),
             context: &context,
             planned_writes: None,
-            spawns: 0,
+            spawns: 0, leasing: None,
         },
         layers,
         Sandboxing::default(),
@@ -428,7 +429,7 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
                 cwd: Path::new("/w"),
                 context: &context,
                 planned_writes: None,
-                spawns: 0,
+                spawns: 0, leasing: None,
             },
             layers,
             Sandboxing::default(),
@@ -454,7 +455,7 @@ fn a_resource_is_judged_by_what_its_uri_means() {
             cwd: Path::new("/w"),
             context: &context,
             planned_writes: None,
-            spawns: 0,
+            spawns: 0, leasing: None,
         };
         judge(&call, layers, Sandboxing::default())
     };
@@ -492,7 +493,7 @@ fn an_explanation_names_each_rule_and_what_decided() {
         cwd: Path::new("/w"),
         context: &context,
         planned_writes: None,
-        spawns: 0,
+        spawns: 0, leasing: None,
     };
     let layers = only(&bundle, "workspace-write", "single");
     let explained = explain(&call, layers, Sandboxing::default());
