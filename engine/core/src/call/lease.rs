@@ -77,9 +77,7 @@ pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> L
     let prices = Prices::of(under.bundle);
     let so_far = leasing.so_far;
     let session = in_force(under.bundle, under.mode, under.pattern).narrowed(&leasing.set);
-    let carved = leasing
-        .agent
-        .and_then(|(agent, helper)| so_far.carve_of(agent, helper));
+    let carved = leasing.agent.and_then(|(agent, helper)| so_far.carve_of(agent, helper));
     let account = match carved {
         Some(c) => Account {
             lease: c.lease,
@@ -97,7 +95,11 @@ pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> L
         false => account.check(&prices, leasing.now),
     };
     // A helper's own helpers are not carved again: its calls are charged to its carve.
-    let gives = match (spawns, carved, under.bundle.pattern(under.pattern).and_then(|p| p.spec.carve)) {
+    let gives = match (
+        spawns,
+        carved,
+        under.bundle.pattern(under.pattern).and_then(|p| p.spec.carve),
+    ) {
         (true, None, Some(carve)) if !session.is_open() => Some(account.carve(&carve, &prices, leasing.now)),
         _ => None,
     };

@@ -405,7 +405,8 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
             cwd: Path::new("/w"),
             context: &context,
             planned_writes: None,
-            spawns: 0, leasing: None,
+            spawns: 0,
+            leasing: None,
         },
         layers,
         Sandboxing::default(),
@@ -429,7 +430,8 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
                 cwd: Path::new("/w"),
                 context: &context,
                 planned_writes: None,
-                spawns: 0, leasing: None,
+                spawns: 0,
+                leasing: None,
             },
             layers,
             Sandboxing::default(),
@@ -455,7 +457,8 @@ fn a_resource_is_judged_by_what_its_uri_means() {
             cwd: Path::new("/w"),
             context: &context,
             planned_writes: None,
-            spawns: 0, leasing: None,
+            spawns: 0,
+            leasing: None,
         };
         judge(&call, layers, Sandboxing::default())
     };
@@ -493,7 +496,8 @@ fn an_explanation_names_each_rule_and_what_decided() {
         cwd: Path::new("/w"),
         context: &context,
         planned_writes: None,
-        spawns: 0, leasing: None,
+        spawns: 0,
+        leasing: None,
     };
     let layers = only(&bundle, "workspace-write", "single");
     let explained = explain(&call, layers, Sandboxing::default());

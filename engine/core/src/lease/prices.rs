@@ -87,7 +87,9 @@ impl Prices {
         }
         // INVARIANT (fail closed): a model the table does not price costs an unknown amount.
         let Some(p) = self.models.get(model) else {
-            return Err(format!("the model `{model}` has no price in the price table (policies/prices.toml)"));
+            return Err(format!(
+                "the model `{model}` has no price in the price table (policies/prices.toml)"
+            ));
         };
         let dollars = (tokens.input as f64 * p.input
             + tokens.output as f64 * p.output

@@ -19,7 +19,13 @@ fn prices() -> Prices {
 
 fn spent(steps: u64, since: Option<u64>, model: &str, input: u64) -> Spending {
     let mut s = Spending::default();
-    let tokens = BTreeMap::from([(model.to_string(), Tokens { input, ..Tokens::default() })]);
+    let tokens = BTreeMap::from([(
+        model.to_string(),
+        Tokens {
+            input,
+            ..Tokens::default()
+        },
+    )]);
     s.charge(steps, since.unwrap_or(0), &tokens, None);
     s.since = since;
     s
@@ -40,7 +46,11 @@ fn steps_run_out_at_the_lease_and_not_before() {
         ..Lease::default()
     };
     let two = spent(2, Some(100), "m", 0);
-    assert_eq!(account(lease, &two).check(&prices(), 100), None, "the third step may run");
+    assert_eq!(
+        account(lease, &two).check(&prices(), 100),
+        None,
+        "the third step may run"
+    );
     let three = spent(3, Some(100), "m", 0);
     let held = account(lease, &three).check(&prices(), 100).unwrap();
     assert_eq!(held.what, "steps");
@@ -128,13 +138,26 @@ fn a_carve_is_a_share_or_a_fixed_amount_of_what_is_left_and_is_taken_from_the_pa
 #[test]
 fn a_price_table_is_read_from_a_policys_settings_and_a_broken_one_prices_nothing() {
     let table = |text: &str| {
-        let (bundle, diags) = crate::Bundle::load(&[crate::bundle::BundleSource::from_files("t", [("policies/prices.toml", text)])]);
+        let (bundle, diags) = crate::Bundle::load(&[crate::bundle::BundleSource::from_files(
+            "t",
+            [("policies/prices.toml", text)],
+        )]);
         assert!(diags.is_empty(), "{diags:?}");
         Prices::of(&bundle)
     };
     let ok = table("id = \"prices\"\n[settings.prices]\ndate = \"2026-12-01\"\n[settings.prices.models.m]\ninput = 3\noutput = 15\ncache_read = 0.3\ncache_write = 3.75\n");
-    assert_eq!(ok.cents("m", &Tokens { input: 1_000_000, ..Tokens::default() }), Ok(300.0));
-    let broken = table("id = \"prices\"\n[settings.prices]\ndate = \"2026-12-01\"\n[settings.prices.models.m]\ninput = 3\n");
+    assert_eq!(
+        ok.cents(
+            "m",
+            &Tokens {
+                input: 1_000_000,
+                ..Tokens::default()
+            }
+        ),
+        Ok(300.0)
+    );
+    let broken =
+        table("id = \"prices\"\n[settings.prices]\ndate = \"2026-12-01\"\n[settings.prices.models.m]\ninput = 3\n");
     assert!(broken.cents("m", &Tokens::default()).is_err());
 }
 
