@@ -220,3 +220,168 @@ fn a_record_with_old_unstamped_lines_goes_on() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(report["steps"]["total"], 2, "{report:#}");
 }
+
+/// `sixfold log export …` in the project.
+fn export(project: &Path, args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
+    let out = sixfold(project).args(["log", "export"]).args(args).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let decisions = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (
+        out.status.code(),
+        decisions,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The decisions of the project's logs come out in OPA's decision-log shape, each with the id,
+/// time and bundle its line was stamped with; sessions and a time range select them.
+#[test]
+fn the_decisions_export_in_opa_shape() {
+    let (_dir, project) = project();
+    assert!(sixfold(&project)
+        .args(["mode", "set", "workspace-write"])
+        .status()
+        .unwrap()
+        .success());
+    hook(
+        &project,
+        pre(
+            &project,
+            "one",
+            "1",
+            "Read",
+            json!({ "file_path": project.join("a.txt") }),
+        ),
+    );
+    hook(
+        &project,
+        pre(
+            &project,
+            "one",
+            "2",
+            "Bash",
+            json!({ "command": "curl https://example.com" }),
+        ),
+    );
+    hook(
+        &project,
+        json!({ "hook_event_name": "SessionEnd", "session_id": "one", "cwd": project }),
+    );
+    hook(&project, pre(&project, "two", "1", "Bash", json!({ "command": "ls" })));
+    let logged: Vec<Value> = record(&project, "one")
+        .into_iter()
+        .chain(record(&project, "two"))
+        .filter(|l| l["event"] == "judged")
+        .collect();
+    assert_eq!(logged.len(), 3);
+
+    let (code, decisions, stderr) = export(&project, &["--format", "opa"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(decisions.len(), 3, "{decisions:#?}");
+    for (d, line) in decisions.iter().zip(&logged) {
+        assert_eq!(d["decision_id"], line["decision_id"]);
+        assert_eq!(d["timestamp"], line["timestamp"]);
+        assert_eq!(d["bundles"]["sixfold"]["revision"], line["bundle"]);
+        assert_eq!(d["path"], "sixfold/modes/workspace-write");
+        assert_eq!(d["result"]["decision"], line["decision"]);
+        assert_eq!(d["result"]["reason"], line["reason"]);
+        assert_eq!(d["input"]["step"]["tool"], line["step"]["tool"]);
+        assert_eq!(d["input"]["provider"], "claude-code");
+        assert_eq!(d["labels"]["app"], "sixfold");
+    }
+    let decided: Vec<&str> = decisions
+        .iter()
+        .map(|d| d["result"]["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decided, ["allow", "refuse", "allow"]);
+    assert_eq!(decisions[1]["input"]["session"], "one");
+    assert_eq!(decisions[2]["input"]["session"], "two");
+
+    // One session.
+    let (code, only, _) = export(&project, &["--session", "two"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0]["decision_id"], logged[2]["decision_id"]);
+    // A session never recorded is an unknown name.
+    let (code, none, stderr) = export(&project, &["--session", "three"]);
+    assert_eq!((code, none.len()), (Some(2), 0), "{stderr}");
+    assert!(stderr.contains("three"), "{stderr}");
+
+    // A time range: from the second decision's time on, and before it.
+    let second = logged[1]["timestamp"].as_str().unwrap();
+    let (_, after, _) = export(&project, &["--since", second]);
+    assert_eq!(after.len(), 2);
+    let (_, before, _) = export(&project, &["--until", second]);
+    assert_eq!(before.len(), 1);
+    let (_, later, _) = export(&project, &["--since", "2999-01-01"]);
+    assert!(later.is_empty());
+    let (code, _, stderr) = export(&project, &["--since", "last tuesday"]);
+    assert_eq!(code, Some(2), "{stderr}");
+}
+
+/// Logs are untrusted: a line that is not an event is skipped and counted, a log written before
+/// stamps exports with ids made of its place (and no time, so out of any range), a log that is
+/// not a regular file is not read (no hang) and fails the export, and the others still export.
+#[test]
+fn an_export_reads_untrusted_logs_as_far_as_they_can_be_read() {
+    let (_dir, project) = project();
+    hook(
+        &project,
+        pre(
+            &project,
+            "new",
+            "1",
+            "Read",
+            json!({ "file_path": project.join("a.txt") }),
+        ),
+    );
+    let runs = project.join(".sixfold/runs");
+    let mut text = std::fs::read_to_string(runs.join("new.jsonl")).unwrap();
+    text.push_str("not json\n{\"event\":\"no_such_event\"}\n\n");
+    std::fs::write(runs.join("new.jsonl"), text).unwrap();
+    use sixfold_core::decision::{DecidedBy, Decision, Judgement};
+    use sixfold_core::trace::{Event, Step};
+    let old = Event::Judged {
+        step: Box::new(Step {
+            id: "0".into(),
+            tool: "Read".into(),
+            ..Step::default()
+        }),
+        judgement: Judgement {
+            decision: Decision::Allow,
+            reason: String::new(),
+            rules: Vec::new(),
+            mode: "ask".into(),
+            by: DecidedBy::Default,
+        },
+    };
+    std::fs::write(
+        runs.join("old.jsonl"),
+        format!("{{\"event\":\"ended\"}}\n{}\n", serde_json::to_string(&old).unwrap()),
+    )
+    .unwrap();
+    let (code, decisions, stderr) = export(&project, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(decisions.len(), 2, "{decisions:#?}");
+    assert!(stderr.contains("2 line(s) skipped"), "{stderr}");
+    assert!(decisions.iter().any(|d| d["input"]["session"] == "new"));
+    let old = decisions.iter().find(|d| d["input"]["session"] == "old").unwrap();
+    assert_eq!(old["decision_id"], "old:2");
+    assert!(old.get("timestamp").is_none() && old.get("bundles").is_none());
+    let (_, ranged, stderr) = export(&project, &["--since", "2000-01-01"]);
+    assert_eq!(ranged.len(), 1);
+    assert!(stderr.contains("1 decision(s) left out"), "{stderr}");
+
+    // A FIFO among the logs: not opened for reading (that would hang), reported, exit 1.
+    assert!(Command::new("mkfifo")
+        .arg(runs.join("stuck.jsonl"))
+        .status()
+        .unwrap()
+        .success());
+    let started = std::time::Instant::now();
+    let (code, decisions, stderr) = export(&project, &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(decisions.len(), 2);
+    assert!(stderr.contains("stuck.jsonl") && stderr.contains("FIFO"), "{stderr}");
+}

@@ -7,6 +7,7 @@ mod explain;
 mod judge;
 mod launch;
 mod live;
+mod log;
 mod mcp_install;
 mod modes;
 mod modes_diff;
@@ -54,6 +55,7 @@ enum Command {
     Approvals(approvals::Args),
     McpProxy(proxy::Args),
     Whatif(whatif::Args),
+    Log(log::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
         Command::Approvals(args) => approvals::run(args),
         Command::McpProxy(args) => proxy::run(args),
         Command::Whatif(args) => whatif::run(args),
+        Command::Log(args) => log::run(args),
     };
     ExitCode::from(output::finish(code))
 }
