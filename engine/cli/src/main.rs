@@ -11,6 +11,8 @@ mod log;
 mod mcp_install;
 mod modes;
 mod modes_diff;
+#[cfg(feature = "otel")]
+mod otel;
 mod output;
 mod proofs;
 mod providers;
@@ -84,6 +86,12 @@ fn main() -> ExitCode {
         output::err!("{GETTING_STARTED}");
         return ExitCode::from(2);
     };
+    // Only the commands that write event logs export them.
+    #[cfg(feature = "otel")]
+    let export = match &command {
+        Command::Hook(_) | Command::ServeTools(_) | Command::McpProxy(_) => otel::start(),
+        _ => None,
+    };
     let code = match command {
         Command::Check(args) => check::run(args),
         Command::Judge(args) => judge::run(args),
@@ -106,5 +114,9 @@ fn main() -> ExitCode {
         Command::Whatif(args) => whatif::run(args),
         Command::Log(args) => log::run(args),
     };
+    #[cfg(feature = "otel")]
+    if let Some(export) = export {
+        export.finish();
+    }
     ExitCode::from(output::finish(code))
 }

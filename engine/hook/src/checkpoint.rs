@@ -134,7 +134,8 @@ impl Held {
     /// Appends events, each one line, in one write, and writes the checkpoint after them. The
     /// lock is released when this returns.
     pub fn append(mut self, events: &[Event]) -> Result<(), String> {
-        let text = crate::log::lines(events, self.bundle.as_deref())?;
+        let stamped = crate::log::lines(events, self.bundle.as_deref())?;
+        let text = &stamped.text;
         if !text.is_empty() {
             (&self.file)
                 .write_all(text.as_bytes())
@@ -145,6 +146,7 @@ impl Held {
             }
             self.covered += text.len() as u64;
             self.behind = true;
+            stamped.written(&self.log);
         }
         if self.behind {
             // A checkpoint that cannot be written costs the next call a longer read, no more:

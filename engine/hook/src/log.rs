@@ -13,6 +13,7 @@ use sixfold_core::trace::{Event, Line, Stamp};
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// A session's log.
 #[derive(Debug, Clone)]
@@ -22,20 +23,56 @@ pub struct Log {
     bundle: Option<String>,
 }
 
-/// The events as the log's lines, each ending in a newline: each one stamped with the time now,
-/// `bundle` (the content hash of the bundle in force) and an id of its own.
-pub(crate) fn lines(events: &[Event], bundle: Option<&str>) -> Result<String, String> {
+/// Lines made and ready to append, as text and as lines.
+#[derive(Debug)]
+pub(crate) struct Stamped {
+    /// The lines, each ending in a newline.
+    pub(crate) text: String,
+    lines: Vec<Line>,
+}
+
+/// The events as the log's lines: each one stamped with the time now, `bundle` (the content
+/// hash of the bundle in force) and an id of its own.
+pub(crate) fn lines(events: &[Event], bundle: Option<&str>) -> Result<Stamped, String> {
     let mut text = String::new();
+    let mut lines = Vec::with_capacity(events.len());
     for event in events {
         let line = Line {
             event: event.clone(),
             stamp: stamp(bundle),
         };
-        let line = serde_json::to_string(&line).map_err(|e| format!("cannot write an event: {e}"))?;
-        text.push_str(&line);
+        let json = serde_json::to_string(&line).map_err(|e| format!("cannot write an event: {e}"))?;
+        text.push_str(&json);
         text.push('\n');
+        lines.push(line);
     }
-    Ok(text)
+    Ok(Stamped { text, lines })
+}
+
+/// What sees each line once it is on the record, with the session's name (the log's file name):
+/// the CLI's OpenTelemetry export. It runs on the writer's path, so it must not block.
+pub type Observer = Box<dyn Fn(&str, &Line) + Send + Sync>;
+
+static OBSERVER: OnceLock<Observer> = OnceLock::new();
+
+/// Sets the observer of every line written from now on, in this process (once; `false` when one
+/// was set already). What it does cannot change a line, nor whether it was written.
+pub fn observe(observer: Observer) -> bool {
+    OBSERVER.set(observer).is_ok()
+}
+
+impl Stamped {
+    /// The lines are on the record of `log`: the observer sees them.
+    pub(crate) fn written(&self, log: &Path) {
+        let Some(observer) = OBSERVER.get() else { return };
+        let session = log
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for line in &self.lines {
+            observer(&session, line);
+        }
+    }
 }
 
 /// A line's stamp, now.
@@ -75,7 +112,8 @@ impl Appender {
         if events.is_empty() {
             return Ok(());
         }
-        let text = self.log.lines(events)?;
+        let stamped = self.log.lines(events)?;
+        let text = &stamped.text;
         // INVARIANT (fail closed): a log moved or removed since it was opened is opened afresh
         // (one stat), so the record never goes on into a file nobody reads.
         let current = std::fs::symlink_metadata(self.log.path())
@@ -86,16 +124,20 @@ impl Appender {
             _ => {
                 let file = self.log.open()?;
                 let id = file.metadata().ok().and_then(|m| identity(&m));
-                let written = self.log.write_locked(&file, &text);
+                let written = self.log.write_locked(&file, text);
+                if written.is_ok() {
+                    stamped.written(self.log.path());
+                }
                 if let (Ok(()), Some(id)) = (&written, id) {
                     self.file = Some((file, id));
                 }
                 return written;
             }
         };
-        let written = self.log.write_locked(&held.0, &text);
+        let written = self.log.write_locked(&held.0, text);
         // A handle that failed is dropped: the next append opens the log again.
         if written.is_ok() {
+            stamped.written(self.log.path());
             self.file = Some(held);
         }
         written
@@ -159,7 +201,7 @@ impl Log {
     }
 
     /// The events as this log's lines (see [`lines`]).
-    pub(crate) fn lines(&self, events: &[Event]) -> Result<String, String> {
+    pub(crate) fn lines(&self, events: &[Event]) -> Result<Stamped, String> {
         lines(events, self.bundle.as_deref())
     }
 
@@ -173,9 +215,11 @@ impl Log {
         if events.is_empty() {
             return Ok(());
         }
-        let text = self.lines(events)?;
+        let stamped = self.lines(events)?;
         let file = self.open()?;
-        self.write_locked(&file, &text)
+        self.write_locked(&file, &stamped.text)?;
+        stamped.written(&self.path);
+        Ok(())
     }
 
     /// Opens the log for appending (`O_APPEND`), creating it and its folders (`.sixfold/runs`)
@@ -274,6 +318,43 @@ mod tests {
             let bundle = if i < 4 { "sha256:abc" } else { "sha256:def" };
             assert_eq!(line.stamp.bundle.as_deref(), Some(bundle));
         }
+    }
+
+    /// The observer sees each line once it is on the record, whichever way it was appended, and
+    /// no line that could not be written.
+    #[cfg(unix)]
+    #[test]
+    fn the_observer_sees_each_line_written_and_none_that_was_not() {
+        static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+        // The only observer of this test process; other tests' lines are told apart by session.
+        assert!(observe(Box::new(|session, line| {
+            if session.starts_with("observed-") {
+                let id = line.stamp.decision_id.clone().unwrap_or_default();
+                SEEN.lock().unwrap().push((session.to_string(), id));
+            }
+        })));
+        assert!(!observe(Box::new(|_, _| {})));
+        let t = tempfile::tempdir().unwrap();
+        let log = Log::new(t.path(), "observed-1");
+        log.append(&[Event::Ended {}, Event::Ended {}]).unwrap();
+        log.hold().unwrap().append(&[Event::Ended {}]).unwrap();
+        Appender::new(log.clone()).append(&[Event::Ended {}]).unwrap();
+        let refused = Log::new(t.path(), "observed-2");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(refused.path())
+            .status()
+            .unwrap()
+            .success());
+        assert!(refused.append(&[Event::Ended {}]).is_err());
+        assert!(Appender::new(refused).append(&[Event::Ended {}]).is_err());
+        let written: Vec<String> = std::fs::read_to_string(log.path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Line>(l).unwrap().stamp.decision_id.unwrap())
+            .collect();
+        let seen = SEEN.lock().unwrap().clone();
+        assert!(seen.iter().all(|(s, _)| s == "observed-1"), "{seen:?}");
+        assert_eq!(seen.into_iter().map(|(_, id)| id).collect::<Vec<_>>(), written);
     }
 
     /// A log written before lines were stamped, with stamped lines after: every reader takes
