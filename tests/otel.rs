@@ -153,16 +153,19 @@ fn field<'a>(v: &'a Value, camel: &str, snake: &str) -> &'a Value {
     }
 }
 
+/// Attributes by key.
+type Attributes = serde_json::Map<String, Value>;
+
 /// The log records of an OTLP/JSON export request, each with its attributes as a map, and the
 /// resource's attributes.
-fn records(body: &Value) -> Vec<(Value, serde_json::Map<String, Value>, serde_json::Map<String, Value>)> {
+fn records(body: &Value) -> Vec<(Value, Attributes, Attributes)> {
     let attributes = |v: &Value| {
         v["attributes"]
             .as_array()
             .into_iter()
             .flatten()
             .map(|a| (a["key"].as_str().unwrap().to_string(), a["value"].clone()))
-            .collect::<serde_json::Map<_, _>>()
+            .collect::<Attributes>()
     };
     let mut out = Vec::new();
     for resource in field(body, "resourceLogs", "resource_logs").as_array().unwrap() {

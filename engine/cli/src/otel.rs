@@ -136,40 +136,40 @@ fn record(session: &str, line: &Line) -> Option<Record> {
         ..Session::default()
     };
     let decided = decision(line, &who, session)?;
-    let text = |v: &Value| v.as_str().map(str::to_string);
+    // A field of the decision, by its JSON pointer.
+    let at = |pointer: &str| decided.pointer(pointer).and_then(Value::as_str).map(str::to_string);
     let mut attributes: Vec<(&'static str, AnyValue)> = Vec::new();
     let mut add = |key: &'static str, value: Option<String>| {
         if let Some(value) = value {
             attributes.push((key, AnyValue::String(value.into())));
         }
     };
-    add("sixfold.decision_id", text(&decided["decision_id"]));
+    add("sixfold.decision_id", at("/decision_id"));
     add("sixfold.session", Some(session.to_string()));
-    add("sixfold.path", text(&decided["path"]));
-    add("sixfold.bundle", text(&decided["bundles"]["sixfold"]["revision"]));
-    let result = &decided["result"];
-    let step = &decided["input"]["step"];
-    add("sixfold.step.id", text(&step["id"]));
-    add("sixfold.step.tool", text(&step["tool"]));
-    add("sixfold.step.act.kind", text(&step["act"]["kind"]));
-    add("sixfold.step.act.text", text(&step["act"]["text"]));
-    let (name, severity, severity_text) = if result.get("answer").is_some() {
-        add("sixfold.answer", text(&result["answer"]));
-        add("sixfold.answer.by", text(&result["by"]));
+    add("sixfold.path", at("/path"));
+    add("sixfold.bundle", at("/bundles/sixfold/revision"));
+    add("sixfold.step.id", at("/input/step/id"));
+    add("sixfold.step.tool", at("/input/step/tool"));
+    add("sixfold.step.act.kind", at("/input/step/act/kind"));
+    add("sixfold.step.act.text", at("/input/step/act/text"));
+    let (name, severity, severity_text) = if decided.pointer("/result/answer").is_some() {
+        add("sixfold.answer", at("/result/answer"));
+        add("sixfold.answer.by", at("/result/by"));
         ("sixfold.answer", Severity::Info, "INFO")
     } else {
-        add("sixfold.decision", text(&result["decision"]));
-        add("sixfold.mode", text(&result["mode"]));
-        add("sixfold.reason", text(&result["reason"]));
-        add("sixfold.decided_by", text(&result["by"]));
-        let rules: Vec<AnyValue> = result["rules"]
-            .as_array()
+        add("sixfold.decision", at("/result/decision"));
+        add("sixfold.mode", at("/result/mode"));
+        add("sixfold.reason", at("/result/reason"));
+        add("sixfold.decided_by", at("/result/by"));
+        let rules: Vec<AnyValue> = decided
+            .pointer("/result/rules")
+            .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(|r| r.as_str().map(|r| AnyValue::String(r.to_string().into())))
             .collect();
         attributes.push(("sixfold.rules", AnyValue::ListAny(Box::new(rules))));
-        match result["decision"].as_str() {
+        match at("/result/decision").as_deref() {
             Some("allow") => ("sixfold.judgement", Severity::Info, "INFO"),
             _ => ("sixfold.judgement", Severity::Warn, "WARN"),
         }
