@@ -166,6 +166,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
         errln!("{note}");
     }
     if answer.is_empty() {
+        guard::settle();
         return 0;
     }
     let mut stdout = std::io::stdout().lock();
@@ -175,6 +176,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
         errln!("sixfold: could not judge this call, so it is refused: cannot write the answer: {e}");
         return 2;
     }
+    guard::settle();
     0
 }
 

@@ -9,9 +9,12 @@ mod judge;
 mod launch;
 mod lease;
 mod live;
+mod log;
 mod mcp_install;
 mod modes;
 mod modes_diff;
+#[cfg(feature = "otel")]
+mod otel;
 mod output;
 mod proofs;
 mod providers;
@@ -58,6 +61,7 @@ enum Command {
     Approvals(approvals::Args),
     McpProxy(proxy::Args),
     Whatif(whatif::Args),
+    Log(log::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -86,6 +90,12 @@ fn main() -> ExitCode {
         output::err!("{GETTING_STARTED}");
         return ExitCode::from(2);
     };
+    // Only the commands that write event logs export them.
+    #[cfg(feature = "otel")]
+    let export = match &command {
+        Command::Hook(_) | Command::ServeTools(_) | Command::McpProxy(_) => otel::start(),
+        _ => None,
+    };
     let code = match command {
         Command::Check(args) => check::run(args),
         Command::Judge(args) => judge::run(args),
@@ -108,6 +118,11 @@ fn main() -> ExitCode {
         Command::Approvals(args) => approvals::run(args),
         Command::McpProxy(args) => proxy::run(args),
         Command::Whatif(args) => whatif::run(args),
+        Command::Log(args) => log::run(args),
     };
+    #[cfg(feature = "otel")]
+    if let Some(export) = export {
+        export.finish();
+    }
     ExitCode::from(output::finish(code))
 }

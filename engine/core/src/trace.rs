@@ -15,7 +15,7 @@ mod facts;
 mod so_far;
 
 pub use diff::{parse_unified_diff, HunkReader};
-pub use events::{preamble, Event, SessionStart};
+pub use events::{preamble, Event, Line, SessionStart, Stamp};
 pub use facts::{edits_facts, step_facts};
 pub use so_far::SoFar;
 

@@ -115,7 +115,8 @@ fn unreadable(error: &str) -> (String, Vec<String>) {
     if let Ok(cwd) = std::env::current_dir() {
         let project = crate::project::root(&cwd);
         if crate::project::dir(&project).is_dir() {
-            let log = Log::new(&project, "unknown-session");
+            let bundle = ProjectLayer::read(&project).bundle_hash();
+            let log = Log::new(&project, "unknown-session").with_bundle(bundle);
             let step = Step {
                 cwd: Some(cwd.to_string_lossy().into_owned()),
                 ..Step::default()
@@ -139,6 +140,8 @@ struct Session {
     id: String,
     log: Log,
     state: State,
+    /// The project's `.sixfold/`, read once: for the bundle, its standing and the log's stamp.
+    layer: ProjectLayer,
 }
 
 fn session(provider: &str, event: &HookInput) -> Result<Session, String> {
@@ -151,8 +154,9 @@ fn session(provider: &str, event: &HookInput) -> Result<Session, String> {
     };
     let project = crate::project::place(&cwd)?;
     let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
-    let log = Log::new(&project, &id);
     let state = State::load(&project)?;
+    let layer = ProjectLayer::read(&project);
+    let log = Log::new(&project, &id).with_bundle(layer.bundle_hash());
     Ok(Session {
         provider: provider.to_string(),
         project,
@@ -160,6 +164,7 @@ fn session(provider: &str, event: &HookInput) -> Result<Session, String> {
         id,
         log,
         state,
+        layer,
     })
 }
 
@@ -313,13 +318,13 @@ fn judge_narrowed(
     sandboxes: Option<&dyn Sandboxes>,
 ) -> Result<(Judgement, Step, Answering, Vec<String>, Vec<Event>), String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
-    let layer = ProjectLayer::read(&session.project);
-    let standing = crate::trust::standing(store, &session.project, &layer);
+    let layer = &session.layer;
+    let standing = crate::trust::standing(store, &session.project, layer);
     let provider_id = session.provider.as_str();
     let pattern = session.state.pattern();
     // Only what judging this step needs is loaded: the hook runs before every tool call.
     let needs = Needs::mode(mode).with_provider(provider_id).with_pattern(&pattern);
-    let bundle = loaded(Some(&layer), Some(&needs))?;
+    let bundle = loaded(Some(layer), Some(&needs))?;
     // Without the project layer, its state is not read either: the default mode and pattern.
     let without = if standing == Standing::Untrusted {
         let needs = Needs::mode(crate::DEFAULT_MODE)
@@ -501,8 +506,8 @@ fn stop(
     store: Option<&TrustStore>,
 ) -> Result<(String, Vec<String>), String> {
     let session = session(provider, event)?;
-    let layer = ProjectLayer::read(&session.project);
-    let bundle = loaded(Some(&layer), None)?;
+    let layer = &session.layer;
+    let bundle = loaded(Some(layer), None)?;
     // The whole record is read here (a line at a time), under its lock until the verdict is on it.
     let held = session.log.hold()?;
     let mut trace = held.trace()?;
@@ -558,7 +563,7 @@ fn stop(
     }
     let rows = bundle.rows_about(FactsKind::Trace);
     let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
-    if crate::trust::standing(store, &session.project, &layer) == Standing::Untrusted {
+    if crate::trust::standing(store, &session.project, layer) == Standing::Untrusted {
         // An untrusted project may add rows (they only block more) but not weaken the others.
         let without = loaded(None, None)?;
         let rows = without.rows_about(FactsKind::Trace);

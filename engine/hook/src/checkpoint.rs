@@ -55,6 +55,8 @@ pub struct Held {
     covered: u64,
     /// Whether the checkpoint on disk is behind `so_far` (it was missing, stale or rebuilt).
     behind: bool,
+    /// The log's stamp for the bundle in force.
+    bundle: Option<String>,
 }
 
 /// Where a log's checkpoint is: `checkpoints/` beside the log's `runs/`, named as the log.
@@ -121,6 +123,7 @@ impl Held {
             so_far,
             covered: len,
             behind,
+            bundle: log.bundle().map(str::to_string),
         })
     }
 
@@ -132,7 +135,8 @@ impl Held {
     /// Appends events, each one line, in one write, and writes the checkpoint after them. The
     /// lock is released when this returns.
     pub fn append(mut self, events: &[Event]) -> Result<(), String> {
-        let text = crate::log::lines(events)?;
+        let stamped = crate::log::lines(events, self.bundle.as_deref())?;
+        let text = &stamped.text;
         if !text.is_empty() {
             (&self.file)
                 .write_all(text.as_bytes())
@@ -143,6 +147,7 @@ impl Held {
             }
             self.covered += text.len() as u64;
             self.behind = true;
+            stamped.written(&self.log);
         }
         if self.behind {
             // A checkpoint that cannot be written costs the next call a longer read, no more:

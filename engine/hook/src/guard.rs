@@ -45,6 +45,10 @@ pub const DENY_EXIT: i32 = 2;
 /// Set by whoever writes the answer first.
 static ANSWERED: AtomicBool = AtomicBool::new(false);
 
+/// Set once the answer was written whole: the decision is made, and nothing the process does
+/// after it (the optional telemetry export) can change it.
+static SETTLED: AtomicBool = AtomicBool::new(false);
+
 /// Set when a failure must let the event through instead of refusing it (a Stop that was
 /// already blocked once: blocking again could loop forever).
 static LET_THROUGH: AtomicBool = AtomicBool::new(false);
@@ -100,9 +104,18 @@ pub fn let_through_on_failure() {
     LET_THROUGH.store(true, Ordering::SeqCst);
 }
 
+/// The answer was written whole (exit 0): a failure after this point (a panic, the deadline)
+/// ends the process with that exit, so the agent keeps the answer it read.
+pub fn settle() {
+    SETTLED.store(true, Ordering::SeqCst);
+}
+
 /// Answers deny (the reason on stderr, exit 2) and ends the process, unless an answer was
-/// already written; then it only ends the process.
+/// already written; then it only ends the process (with exit 0 once the answer is settled).
 pub fn fail(why: &str) -> ! {
+    if SETTLED.load(Ordering::SeqCst) {
+        std::process::exit(0);
+    }
     let let_through = LET_THROUGH.load(Ordering::SeqCst);
     if claim() {
         let mut stderr = std::io::stderr().lock();

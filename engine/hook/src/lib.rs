@@ -108,6 +108,19 @@ impl ProjectLayer {
             diagnostics,
         }
     }
+
+    /// The content hash of the bundle [`load_over`] loads with this layer: the shipped bundle's
+    /// (made when it was embedded) and this layer's files over it. What the event log stamps on
+    /// each line.
+    pub fn bundle_hash(&self) -> String {
+        let project = self
+            .source
+            .as_ref()
+            .filter(|s| !s.files.is_empty())
+            .map(BundleSource::content_hash);
+        let layers = [Some(sixfold_core::shipped::content_hash().to_string()), project];
+        sixfold_core::bundle::layers_hash(layers.iter().flatten().map(String::as_str))
+    }
 }
 
 /// Loads the shipped bundle, and over it a project layer already read.

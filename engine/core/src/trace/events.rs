@@ -143,6 +143,59 @@ pub enum Event {
     },
 }
 
+/// One line of the event log as written: the event, and its [`Stamp`]. The event's fields come
+/// first (`{"event":"judged",…`), which is what a reader that looks only at how a line starts
+/// relies on ([`super::SoFar::may_change`]). A reader that wants only the event parses the line as
+/// an [`Event`]: the stamp's fields are ignored there, and a line written before lines were
+/// stamped reads as a line with an empty stamp.
+///
+/// ```
+/// use sixfold_core::trace::{Event, Line, Stamp};
+/// let line = Line {
+///     event: Event::Ended {},
+///     stamp: Stamp {
+///         timestamp: Some("2026-12-01T18:03:09.123456Z".into()),
+///         bundle: Some("sha256:ab".into()),
+///         decision_id: Some("4ca636c1-55e4-417a-b1d8-4aceb67960d1".into()),
+///     },
+/// };
+/// let text = serde_json::to_string(&line).unwrap();
+/// assert!(text.starts_with(r#"{"event":"ended","timestamp":"#));
+/// assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), Event::Ended {});
+/// // A line from before the stamp: read, with an empty one.
+/// let old: Line = serde_json::from_str(r#"{"event":"ended"}"#).unwrap();
+/// assert_eq!(old.stamp, Stamp::default());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+    /// When, under which bundle, and its id.
+    #[serde(flatten)]
+    pub stamp: Stamp,
+}
+
+/// What every line of the event log carries besides its event, so the log can be audited apart
+/// from the machine that wrote it. Each field is absent on lines written before lines were
+/// stamped; readers take those lines as they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// When the line was written: RFC 3339 in UTC, to the microsecond
+    /// (`2026-12-01T18:03:09.123456Z`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// The content hash of the bundle in force (`sha256:…`, see
+    /// [`crate::bundle::content_hash`]): the shipped bundle and the project's `.sixfold/` over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// A random UUID (v4) unique to the line: on a `judged` line, the id of that judgement. Random
+    /// rather than a session's count because writers in several processes append to one log
+    /// without a shared counter, and a count would start again in a log that was moved away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_id: Option<String>,
+}
+
 /// What a session's `started` event says of it.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionStart<'a> {
@@ -258,6 +311,67 @@ mod tests {
         assert_eq!(line["mode"], "m");
         assert_eq!(line["by"], "unjudgeable");
         assert_eq!(serde_json::from_value::<Event>(line).unwrap(), judged);
+    }
+
+    /// A stamped line is read by every reader of events, the judgement's own fields intact; and
+    /// the fields that make a line count for a checkpoint stay at its start.
+    #[test]
+    fn a_stamped_line_reads_as_its_event_and_an_old_line_as_one_without_a_stamp() {
+        let judged = Event::Judged {
+            step: Box::new(Step {
+                id: "t1".into(),
+                tool: "Bash".into(),
+                ..Step::default()
+            }),
+            judgement: crate::decision::Judgement::refuse_unjudgeable("ask", "x"),
+        };
+        let stamp = Stamp {
+            timestamp: Some("2026-12-01T18:03:09.000001Z".into()),
+            bundle: Some("sha256:00".into()),
+            decision_id: Some("d".into()),
+        };
+        let line = Line {
+            event: judged.clone(),
+            stamp: stamp.clone(),
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(crate::trace::SoFar::may_change(text.as_bytes()), "{text}");
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), judged);
+        assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), line);
+        let old = serde_json::to_string(&judged).unwrap();
+        let read: Line = serde_json::from_str(&old).unwrap();
+        assert_eq!((read.event, read.stamp), (judged, Stamp::default()));
+        // Every kind of event keeps its fields beside a stamp.
+        for event in [
+            Event::Started {
+                session: "s".into(),
+                cwd: Some("/w".into()),
+                mode: Some("ask".into()),
+                provider: Some("p".into()),
+                record: None,
+            },
+            Event::ModeChanged {
+                from: None,
+                to: "full".into(),
+            },
+            Event::Answered {
+                id: "t1".into(),
+                approval: "a".into(),
+                answer: "allow".into(),
+                by: "me".into(),
+                kept: None,
+            },
+            Event::Ended {},
+        ] {
+            let line = Line {
+                event: event.clone(),
+                stamp: stamp.clone(),
+            };
+            let text = serde_json::to_string(&line).unwrap();
+            assert!(text.starts_with(r#"{"event":""#), "{text}");
+            assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), line);
+            assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event);
+        }
     }
 
     #[test]
