@@ -3,6 +3,7 @@
 mod approvals;
 mod bundles;
 mod check;
+mod ci;
 mod explain;
 mod judge;
 mod launch;

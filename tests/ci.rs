@@ -1,0 +1,187 @@
+//! End-to-end: what CI reads of sixfold. `sixfold replay`'s CI formats (JUnit, SARIF, GitHub
+//! annotations) agree with its JSON and its exit code; every JSON output carries
+//! `schema_version`; the example workflow runs only commands and flags that exist.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sixfold(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sixfold"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run sixfold")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The rows of `replay --json`, as (file, id, verdict, severity).
+fn rows(strict: &str) -> Vec<(String, String, String, String)> {
+    let out = sixfold(&["replay", "examples/runs", "--json", strict, "--no-project"]);
+    json(&out)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| {
+            f["rows"].as_array().unwrap().iter().map(|r| {
+                (
+                    f["file"].as_str().unwrap().to_string(),
+                    r["id"].as_str().unwrap().to_string(),
+                    r["verdict"].as_str().unwrap().to_string(),
+                    r["severity"].as_str().unwrap().to_string(),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn every_format_exits_as_the_verdicts_decide() {
+    for strict in ["--strict", "--on"] {
+        let want = sixfold(&["replay", "examples/runs", "--json", strict, "--no-project"])
+            .status
+            .code();
+        for format in ["text", "json", "junit", "sarif", "github"] {
+            let out = sixfold(&["replay", "examples/runs", "--format", format, strict, "--no-project"]);
+            assert_eq!(out.status.code(), want, "{format} {strict}");
+        }
+    }
+    // The recordings hold gating gaps: strict fails.
+    let strict = sixfold(&[
+        "replay",
+        "examples/runs",
+        "--format",
+        "sarif",
+        "--strict",
+        "--no-project",
+    ]);
+    assert_eq!(strict.status.code(), Some(1));
+}
+
+#[test]
+fn sarif_has_a_result_per_gap_and_unk() {
+    let out = sixfold(&[
+        "replay",
+        "examples/runs",
+        "--format",
+        "sarif",
+        "--strict",
+        "--no-project",
+    ]);
+    let log = json(&out);
+    assert_eq!(log["version"], "2.1.0");
+    assert!(log["$schema"].as_str().unwrap().contains("sarif-2.1.0"));
+    // SARIF's own shape: no field of ours at the top.
+    assert!(log.get("schema_version").is_none());
+    let run = &log["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "sixfold");
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    let findings: Vec<_> = rows("--strict").into_iter().filter(|r| r.2 != "ok").collect();
+    assert!(!findings.is_empty());
+    assert_eq!(results.len(), findings.len());
+    for (result, (file, id, _, _)) in results.iter().zip(&findings) {
+        assert_eq!(&result["ruleId"], id.as_str());
+        assert_eq!(rules[result["ruleIndex"].as_u64().unwrap() as usize]["id"], *id);
+        assert_eq!(
+            result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            file.as_str()
+        );
+        assert!(!result["message"]["text"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(run["invocations"][0]["exitCode"], 1);
+}
+
+#[test]
+fn junit_has_a_suite_per_recording_and_a_case_per_row() {
+    use quick_xml::events::Event;
+    let out = sixfold(&["replay", "examples/runs", "--format", "junit", "--on", "--no-project"]);
+    let xml = String::from_utf8(out.stdout).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&xml);
+    let (mut suites, mut cases, mut failures, mut skipped, mut errors) = (0, 0, 0, 0, 0);
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) | Event::Empty(e) => match e.name().as_ref() {
+                b"testsuite" => suites += 1,
+                b"testcase" => cases += 1,
+                b"failure" => failures += 1,
+                b"skipped" => skipped += 1,
+                b"error" => errors += 1,
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let all = rows("--on");
+    assert_eq!(suites, 5);
+    assert_eq!(cases, all.len());
+    assert_eq!(failures, all.iter().filter(|r| r.2 == "gap").count());
+    // Without --strict an unk fails nothing: skipped, never an error.
+    assert_eq!(skipped, all.iter().filter(|r| r.2 == "unk").count());
+    assert_eq!(errors, 0);
+}
+
+#[test]
+fn github_annotates_each_finding_and_nothing_else() {
+    let out = sixfold(&[
+        "replay",
+        "examples/runs",
+        "--format",
+        "github",
+        "--strict",
+        "--no-project",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let findings: Vec<_> = rows("--strict").into_iter().filter(|r| r.2 != "ok").collect();
+    assert_eq!(lines.len(), findings.len() + 1, "{text}");
+    for (line, (file, id, verdict, _)) in lines.iter().zip(&findings) {
+        assert!(line.starts_with("::error file="), "{line}");
+        assert!(
+            line.contains(&format!("file={file},title=sixfold {id} {verdict}::")),
+            "{line}"
+        );
+    }
+    assert!(lines.last().unwrap().starts_with("sixfold replay: 5 files,"));
+}
+
+#[test]
+fn two_outputs_or_two_recording_formats_are_a_usage_error() {
+    for args in [
+        &["--json", "--format", "junit"][..],
+        &["--format", "codex-rollout", "--input-format", "claude-stream-json"][..],
+        &["--format", "xml"][..],
+    ] {
+        let mut all = vec!["replay", "examples/runs", "--no-project"];
+        all.extend_from_slice(args);
+        let out = sixfold(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+    }
+    // Still allowed: the output and the recordings' format each named once.
+    let ok = sixfold(&[
+        "replay",
+        "examples/runs/claude-claim-without-suite.jsonl",
+        "--format",
+        "sarif",
+        "--input-format",
+        "claude-stream-json",
+        "--no-project",
+    ]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(json(&ok)["runs"][0]["results"].as_array().unwrap().len(), 1);
+}
