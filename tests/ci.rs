@@ -185,3 +185,87 @@ fn two_outputs_or_two_recording_formats_are_a_usage_error() {
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(json(&ok)["runs"][0]["results"].as_array().unwrap().len(), 1);
 }
+
+/// Runs sixfold in `dir` with a private home, feeding `stdin`.
+fn run_in(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sixfold"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir.parent().unwrap())
+        .env("XDG_STATE_HOME", dir.parent().unwrap().join("state"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    { child.stdin.take().unwrap() }.write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every JSON document sixfold prints of its own carries `schema_version`, at the top of an
+/// object (a list is under a name), one per line or one indented document.
+#[test]
+fn every_json_output_carries_schema_version() {
+    let dir = tempfile::Builder::new()
+        .prefix("ci")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    assert!(Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&project)
+        .status()
+        .unwrap()
+        .success());
+    let runs = root().join("examples/runs");
+    let runs = runs.to_str().unwrap();
+    assert_eq!(
+        run_in(&project, &["mode", "set", "workspace-write"], "").status.code(),
+        Some(0)
+    );
+    let effects = r#"{"writes":["workspace"]}"#;
+    let commands: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["replay", runs, "--json"], ""),
+        (vec!["check", "--json"], ""),
+        (vec!["check", "--no-project", "--json"], ""),
+        (vec!["modes", "--json"], ""),
+        (vec!["modes", "diff", "read-only", "full", "--json"], ""),
+        (vec!["providers", "--json"], ""),
+        (vec!["sandbox", "check", "--mode", "full", "--json"], ""),
+        (
+            vec!["whatif", "--mode", "read-only", "--to-mode", "full", "--json", runs],
+            "",
+        ),
+        (vec!["judge", "--mode", "read-only", "--effects", effects], ""),
+        (
+            vec!["judge", "--batch", "--mode", "read-only"],
+            "{\"effects\":{\"writes\":[\"workspace\"]}}\nnot json\n",
+        ),
+        (vec!["mode", "show", "--json"], ""),
+        (vec!["rules", "list", "--json"], ""),
+        (vec!["approvals", "list", "--json"], ""),
+    ];
+    for (args, stdin) in commands {
+        let out = run_in(&project, &args, stdin);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.trim().is_empty(),
+            "{args:?} printed nothing: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // One document per line, or one indented document.
+        let docs: Vec<serde_json::Value> = match serde_json::from_str(&text) {
+            Ok(doc) => vec![doc],
+            Err(_) => text.lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
+        };
+        for doc in &docs {
+            assert_eq!(doc["schema_version"], 1, "{args:?}: {doc}");
+        }
+        if args[0] == "judge" && args[1] == "--batch" {
+            assert_eq!(docs.len(), 2, "{args:?}: a line for each, the unreadable one too");
+        }
+    }
+}

@@ -81,6 +81,12 @@ pub(crate) fn json(value: &impl serde::Serialize) {
     write_stdout(format_args!("{}\n", versioned(value)));
 }
 
+/// As [`json`], indented for a person to read.
+pub(crate) fn json_pretty(value: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(&versioned(value)).unwrap_or_default();
+    write_stdout(format_args!("{text}\n"));
+}
+
 /// `println!` to stdout, quiet when the reader has gone.
 macro_rules! outln {
     () => {

@@ -265,7 +265,7 @@ pub(crate) fn compare(files: &[PathBuf], cmp: &Comparison<'_>, json: bool) -> u8
             },
             "exit": exit,
         });
-        outln!("{out}");
+        crate::output::json(&out);
     } else {
         print_text(&reports, cmp, &total, gating_rows, exit);
     }
