@@ -269,3 +269,128 @@ fn every_json_output_carries_schema_version() {
         }
     }
 }
+
+/// The shell lines of a workflow's `run:` steps (a `run: |` block's lines, or a one-line `run:`),
+/// read as far as a workflow needs: by indentation.
+fn run_lines(yaml: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut block: Option<usize> = None;
+    for line in yaml.lines() {
+        let indent = line.len() - line.trim_start().len();
+        if let Some(at) = block {
+            if line.trim().is_empty() || indent > at {
+                out.push(line.trim().to_string());
+                continue;
+            }
+            block = None;
+        }
+        let trimmed = line.trim_start().trim_start_matches("- ");
+        if let Some(rest) = trimmed.strip_prefix("run:") {
+            match rest.trim() {
+                "|" | ">" | "|-" | ">-" => block = Some(indent),
+                one => out.push(one.to_string()),
+            }
+        }
+    }
+    out
+}
+
+/// Each `sixfold …` command in shell lines, as words, up to a redirection.
+fn sixfold_commands(lines: &[String]) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    for line in lines {
+        if line.starts_with('#') {
+            continue;
+        }
+        for part in line.split(['&', ';', '|']) {
+            let words: Vec<String> = part
+                .split_whitespace()
+                .take_while(|w| !w.starts_with('>') && !w.starts_with("2>") && !w.starts_with('<'))
+                .map(String::from)
+                .collect();
+            if words.first().is_some_and(|w| w == "sixfold") {
+                commands.push(words);
+            }
+        }
+    }
+    commands
+}
+
+/// The subcommands a `--help` lists under `Commands:`.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+fn help(words: &[String]) -> String {
+    let mut args: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+    args.push("--help");
+    let out = sixfold(&args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every `sixfold` command the example workflow runs is one sixfold has, with flags it takes,
+/// and the workflow replays with `--strict` and uploads the SARIF.
+#[test]
+fn the_example_workflow_runs_commands_that_exist() {
+    let yaml = std::fs::read_to_string(root().join("examples/ci/sixfold.yml")).unwrap();
+    let commands = sixfold_commands(&run_lines(&yaml));
+    assert!(commands.len() >= 4, "{commands:?}");
+    for command in &commands {
+        // The subcommand path: each word the help before it lists as a command.
+        let mut path = vec!["sixfold".to_string()];
+        for word in command.iter().skip(1).take_while(|w| !w.starts_with('-')) {
+            if subcommands(&help(&path)).contains(word) {
+                path.push(word.clone());
+            } else {
+                break;
+            }
+        }
+        let text = help(&path);
+        for flag in command.iter().filter(|w| w.starts_with("--")) {
+            let flag = flag.split('=').next().unwrap();
+            assert!(text.contains(flag), "`{}` has no {flag}", path.join(" "));
+        }
+        if path.len() > 1 && path[1] == "replay" {
+            // The values given to --format are ones replay takes.
+            if let Some(i) = command.iter().position(|w| w == "--format") {
+                let mut args: Vec<&str> = vec!["replay", "examples/runs", "--no-project", "--format"];
+                args.push(&command[i + 1]);
+                assert_ne!(sixfold(&args).status.code(), Some(2), "{command:?}");
+            }
+        }
+    }
+    let replays: Vec<_> = commands
+        .iter()
+        .filter(|c| c.get(1).is_some_and(|w| w == "replay"))
+        .collect();
+    assert!(!replays.is_empty());
+    assert!(replays.iter().all(|c| c.iter().any(|w| w == "--strict")), "{replays:?}");
+    assert!(replays
+        .iter()
+        .any(|c| c.windows(2).any(|w| w[0] == "--format" && w[1] == "sarif")));
+    assert!(yaml.contains("upload-sarif"));
+    assert!(yaml.contains("--output-format stream-json --verbose"));
+    assert!(yaml.contains("codex exec --json"));
+    // The reader of this test reads what it meant to: a command it cannot see would pass unseen.
+    assert_eq!(
+        sixfold_commands(&run_lines("steps:\n  - run: sixfold a --b > x\n  - name: y\n    run: |\n      sixfold c && echo\n      sixfold d --e\n  - run: echo\n")),
+        vec![vec!["sixfold", "a", "--b"], vec!["sixfold", "c"], vec!["sixfold", "d", "--e"]]
+    );
+}
+
+/// A flag that does not exist is caught: the check is not one that passes whatever it reads.
+#[test]
+fn a_missing_flag_is_caught() {
+    let words: Vec<String> = ["sixfold", "replay"].iter().map(|s| s.to_string()).collect();
+    let text = help(&words);
+    assert!(text.contains("--strict") && text.contains("--input-format"));
+    assert!(!text.contains("--no-such-flag"));
+    assert!(subcommands(&help(&words[..1])).contains(&"replay".to_string()));
+    assert!(!subcommands(&help(&words[..1])).contains(&"runs".to_string()));
+}

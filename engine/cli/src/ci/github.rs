@@ -24,13 +24,9 @@ pub(crate) fn render(run: &Run<'_>) -> String {
                 continue;
             }
             let title = format!("sixfold {} {}", row.id, row.verdict);
-            out.push_str(&command(
-                level.word(),
-                rec.file,
-                None,
-                &title,
-                &message(row, run.bundle),
-            ));
+            // GitHub's word for a note is `notice`.
+            let kind = if level == Level::Note { "notice" } else { level.word() };
+            out.push_str(&command(kind, rec.file, None, &title, &message(row, run.bundle)));
         }
     }
     let count = |level: Level| {
@@ -149,5 +145,8 @@ mod tests {
         assert!(on.contains("::warning file=a.jsonl,title=sixfold r unk::"));
         run.strictness = Strictness::Strict;
         assert!(render(&run).contains("::error file=a.jsonl,title=sixfold r unk::"));
+        let advisory = [row("r", Severity::Advisory, Verdict::Unk, "no record")];
+        run.recordings[0].rows = &advisory;
+        assert!(render(&run).contains("::notice file=a.jsonl,title=sixfold r unk::"));
     }
 }
