@@ -394,3 +394,63 @@ fn a_missing_flag_is_caught() {
     assert!(subcommands(&help(&words[..1])).contains(&"replay".to_string()));
     assert!(!subcommands(&help(&words[..1])).contains(&"runs".to_string()));
 }
+
+/// A long Claude Code recording: the example run's steps repeated until it holds `bytes`.
+fn long_recording(path: &Path, bytes: usize) {
+    let text = std::fs::read_to_string(root().join("examples/runs/claude-fix-then-suite-pass.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, body, last) = (lines[0], &lines[1..lines.len() - 1], lines[lines.len() - 1]);
+    let mut out = String::with_capacity(bytes + text.len());
+    out.push_str(first);
+    out.push('\n');
+    while out.len() < bytes {
+        for line in body {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str(last);
+    out.push('\n');
+    std::fs::write(path, out).unwrap();
+}
+
+/// Runs sixfold under a pseudo-terminal (`script`), stdout and stderr both on it.
+fn on_a_terminal(args: &str) -> String {
+    let command = format!("{} {args}", env!("CARGO_BIN_EXE_sixfold"));
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1), from util-linux");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A long replay shows how far it has read, by bytes, on a terminal, and only there: never with
+/// JSON or a CI format, never when stderr is not a terminal.
+#[test]
+fn a_long_replay_shows_progress_by_bytes_on_a_terminal_only() {
+    let dir = tempfile::Builder::new()
+        .prefix("ci")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let file = dir.path().join("long.jsonl");
+    long_recording(&file, 4 << 20);
+    let path = file.to_str().unwrap();
+    let text = on_a_terminal(&format!("replay --no-project {path}"));
+    assert!(text.contains("replayed 0/1 file, "), "{text}");
+    assert!(text.contains("replayed 1/1 file, 4.0 MiB of 4.0 MiB (100%)"), "{text}");
+    // The redraws are few (rate-limited), not one per buffer read.
+    let draws = text.matches("\rreplayed").count();
+    assert!((1..100).contains(&draws), "{draws} redraws");
+    // Even a short replay draws once in text; never in the other outputs.
+    let short = root().join("examples/runs/claude-fix-then-suite-pass.jsonl");
+    let short = short.to_str().unwrap();
+    assert!(on_a_terminal(&format!("replay --no-project {short}")).contains("\rreplayed"));
+    for format in ["--json", "--format sarif", "--format junit", "--format github"] {
+        let text = on_a_terminal(&format!("replay --no-project {format} {short}"));
+        assert!(!text.contains("replayed"), "{format}: {}", &text[..text.len().min(300)]);
+    }
+    // Not a terminal: nothing on stderr but what the run says.
+    let piped = sixfold(&["replay", "--no-project", short]);
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("replayed"));
+}

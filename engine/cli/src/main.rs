@@ -12,6 +12,7 @@ mod mcp_install;
 mod modes;
 mod modes_diff;
 mod output;
+mod progress;
 mod proofs;
 mod providers;
 mod proxy;

@@ -1,7 +1,8 @@
 //! `sixfold replay`: recorded runs in, a verdict per row out, with the evidence.
 
 use crate::bundles::{self, BundleArgs};
-use crate::output::{err, errln, out, outln};
+use crate::output::{errln, out, outln};
+use crate::progress::Progress;
 use serde::Serialize;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::{DecidedBy, Decision};
@@ -11,7 +12,6 @@ use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Step, Trace};
 use sixfold_core::verdict::{exit_code, RowResult, Strictness, Verdict};
 use sixfold_replay::{Format, ReadContext};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -241,7 +241,9 @@ pub(crate) fn run(args: Args) -> u8 {
         }
     };
     let rows = bundle.rows_about(FactsKind::Trace);
-    let reports = replay_all(&files, &args, input, &bundle, &rows, diff.as_deref());
+    // Progress is for a person watching the text output, never in JSON or a CI format.
+    let progress = Progress::new(&files, "replayed", output == Output::Text && Progress::watched(), true);
+    let reports = replay_all(&files, &args, input, &bundle, &rows, diff.as_deref(), &progress);
     let all_rows: Vec<RowResult> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
     let strictness = if args.strict {
         Strictness::Strict
@@ -377,24 +379,23 @@ fn replay_all(
     bundle: &Bundle,
     rows: &[&str],
     diff: Option<&[Edit]>,
+    progress: &Progress,
 ) -> Vec<FileReport> {
-    in_parallel(files, "replayed", |file| {
-        replay_one(file, args, input, bundle, rows, diff)
+    in_parallel(files, progress, |file| {
+        replay_one(file, args, input, bundle, rows, diff, progress)
     })
 }
 
 /// `each` applied to every file on as many threads as the machine has cores (files are
-/// independent), the results in the files' order; on a terminal, a count of the files done.
-pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+/// independent), the results in the files' order, each file done told to `progress`.
+pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], progress: &Progress, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<T>>> = Mutex::new(files.iter().map(|_| None).collect());
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(files.len())
         .max(1);
-    let progress = files.len() > 1 && std::io::stderr().is_terminal();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
@@ -406,16 +407,11 @@ pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: imp
                         *slot = Some(report);
                     }
                 }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    err!("\r{done_word} {n}/{} files", files.len());
-                }
+                progress.file_done();
             });
         }
     });
-    if progress {
-        errln!();
-    }
+    progress.finish();
     let slots = results.into_inner().unwrap_or_default();
     slots.into_iter().flatten().collect()
 }
@@ -427,10 +423,11 @@ fn replay_one(
     bundle: &Bundle,
     rows: &[&str],
     diff: Option<&[Edit]>,
+    progress: &Progress,
 ) -> FileReport {
     let shown = file.display().to_string();
     let cx = ReadContext { bundle };
-    let mut trace = match sixfold_replay::read_file(file, input.0, &cx) {
+    let mut trace = match sixfold_replay::read_file_counted(file, input.0, &cx, &|n| progress.read(n)) {
         Ok(t) => t,
         Err(e) => {
             let error = format!("cannot read `{shown}`: {e}");
