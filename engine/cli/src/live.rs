@@ -239,11 +239,8 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
         ModeCommand::Show { session, json } => {
             let mode = state.mode_for(session.as_deref());
             if json {
-                outln!(
-                    "{}",
-                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern(),
-                        "bundle": crate::trust::standing_words(&project)})
-                );
+                crate::output::json(&serde_json::json!({"project": project, "mode": mode,
+                    "pattern": state.pattern(), "bundle": crate::trust::standing_words(&project)}));
             } else {
                 outln!(
                     "mode {mode}, pattern {} (project {}, its .sixfold/ {})",
@@ -405,7 +402,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
         }
         RulesCommand::List { json } => match rules::list(&project) {
             Ok(list) if json => {
-                outln!("{}", serde_json::to_string(&list).unwrap_or_default());
+                crate::output::json(&serde_json::json!({ "rules": list }));
                 0
             }
             Ok(list) => {

@@ -4,6 +4,7 @@ mod approvals;
 mod bundles;
 mod check;
 mod doctor;
+mod ci;
 mod explain;
 mod judge;
 mod launch;
@@ -16,6 +17,7 @@ mod modes_diff;
 #[cfg(feature = "otel")]
 mod otel;
 mod output;
+mod progress;
 mod proofs;
 mod providers;
 mod proxy;

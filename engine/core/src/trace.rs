@@ -372,6 +372,31 @@ impl Trace {
         facts
     }
 
+    /// As [`Trace::facts`], unless the steps as facts come to more than `max_bytes` as JSON:
+    /// then how far they were made before they did, and nothing is kept. Each step is measured as
+    /// it is made, so no more than `max_bytes` (and one step) is ever held.
+    pub fn facts_within(&self, workspace: &Workspace, max_bytes: u64) -> Result<serde_json::Value, Beyond> {
+        let mut facts = self.head_facts();
+        let mut counted = Counter(0);
+        let mut steps = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let made = step_facts(step, workspace);
+            // Writing to a counter cannot fail; a step that could not be measured counts as over.
+            if serde_json::to_writer(&mut counted, &made).is_err() || counted.0 > max_bytes {
+                return Err(Beyond {
+                    max_bytes,
+                    made: i,
+                    steps: self.steps.len(),
+                });
+            }
+            steps.push(made);
+        }
+        if let Some(obj) = facts.as_object_mut() {
+            obj.insert("steps".into(), steps.into());
+        }
+        Ok(facts)
+    }
+
     /// The facts without the steps: the record, the claim, whether the run ended.
     pub fn head_facts(&self) -> serde_json::Value {
         serde_json::json!({
@@ -383,6 +408,30 @@ impl Trace {
             "lines": self.lines,
             "lease": self.lease,
         })
+    }
+}
+
+/// Steps that came to more facts than a bound allows ([`Trace::facts_within`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beyond {
+    /// The bound, in bytes of JSON.
+    pub max_bytes: u64,
+    /// The steps made before the bound was passed.
+    pub made: usize,
+    /// The run's steps.
+    pub steps: usize,
+}
+
+/// Counts the bytes written to it.
+struct Counter(u64);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -20,7 +20,7 @@ pub mod source;
 
 pub use acts::{ActRule, ActView};
 pub use model::{Mode, Pattern, Policy};
-pub use rows::Row;
+pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
 pub use select::Needs;
 pub use source::{BundleSource, Origin};
 
@@ -80,6 +80,8 @@ pub struct Bundle {
     host: ScriptHost,
     /// Row scripts read a whole run's facts, so they run under limits scaled for that.
     row_host: ScriptHost,
+    /// The most a trace's steps may come to, as JSON, for a row that reads them whole.
+    max_whole_steps_bytes: u64,
     examples: Vec<Example>,
     classifier: Classifier,
     mcp: BTreeMap<String, ToolFile>,
@@ -129,6 +131,7 @@ impl Bundle {
             environments: BTreeMap::new(),
             host: ScriptHost::new(limits),
             row_host: ScriptHost::new(ScriptLimits::for_facts()),
+            max_whole_steps_bytes: MAX_WHOLE_STEPS_BYTES,
             examples: Vec::new(),
             classifier: Classifier::default(),
             mcp: BTreeMap::new(),
