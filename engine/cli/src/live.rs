@@ -1,6 +1,7 @@
 //! Live governance: `sixfold hook`, `mode`, `rules`, `install`, `uninstall`.
 //! The hook layer does the work; this wires it to the replay layer's readers of Claude Code's
-//! and Codex's records (layers never depend on each other, so the CLI hands one to the other).
+//! and Codex's records (layers never depend on each other, so the CLI hands one to the other),
+//! and OpenCode's asks to sixfold's approvals (`crate::opencode_ask`).
 
 use crate::output::{errln, out, outln};
 use sixfold_core::bundle::Bundle;
@@ -8,7 +9,7 @@ use sixfold_core::decision::Decision;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
 use sixfold_core::trace::{Edit, Outcome, Status, Trace};
-use sixfold_hook::{guard, install, install_codex, rules, state::State, Records};
+use sixfold_hook::{guard, install, install_codex, install_opencode, rules, state::State, Records};
 use sixfold_replay::{Format, ReadContext};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -100,6 +101,35 @@ impl Records for CodexRecords {
     }
 }
 
+/// OpenCode's records: what its plugin sends after a call ran (`{title, metadata}`). Its
+/// session store is not read live.
+struct OpenCodeRecords;
+
+impl Records for OpenCodeRecords {
+    fn edits(&self, _tool: &str, _input: &serde_json::Value, _response: &serde_json::Value) -> Vec<Edit> {
+        Vec::new()
+    }
+
+    fn transcript(&self, _path: &Path, _bundle: &Bundle) -> Option<Trace> {
+        None
+    }
+
+    fn outcome(&self, tool: &str, response: &serde_json::Value, failed: bool) -> Outcome {
+        // The shell tool's exit code is `metadata.exit`; the other tools ran when this is sent.
+        let exit_code = response
+            .get("metadata")
+            .and_then(|m| m.get("exit"))
+            .and_then(serde_json::Value::as_i64);
+        let status = match (failed, exit_code) {
+            (true, _) | (false, Some(1..)) | (false, Some(..0)) => Status::Failed,
+            (false, Some(0)) => Status::Completed,
+            (false, None) if tool == "bash" => Status::Unknown,
+            (false, None) => Status::Completed,
+        };
+        Outcome { status, exit_code }
+    }
+}
+
 /// The agent CLIs sixfold has hook adapters for.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Agent {
@@ -107,6 +137,9 @@ pub(crate) enum Agent {
     ClaudeCode,
     /// Codex.
     Codex,
+    /// OpenCode (through sixfold's plugin).
+    #[value(name = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
@@ -115,6 +148,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => sixfold_hook::claude_code::PROVIDER,
             Agent::Codex => sixfold_hook::codex::PROVIDER,
+            Agent::OpenCode => sixfold_hook::opencode::PROVIDER,
         }
     }
 
@@ -123,6 +157,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => sixfold_hook::claude_code::handle(input, &ClaudeRecords, sandboxes),
             Agent::Codex => sixfold_hook::codex::handle(input, &CodexRecords, sandboxes),
+            Agent::OpenCode => crate::opencode_ask::handle(input, &OpenCodeRecords, sandboxes),
         }
     }
 }
@@ -437,17 +472,21 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
 /// project install is refused (Codex has no such file: put sixfold on PATH, or pass `--user`).
 /// Every hook command ends in `|| exit 2`: a program that cannot start blocks the call instead of
 /// letting it run. Codex then skips the hooks until a person trusts them (`/hooks` in its TUI);
-/// `sixfold doctor` says whether they are trusted and whether each hook answers.
+/// `sixfold doctor` says whether they are trusted and whether each hook answers. OpenCode:
+/// sixfold's plugin, `.opencode/plugin/sixfold.js`, and in `.opencode/opencode.json` a rule
+/// denying every tool until the plugin has loaded; the plugin refuses every call when the
+/// program cannot start, so a machine path there fails closed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct InstallArgs {
     /// Which agent CLI.
     agent: Agent,
     /// The repository's settings (the default): `.claude/settings.json` (or
-    /// `.claude/settings.local.json`), `.codex/config.toml`.
+    /// `.claude/settings.local.json`), `.codex/config.toml`, `.opencode/`.
     #[arg(long, conflicts_with = "user")]
     project: bool,
     /// The user's settings: `$CLAUDE_CONFIG_DIR/settings.json` (else `~/.claude/settings.json`),
-    /// `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`).
+    /// `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`), `$XDG_CONFIG_HOME/opencode/`
+    /// (else `~/.config/opencode/`).
     #[arg(long)]
     user: bool,
     /// Show the change as a diff and write nothing.
@@ -473,7 +512,76 @@ pub(crate) fn settings_file(agent: Agent, user: bool) -> Result<PathBuf, String>
             install::settings_path(project.as_deref(), env_path("CLAUDE_CONFIG_DIR"), env_path("HOME"))
         }
         Agent::Codex => install_codex::config_path(project.as_deref(), env_path("CODEX_HOME"), env_path("HOME")),
+        Agent::OpenCode => {
+            install_opencode::config_dir(project.as_deref(), env_path("XDG_CONFIG_HOME"), env_path("HOME"))
+                .map(|dir| dir.join(install_opencode::CONFIG_FILE))
+        }
     }
+}
+
+/// The config files OpenCode merges before the one `install opencode` writes: for a project's
+/// `.opencode/`, the user's config and the project's own `opencode.json(c)`; for the user's,
+/// none.
+fn opencode_merged_before(user: bool) -> Vec<PathBuf> {
+    if user {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    if let Ok(dir) = install_opencode::config_dir(None, env_path("XDG_CONFIG_HOME"), env_path("HOME")) {
+        files.extend(["opencode.jsonc", "opencode.json"].map(|name| dir.join(name)));
+    }
+    if let Ok(root) = project() {
+        files.extend(["opencode.jsonc", "opencode.json"].map(|name| root.join(name)));
+    }
+    files
+}
+
+/// Applies OpenCode's install or uninstall (`changes`, or why there are none): a plugin and the
+/// config beside it, no backup kept (nothing of the user's is changed but sixfold's own rule).
+fn opencode_change(args: &InstallArgs, changes: Result<Vec<install_opencode::Change>, String>, verb: &str) -> u8 {
+    let dir = match settings_file(args.agent, args.user) {
+        Ok(config) => config.parent().map(Path::to_path_buf).unwrap_or_default(),
+        Err(e) => return fail(&e, "pass --project inside a repository, or set XDG_CONFIG_HOME or HOME"),
+    };
+    let changes = match changes {
+        Ok(c) => c,
+        Err(e) => return fail(&e, "fix the file by hand first"),
+    };
+    let changed: Vec<&install_opencode::Change> = changes.iter().filter(|c| c.before != c.after).collect();
+    if changed.is_empty() {
+        outln!("{} already {verb}", dir.display());
+        return 0;
+    }
+    if args.dry_run {
+        for c in &changed {
+            let (before, after) = (
+                c.before.as_deref().unwrap_or_default(),
+                c.after.as_deref().unwrap_or_default(),
+            );
+            out!(
+                "--- {}\n+++ {}\n{}",
+                c.path.display(),
+                c.path.display(),
+                install::diff(before, after)
+            );
+        }
+        return 0;
+    }
+    if let Err(e) = install_opencode::apply(&dir, &changes) {
+        return fail(&e, "check the permissions");
+    }
+    for c in changed {
+        let what = match (&c.before, &c.after) {
+            (_, None) => "removed",
+            (None, Some(_)) => "created",
+            (Some(_), Some(_)) => "changed",
+        };
+        outln!("{verb}: {what} {}", c.path.display());
+    }
+    if verb == "installed" {
+        outln!("OpenCode now offers no tool until sixfold's plugin has loaded, and runs each call only when sixfold allows it; an ask waits for `sixfold approvals answer` (see docs/live.md).");
+    }
+    0
 }
 
 /// The files sixfold's hooks for `agent` may be in: the shared (or user's) settings file, and for
@@ -594,6 +702,16 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
     for warning in &chosen.warnings {
         errln!("warning: {warning}");
     }
+    if let Agent::OpenCode = args.agent {
+        // The plugin refuses every call when its program cannot start, so a machine path in a
+        // committed plugin fails closed: it is written there, after the warnings above.
+        let command = hook_settings::command(&chosen.program, &spec);
+        let changes = settings_file(args.agent, args.user).and_then(|config| {
+            let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
+            install_opencode::install(&dir, &spec.file, &command, &opencode_merged_before(args.user))
+        });
+        return opencode_change(&args, changes, "installed");
+    }
     let command = hook_settings::guarded(&chosen.program, &spec);
     // A file a team commits gets only a command naming `sixfold` on PATH; this machine's path
     // goes in its local file, and where there is none (a Codex project), nowhere.
@@ -698,6 +816,13 @@ pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
+    if let Agent::OpenCode = args.agent {
+        let changes = settings_file(args.agent, args.user).and_then(|config| {
+            let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
+            install_opencode::uninstall(&dir, &spec.file)
+        });
+        return opencode_change(&args, changes, "uninstalled");
+    }
     let (shared, local) = match hook_files(args.agent, args.user) {
         Ok(found) => found,
         Err(e) => {
@@ -719,7 +844,7 @@ pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
                 .map(|h| h.key)
                 .collect()
         }
-        Agent::ClaudeCode => Vec::new(),
+        Agent::ClaudeCode | Agent::OpenCode => Vec::new(),
     };
     let forget = |s: &str| -> Result<String, String> {
         let stripped = strip(s)?;

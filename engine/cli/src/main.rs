@@ -16,6 +16,7 @@ mod modes;
 mod modes_diff;
 #[cfg(feature = "otel")]
 mod otel;
+mod opencode_ask;
 mod output;
 mod progress;
 mod proofs;

@@ -20,8 +20,9 @@
 //! [`claim`] the answer writes it.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// How long the hook may take before it answers deny on its own.
 pub const DEADLINE: Duration = Duration::from_secs(10);
@@ -49,6 +50,13 @@ static ANSWERED: AtomicBool = AtomicBool::new(false);
 /// after it (the optional telemetry export) can change it.
 static SETTLED: AtomicBool = AtomicBool::new(false);
 
+/// How long after arming the watchdog answers deny, in milliseconds; [`wait_for_a_person`]
+/// pushes it back, once the judgement is done, for the time a person has to answer.
+static DEADLINE_MS: AtomicU64 = AtomicU64::new(0);
+
+/// When the guard was armed.
+static ARMED: OnceLock<Instant> = OnceLock::new();
+
 /// Set when a failure must let the event through instead of refusing it (a Stop that was
 /// already blocked once: blocking again could loop forever).
 static LET_THROUGH: AtomicBool = AtomicBool::new(false);
@@ -72,16 +80,34 @@ pub fn arm() {
         fail(&format!("the hook failed ({why}{place})"));
     }));
     let deadline = deadline(std::env::var(DEADLINE_ENV).ok().as_deref());
+    let armed = *ARMED.get_or_init(Instant::now);
+    DEADLINE_MS.store(
+        u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+        Ordering::SeqCst,
+    );
     // INVARIANT (fail closed): a hook that has not answered by its deadline answers deny.
     let spawned = std::thread::Builder::new()
         .name("sixfold-watchdog".into())
-        .spawn(move || {
-            std::thread::sleep(deadline);
-            fail(&format!("the hook did not answer within {} ms", deadline.as_millis()));
+        .spawn(move || loop {
+            let due = Duration::from_millis(DEADLINE_MS.load(Ordering::SeqCst));
+            let elapsed = armed.elapsed();
+            if elapsed >= due {
+                fail(&format!("the hook did not answer within {} ms", due.as_millis()));
+            }
+            std::thread::sleep(due.saturating_sub(elapsed));
         });
     if spawned.is_err() {
         fail("the hook could not start its watchdog");
     }
+}
+
+/// Gives the hook `wait` more, from now, before the watchdog answers deny: for a judgement that
+/// is done and now waits for a person's answer (an OpenCode ask parked for `sixfold approvals`),
+/// which takes as long as the person does, up to the ask's own timeout.
+pub fn wait_for_a_person(wait: Duration) {
+    let Some(armed) = ARMED.get() else { return };
+    let due = armed.elapsed().saturating_add(wait);
+    DEADLINE_MS.fetch_max(u64::try_from(due.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
 }
 
 /// The deadline: [`DEADLINE`], or a shorter one asked for in [`DEADLINE_ENV`].

@@ -13,8 +13,10 @@ pub mod codex;
 pub mod guard;
 pub mod install;
 pub mod install_codex;
+pub mod install_opencode;
 pub mod lease;
 pub mod log;
+pub mod opencode;
 pub mod program;
 /// Which project a working directory belongs to: the core's rule, shared by every layer.
 pub use sixfold_core::project;

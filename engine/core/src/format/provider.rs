@@ -193,8 +193,11 @@ pub struct HermeticFile {
 #[serde(deny_unknown_fields)]
 pub struct HooksFile {
     /// The file's format: `settings-json`, a JSON settings file whose `hooks` table maps each
-    /// event to `[{"matcher"?, "hooks": [{"type": "command", "command"}]}]`; or `config-toml`,
-    /// a TOML config file with the same shape as `[[hooks.EVENT]]` tables, edited in place.
+    /// event to `[{"matcher"?, "hooks": [{"type": "command", "command"}]}]`; `config-toml`,
+    /// a TOML config file with the same shape as `[[hooks.EVENT]]` tables, edited in place; or
+    /// `opencode-plugin`, sixfold's OpenCode plugin (`file`, in OpenCode's config directory),
+    /// which runs the hook command for each of its plugin `events`, with a rule denying every
+    /// tool until it has loaded in the `opencode.json` beside it.
     pub format: String,
     /// The file, relative to the agent's config home, e.g. `settings.json`.
     pub file: String,
