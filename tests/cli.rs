@@ -797,8 +797,7 @@ fn the_widened_mode_does_not_load_but_its_parent_does() {
     let dir = fixture("widens-rule");
     let run = s.run(&["modes", "--no-project", "--json", "--bundle", dir.to_str().unwrap()]);
     run.expect_code(1);
-    let ids: Vec<String> = run
-        .json()
+    let ids: Vec<String> = run.json()["modes"]
         .as_array()
         .unwrap()
         .iter()
@@ -998,7 +997,7 @@ fn modes_lists_the_shipped_modes() {
     let run = s.run(&["modes", "--no-project", "--json"]);
     run.expect_code(0);
     let v = run.json();
-    let list = v.as_array().unwrap();
+    let list = v["modes"].as_array().unwrap();
     let mut ids: Vec<&str> = list.iter().map(|m| m["id"].as_str().unwrap()).collect();
     ids.sort_unstable();
     assert_eq!(ids, vec!["ask", "full", "keep-work", "read-only", "workspace-write"]);

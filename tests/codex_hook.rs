@@ -61,6 +61,16 @@ impl Run {
         ]
     }
 
+    fn sixfold_on(&self, args: &[&str], path: &str) -> Output {
+        Command::new(SIXFOLD)
+            .args(args)
+            .current_dir(&self.project)
+            .envs(self.env())
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    }
+
     fn sixfold(&self, args: &[&str]) -> Output {
         Command::new(SIXFOLD)
             .args(args)
@@ -549,21 +559,28 @@ fn install_and_uninstall_round_trip_a_real_config_exactly() {
     let removed = run.sixfold(&["uninstall", "codex", "--user"]);
     assert!(removed.status.success(), "{}", text(&removed.stderr));
     assert_eq!(std::fs::read_to_string(run.config()).unwrap(), mine, "byte for byte");
-    // In the project (the default): its `.codex/config.toml`, which Codex reads only for a
-    // project it trusts, and the person is told so.
-    let here = run.sixfold(&["install", "codex"]);
+    // In the project (the default): its `.codex/config.toml`, a file a team commits, so only
+    // with a `sixfold` on PATH to name; Codex reads it only for a project it trusts, and the
+    // person is told so.
+    let bare = run.sixfold_on(&["install", "codex"], "/usr/bin:/bin");
+    assert!(!bare.status.success(), "no sixfold on PATH: refused");
+    assert!(text(&bare.stderr).contains("--user"), "{}", text(&bare.stderr));
+    assert!(!run.project.join(".codex").exists(), "and nothing written");
+    let bin = run.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(SIXFOLD, bin.join("sixfold")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let here = run.sixfold_on(&["install", "codex"], &path);
     let said = text(&here.stdout);
     assert!(here.status.success(), "{}", text(&here.stderr));
     assert!(said.contains("trust_level"), "{said}");
     assert!(std::fs::read_to_string(run.project.join(".codex/config.toml"))
         .unwrap()
-        .contains("hook codex"));
-    let gone = run.sixfold(&["uninstall", "codex"]);
+        .contains("\"sixfold hook codex || exit 2\""));
+    let gone = run.sixfold_on(&["uninstall", "codex"], &path);
     assert!(gone.status.success(), "{}", text(&gone.stderr));
-    assert_eq!(
-        std::fs::read_to_string(run.project.join(".codex/config.toml")).unwrap(),
-        ""
-    );
+    // Nothing left behind: the file it created and its directory are gone.
+    assert!(!run.project.join(".codex").exists());
 }
 
 /// Codex skips a hook nobody trusted without a word; sixfold says so, and computes the hash Codex

@@ -335,7 +335,8 @@ fn answer_next(root: &Path, answer: &str) -> Value {
             .current_dir(root)
             .output()
             .unwrap();
-        let pending: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let listed: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let pending: Vec<Value> = serde_json::from_value(listed["asks"].clone()).unwrap_or_default();
         if let Some(first) = pending.first() {
             let id = first["id"].as_str().unwrap();
             let answered = Command::new(SIXFOLD)
@@ -421,7 +422,10 @@ fn asks_wait_for_a_person(p: &Project, session: &str, run: &dyn Fn() -> Vec<(boo
         .current_dir(&p.root)
         .output()
         .unwrap();
-    assert_eq!(serde_json::from_slice::<Value>(&left.stdout).unwrap(), json!([]));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&left.stdout).unwrap()["asks"],
+        json!([])
+    );
 }
 
 /// Codex's MCP results in its `exec --json` lines: (is an error, text).

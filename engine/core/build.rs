@@ -4,6 +4,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+// The content hash, shared with the core so the shipped bundle's hash, made here once, is the
+// one the core would make of the same files.
+#[allow(dead_code)]
+#[path = "src/bundle/digest.rs"]
+mod digest;
+
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -21,6 +27,8 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.join("../..");
     let mut code = String::from("/// The shipped bundle's files: path relative to the bundle root, and text.\npub(crate) static FILES: &[(&str, &str)] = &[\n");
+    // The files as embedded, for their hash (in path order, as a loaded source holds them).
+    let mut hashed: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     for folder in ["modes", "policies", "patterns", "providers"] {
         let dir = root.join(folder);
         println!("cargo:rerun-if-changed={}", dir.display());
@@ -36,6 +44,7 @@ fn main() {
                 continue;
             }
             let absolute = file.canonicalize().unwrap_or(file.clone());
+            hashed.insert(name.clone(), std::fs::read_to_string(&absolute).unwrap_or_default());
             let _ = writeln!(
                 code,
                 "    ({name:?}, include_str!({:?})),",
@@ -44,6 +53,11 @@ fn main() {
         }
     }
     code.push_str("];\n");
+    let hash = digest::layer(hashed.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+    let _ = writeln!(
+        code,
+        "/// The content hash of [`FILES`] (see `bundle::digest`).\npub(crate) static HASH: &str = {hash:?};"
+    );
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("shipped.rs");
     if let Err(err) = std::fs::write(&out, code) {
         println!("cargo:warning=cannot write the embedded bundle: {err}");

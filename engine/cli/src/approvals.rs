@@ -56,16 +56,10 @@ pub(crate) fn run(args: Args) -> u8 {
     };
     match args.command {
         ApprovalsCommand::List { json } => match approvals::list(&project) {
-            Ok(pending) if json => match serde_json::to_string_pretty(&pending) {
-                Ok(text) => {
-                    outln!("{text}");
-                    0
-                }
-                Err(e) => {
-                    errln!("error: cannot print the asks: {e}");
-                    1
-                }
-            },
+            Ok(pending) if json => {
+                crate::output::json_pretty(&serde_json::json!({ "asks": pending }));
+                0
+            }
             Ok(pending) => {
                 if pending.is_empty() {
                     outln!("nothing is pending");

@@ -55,7 +55,7 @@ pub(crate) fn run(args: Args) -> u8 {
             "diagnostics": diagnostics,
             "project": project.as_ref().map(|(dir, standing)| serde_json::json!({"dir": dir, "standing": standing})),
         });
-        outln!("{out}");
+        crate::output::json(&out);
     } else {
         bundles::report(&diagnostics);
         let summary = format!(

@@ -1,7 +1,7 @@
 //! `sixfold judge`: one step's effects in, one judgement out.
 
 use crate::bundles::{self, BundleArgs};
-use crate::output::{errln, out, outln};
+use crate::output::{errln, out};
 use serde_json::{json, Value};
 use sixfold_core::call::{Call, Called, Layers, Sandboxes, Sandboxing, Under};
 use sixfold_core::effects::EffectProfile;
@@ -172,6 +172,7 @@ impl Judger {
             context: &self.context,
             planned_writes: None,
             spawns: 0,
+            leasing: None,
         }
     }
 
@@ -410,7 +411,7 @@ pub(crate) fn run(args: Args) -> u8 {
         }
         Some(step) => {
             let answer = judger.judge(args.mode.as_deref(), &step);
-            outln!("{answer}");
+            crate::output::json(&answer);
             0
         }
         None => batch(&judger, args.mode.as_deref()),
@@ -474,6 +475,6 @@ fn batch(judger: &Judger, default_mode: Option<&str>) -> u8 {
         if let Value::Object(fields) = &mut answer {
             fields.insert("line".into(), json!(number));
         }
-        outln!("{answer}");
+        crate::output::json(&answer);
     }
 }

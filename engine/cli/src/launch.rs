@@ -2,7 +2,7 @@
 //! against the hermetic contract's rows.
 
 use crate::bundles::{self, BundleArgs};
-use crate::output::{errln, outln};
+use crate::output::errln;
 use sixfold_core::verdict::{Severity, Strictness, Verdict};
 use sixfold_launch::{EnvArg, Governed, Outcome, Request, StdoutSink, Workdir};
 use std::path::PathBuf;
@@ -173,7 +173,7 @@ pub(crate) fn run(args: Args) -> u8 {
         }
     };
     if args.json {
-        outln!("{}", sixfold_launch::report_json(&outcome));
+        crate::output::json(&sixfold_launch::report_json(&outcome));
     } else {
         print_text(&outcome, args.hermetic);
     }

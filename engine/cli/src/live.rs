@@ -201,6 +201,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
         errln!("{note}");
     }
     if answer.is_empty() {
+        guard::settle();
         return 0;
     }
     let mut stdout = std::io::stdout().lock();
@@ -210,6 +211,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
         errln!("sixfold: could not judge this call, so it is refused: cannot write the answer: {e}");
         return 2;
     }
+    guard::settle();
     0
 }
 
@@ -272,11 +274,8 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
         ModeCommand::Show { session, json } => {
             let mode = state.mode_for(session.as_deref());
             if json {
-                outln!(
-                    "{}",
-                    serde_json::json!({"project": project, "mode": mode, "pattern": state.pattern(),
-                        "bundle": crate::trust::standing_words(&project)})
-                );
+                crate::output::json(&serde_json::json!({"project": project, "mode": mode,
+                    "pattern": state.pattern(), "bundle": crate::trust::standing_words(&project)}));
             } else {
                 outln!(
                     "mode {mode}, pattern {} (project {}, its .sixfold/ {})",
@@ -438,7 +437,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
         }
         RulesCommand::List { json } => match rules::list(&project) {
             Ok(list) if json => {
-                outln!("{}", serde_json::to_string(&list).unwrap_or_default());
+                crate::output::json(&serde_json::json!({ "rules": list }));
                 0
             }
             Ok(list) => {
@@ -464,18 +463,25 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
     }
 }
 
-/// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs. Claude
-/// Code: `.claude/settings.json`. Codex: `.codex/config.toml`, edited in place (everything else
-/// in it stays byte for byte); Codex then skips the hooks until a person trusts them (`/hooks` in
-/// its TUI), and `sixfold providers` says whether they are trusted. OpenCode: sixfold's plugin,
-/// `.opencode/plugin/sixfold.js`, and in `.opencode/opencode.json` a rule denying every tool
-/// until the plugin has loaded.
+/// Register sixfold as the agent CLI's hook, so every tool call is judged before it runs.
+///
+/// The hook runs the `sixfold` on PATH when one answers there, written in the file a team
+/// commits (Claude Code's `.claude/settings.json`, Codex's `.codex/config.toml`), so a clone, a
+/// `cargo clean` or a reinstall keeps it working. Without one, Claude Code's hook names this
+/// binary by its path in `.claude/settings.local.json`, which stays on this machine, and Codex's
+/// project install is refused (Codex has no such file: put sixfold on PATH, or pass `--user`).
+/// Every hook command ends in `|| exit 2`: a program that cannot start blocks the call instead of
+/// letting it run. Codex then skips the hooks until a person trusts them (`/hooks` in its TUI);
+/// `sixfold doctor` says whether they are trusted and whether each hook answers. OpenCode:
+/// sixfold's plugin, `.opencode/plugin/sixfold.js`, and in `.opencode/opencode.json` a rule
+/// denying every tool until the plugin has loaded; the plugin refuses every call when the
+/// program cannot start, so a machine path there fails closed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct InstallArgs {
     /// Which agent CLI.
     agent: Agent,
-    /// The repository's settings (the default): `.claude/settings.json`, `.codex/config.toml`,
-    /// `.opencode/`.
+    /// The repository's settings (the default): `.claude/settings.json` (or
+    /// `.claude/settings.local.json`), `.codex/config.toml`, `.opencode/`.
     #[arg(long, conflicts_with = "user")]
     project: bool,
     /// The user's settings: `$CLAUDE_CONFIG_DIR/settings.json` (else `~/.claude/settings.json`),
@@ -497,7 +503,8 @@ fn env_path(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-/// The settings file `install` edits for `agent` (the project's, or with `user` the user's).
+/// The settings file `install` edits for `agent` (the project's shared one, or with `user` the
+/// user's).
 pub(crate) fn settings_file(agent: Agent, user: bool) -> Result<PathBuf, String> {
     let project = if user { None } else { Some(project()?) };
     match agent {
@@ -577,57 +584,80 @@ fn opencode_change(args: &InstallArgs, changes: Result<Vec<install_opencode::Cha
     0
 }
 
-fn change(args: &InstallArgs, edit: impl Fn(&str) -> Result<String, String>, verb: &str) -> u8 {
-    let path = match settings_file(args.agent, args.user) {
-        Ok(p) => p,
-        Err(e) => {
-            return fail(
-                &e,
-                "pass --project inside a repository, or set CLAUDE_CONFIG_DIR or CODEX_HOME",
-            )
-        }
+/// The files sixfold's hooks for `agent` may be in: the shared (or user's) settings file, and for
+/// a Claude Code project its local settings too.
+pub(crate) fn hook_files(agent: Agent, user: bool) -> Result<(PathBuf, Option<PathBuf>), String> {
+    let shared = settings_file(agent, user)?;
+    let local = match (agent, user) {
+        (Agent::ClaudeCode, false) => Some(install::local_settings_path(&project()?)),
+        _ => None,
     };
-    let before = match install::read_text(&path) {
-        Ok(v) => v,
-        Err(e) => {
-            return fail(
-                &e,
-                "fix the file by hand first; sixfold will not overwrite what it cannot read",
-            )
-        }
-    };
-    let after = match edit(&before) {
-        Ok(v) => v,
-        Err(e) => return fail(&format!("`{}`: {e}", path.display()), "fix the file by hand first"),
-    };
-    if after == before {
-        outln!("{} already {verb}", path.display());
-        return 0;
+    Ok((shared, local))
+}
+
+/// A change to a settings file's text.
+type TextEdit<'a> = dyn Fn(&str) -> Result<String, String> + 'a;
+
+/// One settings file's change, shown (dry run) or written; `Err` holds the exit code. Uninstall
+/// (`strip` given) writes without litter (see [`install::write_without_litter`]).
+fn apply(
+    path: &Path,
+    dry_run: bool,
+    edit: &TextEdit<'_>,
+    strip: Option<&TextEdit<'_>>,
+    tidy_dir: bool,
+) -> Result<bool, u8> {
+    let before = install::read_text(path).map_err(|e| {
+        fail(
+            &e,
+            "fix the file by hand first; sixfold will not overwrite what it cannot read",
+        )
+    })?;
+    let after = edit(&before).map_err(|e| fail(&format!("`{}`: {e}", path.display()), "fix the file by hand first"))?;
+    if after == before || install::same_content(&after, &before) {
+        return Ok(false);
     }
-    if args.dry_run {
+    if dry_run {
         out!(
             "--- {}\n+++ {}\n{}",
             path.display(),
             path.display(),
             install::diff(&before, &after)
         );
-        return 0;
+        return Ok(true);
     }
-    match install::write_text(&path, &after) {
-        Ok(backup) => {
-            let kept = backup
-                .map(|b| format!(" (previous file kept as {})", b.display()))
-                .unwrap_or_default();
-            outln!("{verb} {}{kept}", path.display());
-            if verb == "installed" && matches!(args.agent, Agent::Codex) {
-                outln!("{}", install_codex::TRUST_HINT);
-                if !args.user {
-                    outln!("{}", install_codex::PROJECT_HINT);
-                }
+    match strip {
+        Some(strip) => match install::write_without_litter(path, &after, strip, tidy_dir) {
+            Ok(tidied) => {
+                let mut gone: Vec<String> = Vec::new();
+                gone.extend(tidied.backup.map(|b| b.display().to_string()));
+                gone.extend(tidied.dir.map(|d| format!("{}/", d.display())));
+                let removed = match (tidied.file, gone.is_empty()) {
+                    (true, _) => " (it held nothing else, so it is removed".to_string(),
+                    (false, false) => " (removed".to_string(),
+                    (false, true) => String::new(),
+                };
+                let also = if gone.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} {}", if tidied.file { ", with" } else { "" }, gone.join(" and "))
+                };
+                let close = if removed.is_empty() { "" } else { ")" };
+                outln!("uninstalled {}{removed}{also}{close}", path.display());
+                Ok(true)
             }
-            0
-        }
-        Err(e) => fail(&e, "check the permissions"),
+            Err(e) => Err(fail(&e, "check the permissions")),
+        },
+        None => match install::write_text(path, &after) {
+            Ok(backup) => {
+                let kept = backup
+                    .map(|b| format!(" (previous file kept as {})", b.display()))
+                    .unwrap_or_default();
+                outln!("installed {}{kept}", path.display());
+                Ok(true)
+            }
+            Err(e) => Err(fail(&e, "check the permissions")),
+        },
     }
 }
 
@@ -659,21 +689,114 @@ pub(crate) fn install_hooks(args: InstallArgs) -> u8 {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
-    let command = hook_settings::command(&binary.to_string_lossy(), &spec);
+    let (shared, local) = match hook_files(args.agent, args.user) {
+        Ok(found) => found,
+        Err(e) => {
+            return fail(
+                &e,
+                "pass --project inside a repository, or set CLAUDE_CONFIG_DIR or CODEX_HOME",
+            )
+        }
+    };
+    let chosen = sixfold_hook::program::hook_program(&binary);
+    for warning in &chosen.warnings {
+        errln!("warning: {warning}");
+    }
     if let Agent::OpenCode = args.agent {
+        // The plugin refuses every call when its program cannot start, so a machine path in a
+        // committed plugin fails closed: it is written there, after the warnings above.
+        let command = hook_settings::command(&chosen.program, &spec);
         let changes = settings_file(args.agent, args.user).and_then(|config| {
             let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
             install_opencode::install(&dir, &spec.file, &command, &opencode_merged_before(args.user))
         });
         return opencode_change(&args, changes, "installed");
     }
-    change(&args, |s| hook_settings::register_text(s, &spec, &command), "installed")
+    let command = hook_settings::guarded(&chosen.program, &spec);
+    // A file a team commits gets only a command naming `sixfold` on PATH; this machine's path
+    // goes in its local file, and where there is none (a Codex project), nowhere.
+    let shared_is_committed = !args.user;
+    let (target, other) = match (chosen.portable || !shared_is_committed, local) {
+        (true, local) => (shared, local),
+        (false, Some(local)) => (local, Some(shared)),
+        (false, None) => {
+            return fail(
+                &format!(
+                    "there is no `sixfold` on PATH, so the hook would name this binary by its path ({}) in {}, a file a team commits, where a clone or a `cargo clean` leaves a hook that cannot start",
+                    chosen.program,
+                    shared.display()
+                ),
+                "put sixfold on PATH (`cargo install --path engine/cli`, or a link in ~/.local/bin) and install again, or install for this user only with `--user`",
+            )
+        }
+    };
+    // Any other sixfold hook (an older install's, by another path) goes: one hook per event.
+    let fresh = |s: &str| -> Result<String, String> {
+        let cleared = hook_settings::unregister_text(s, &spec)?;
+        hook_settings::register_text(&cleared, &spec, &command)
+    };
+    let strip = |s: &str| hook_settings::unregister_text(s, &spec);
+    let mut changed = false;
+    if let Some(other) = &other {
+        match apply(other, args.dry_run, &strip, Some(&strip), false) {
+            Ok(c) => changed |= c,
+            Err(code) => return code,
+        }
+    }
+    match apply(&target, args.dry_run, &fresh, None, false) {
+        Ok(c) => changed |= c,
+        Err(code) => return code,
+    }
+    if !changed {
+        outln!("{} already installed", target.display());
+    }
+    if !chosen.portable && shared_is_committed {
+        if let Some(shared) = &other {
+            errln!(
+                "warning: the hooks are in {}, which stays on this machine; {}, the file a team commits, has no sixfold hook, so a clone of this repository is not governed until sixfold is on PATH there and `sixfold install claude-code` runs; put sixfold on PATH and install again to write one",
+                target.display(),
+                shared.display()
+            );
+            if !ignored_by_git(&target) {
+                errln!(
+                    "warning: git does not ignore {}, which names this machine's path: add it to .gitignore",
+                    target.display()
+                );
+            }
+        }
+    }
+    if matches!(args.agent, Agent::Codex) && !args.dry_run {
+        outln!("{}", install_codex::TRUST_HINT);
+        if !args.user {
+            outln!("{}", install_codex::PROJECT_HINT);
+        }
+    }
+    0
+}
+
+/// Whether git ignores `path` (true too where git cannot say: no git, no repository).
+fn ignored_by_git(path: &Path) -> bool {
+    let Some(dir) = path.parent().filter(|d| d.is_dir()) else {
+        return true;
+    };
+    let asked = std::process::Command::new("git")
+        .args(["check-ignore", "-q", "--"])
+        .arg(path)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    // `check-ignore` exits 0 when ignored, 1 when not, 128 outside a repository.
+    !matches!(asked.map(|s| s.code()), Ok(Some(1)))
 }
 
 /// Remove the hook entries `sixfold install` added, wherever the binary that added them is and
 /// whatever it is called: every hook whose command is one program followed by exactly the
-/// provider file's hook arguments (`hook claude-code`, `hook codex`). Everything else stays as
-/// it was.
+/// provider file's hook arguments (`hook claude-code`, `hook codex`), alone or followed by
+/// `|| exit 2`; from a Claude Code project's local settings too. Everything else stays as it
+/// was, and nothing is left behind: no settings file that holds nothing, no backup of sixfold's
+/// own hooks, no directory left empty, and for Codex no `[hooks.state]` entry keeping the trust
+/// a person gave sixfold's hooks.
 #[derive(Debug, clap::Args)]
 pub(crate) struct UninstallArgs {
     #[command(flatten)]
@@ -682,28 +805,82 @@ pub(crate) struct UninstallArgs {
 
 /// `sixfold uninstall`: removes the hooks `install` registered.
 pub(crate) fn uninstall_hooks(args: UninstallArgs) -> u8 {
-    if args.target.mcp {
+    let args = args.target;
+    if args.mcp {
         return match project() {
-            Ok(p) => crate::mcp_install::uninstall(&p, args.target.dry_run),
+            Ok(p) => crate::mcp_install::uninstall(&p, args.dry_run),
             Err(e) => fail(&e, "run it inside the project"),
         };
     }
-    let spec = match shipped_hooks(args.target.agent) {
+    let spec = match shipped_hooks(args.agent) {
         Ok(spec) => spec,
         Err(e) => return fail(&e, "this is a bug in sixfold's shipped provider files"),
     };
-    if let Agent::OpenCode = args.target.agent {
-        let changes = settings_file(args.target.agent, args.target.user).and_then(|config| {
+    if let Agent::OpenCode = args.agent {
+        let changes = settings_file(args.agent, args.user).and_then(|config| {
             let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
             install_opencode::uninstall(&dir, &spec.file)
         });
-        return opencode_change(&args.target, changes, "uninstalled");
+        return opencode_change(&args, changes, "uninstalled");
     }
-    change(
-        &args.target,
-        |s| hook_settings::unregister_text(s, &spec),
-        "uninstalled",
-    )
+    let (shared, local) = match hook_files(args.agent, args.user) {
+        Ok(found) => found,
+        Err(e) => {
+            return fail(
+                &e,
+                "pass --project inside a repository, or set CLAUDE_CONFIG_DIR or CODEX_HOME",
+            )
+        }
+    };
+    let strip = |s: &str| hook_settings::unregister_text(s, &spec);
+    // Codex keeps the trust a person gave each hook by the hook's position in its file; the
+    // positions of sixfold's are read before they go.
+    let trust_keys: Vec<String> = match args.agent {
+        Agent::Codex => {
+            let text = install::read_text(&shared).unwrap_or_default();
+            let keyed = shared.canonicalize().unwrap_or_else(|_| shared.clone());
+            install_codex::installed(&keyed, &text, &spec)
+                .into_iter()
+                .map(|h| h.key)
+                .collect()
+        }
+        Agent::ClaudeCode | Agent::OpenCode => Vec::new(),
+    };
+    let forget = |s: &str| -> Result<String, String> {
+        let stripped = strip(s)?;
+        if trust_keys.is_empty() || stripped.trim().is_empty() {
+            return Ok(stripped);
+        }
+        sixfold_core::hook_toml::forget_trust(&stripped, &trust_keys)
+    };
+    let mut changed = false;
+    let tidy_dir = !args.user;
+    for file in std::iter::once(&shared).chain(local.as_ref()) {
+        match apply(file, args.dry_run, &forget, Some(&strip), tidy_dir) {
+            Ok(c) => changed |= c,
+            Err(code) => return code,
+        }
+    }
+    // A project's hooks are trusted in the user's config, where `/hooks` keeps it.
+    if let (Agent::Codex, false, false) = (args.agent, args.user, trust_keys.is_empty()) {
+        if let Ok(user) = settings_file(Agent::Codex, true) {
+            let forget_only = |s: &str| -> Result<String, String> {
+                if s.trim().is_empty() {
+                    return Ok(s.to_string());
+                }
+                sixfold_core::hook_toml::forget_trust(s, &trust_keys)
+            };
+            let keep = |s: &str| Ok(s.to_string());
+            match apply(&user, args.dry_run, &forget_only, Some(&keep), false) {
+                Ok(c) => changed |= c,
+                Err(code) => return code,
+            }
+        }
+    }
+    if !changed {
+        outln!("{} already uninstalled", shared.display());
+    }
+    0
 }
 
 /// Show or set the active pattern (the agent architecture the hooks enforce for sub-agents).

@@ -3,15 +3,22 @@
 mod approvals;
 mod bundles;
 mod check;
+mod doctor;
+mod ci;
 mod explain;
 mod judge;
 mod launch;
+mod lease;
 mod live;
+mod log;
 mod mcp_install;
 mod modes;
 mod modes_diff;
+#[cfg(feature = "otel")]
+mod otel;
 mod opencode_ask;
 mod output;
+mod progress;
 mod proofs;
 mod providers;
 mod proxy;
@@ -44,9 +51,11 @@ enum Command {
     Hook(live::HookArgs),
     Mode(live::ModeArgs),
     Pattern(live::PatternArgs),
+    Lease(lease::Args),
     Rules(live::RulesArgs),
     Install(live::InstallArgs),
     Uninstall(live::UninstallArgs),
+    Doctor(doctor::Args),
     Trust(trust::Args),
     Launch(Box<launch::Args>),
     Providers(providers::Args),
@@ -55,6 +64,7 @@ enum Command {
     Approvals(approvals::Args),
     McpProxy(proxy::Args),
     Whatif(whatif::Args),
+    Log(log::Args),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -83,6 +93,12 @@ fn main() -> ExitCode {
         output::err!("{GETTING_STARTED}");
         return ExitCode::from(2);
     };
+    // Only the commands that write event logs export them.
+    #[cfg(feature = "otel")]
+    let export = match &command {
+        Command::Hook(_) | Command::ServeTools(_) | Command::McpProxy(_) => otel::start(),
+        _ => None,
+    };
     let code = match command {
         Command::Check(args) => check::run(args),
         Command::Judge(args) => judge::run(args),
@@ -92,9 +108,11 @@ fn main() -> ExitCode {
         Command::Hook(args) => live::hook(args),
         Command::Mode(args) => live::mode(args),
         Command::Pattern(args) => live::pattern(args),
+        Command::Lease(args) => lease::run(args),
         Command::Rules(args) => live::rules(args),
         Command::Install(args) => live::install_hooks(args),
         Command::Uninstall(args) => live::uninstall_hooks(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Trust(args) => trust::run(args),
         Command::Launch(args) => launch::run(*args),
         Command::Providers(args) => providers::run(args),
@@ -103,6 +121,11 @@ fn main() -> ExitCode {
         Command::Approvals(args) => approvals::run(args),
         Command::McpProxy(args) => proxy::run(args),
         Command::Whatif(args) => whatif::run(args),
+        Command::Log(args) => log::run(args),
     };
+    #[cfg(feature = "otel")]
+    if let Some(export) = export {
+        export.finish();
+    }
     ExitCode::from(output::finish(code))
 }

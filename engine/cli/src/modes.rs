@@ -38,7 +38,7 @@ pub(crate) fn run(args: Args) -> u8 {
                 })
             })
             .collect();
-        outln!("{}", serde_json::Value::Array(list));
+        crate::output::json(&serde_json::json!({ "modes": list }));
     } else {
         let width = bundle.modes().map(|m| m.id.len()).max().unwrap_or(0);
         for m in bundle.modes() {

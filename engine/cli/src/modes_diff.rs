@@ -70,7 +70,7 @@ pub(crate) fn run(args: Args) -> u8 {
     }
     let exit = u8::from(!d.alike());
     if args.json {
-        outln!("{}", as_json(&d, exit));
+        crate::output::json(&as_json(&d, exit));
     } else {
         print_text(&d);
     }

@@ -58,6 +58,35 @@ pub(crate) fn finish(code: u8) -> u8 {
     }
 }
 
+/// The version of the shape of sixfold's own JSON output (every `--json`, `sixfold judge`'s
+/// answers): raised when a field goes or changes meaning, not when one is added. What other tools
+/// define is printed as they define it, without it: the hook answers the agent CLIs read, SARIF,
+/// JSON Schemas.
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+/// Makes a value one of sixfold's JSON documents: an object carrying `schema_version`. A value
+/// that is not an object is put under `value`, so the field is never missing.
+pub(crate) fn versioned(value: &impl serde::Serialize) -> serde_json::Value {
+    let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+    let mut fields = match value {
+        serde_json::Value::Object(fields) => fields,
+        other => serde_json::Map::from_iter([("value".to_string(), other)]),
+    };
+    fields.insert("schema_version".into(), SCHEMA_VERSION.into());
+    serde_json::Value::Object(fields)
+}
+
+/// Prints one of sixfold's JSON documents on one line: every JSON output goes through here.
+pub(crate) fn json(value: &impl serde::Serialize) {
+    write_stdout(format_args!("{}\n", versioned(value)));
+}
+
+/// As [`json`], indented for a person to read.
+pub(crate) fn json_pretty(value: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(&versioned(value)).unwrap_or_default();
+    write_stdout(format_args!("{text}\n"));
+}
+
 /// `println!` to stdout, quiet when the reader has gone.
 macro_rules! outln {
     () => {

@@ -44,7 +44,7 @@ pub(crate) fn run(args: Args) -> u8 {
                 v
             })
             .collect();
-        outln!("{}", serde_json::json!({ "providers": listed }));
+        crate::output::json(&serde_json::json!({ "providers": listed }));
         return 0;
     }
     let id_width = found.iter().map(|p| p.id.len()).max().unwrap_or(0);

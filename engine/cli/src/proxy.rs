@@ -120,7 +120,8 @@ impl ProjectGovernor {
         ws
     }
 
-    fn load(&self) -> Result<Judging, String> {
+    /// The bundle and mode in force, and the bundle's content hash.
+    fn load(&self) -> Result<(Judging, String), String> {
         let state = State::load(&self.project)?;
         let mode = self.pinned.clone().unwrap_or_else(|| state.mode_for(None));
         let layer = ProjectLayer::read(&self.project);
@@ -135,14 +136,15 @@ impl ProjectGovernor {
         } else {
             None
         };
-        Ok(Judging {
+        let judging = Judging {
             mode,
             pattern: state.pattern(),
             bundle,
             without,
             workspace: self.workspace(),
             cwd: self.cwd.clone(),
-        })
+        };
+        Ok((judging, layer.bundle_hash()))
     }
 
     /// Looks at `.sixfold/` and reads the bundle and state afresh when anything there changed.
@@ -153,7 +155,15 @@ impl ProjectGovernor {
         let fresh = matches!(&self.cached, Some((seen, _)) if *seen == now);
         if !fresh {
             self.cached = None;
-            let judging = self.load()?;
+            let (judging, bundle) = match self.load() {
+                Ok(loaded) => loaded,
+                Err(why) => {
+                    // The refusal goes on the record stamped with the bundle that failed to load.
+                    self.log.set_bundle(ProjectLayer::read(&self.project).bundle_hash());
+                    return Err(why);
+                }
+            };
+            self.log.set_bundle(bundle);
             self.cached = Some((now, judging));
         }
         Ok(())
@@ -199,6 +209,17 @@ impl Governor for ProjectGovernor {
                 Ok(mode)
             }
         }
+    }
+
+    fn lease(&mut self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+        // The proxy's own session (`mcp-SERVER-…`, one per run), kept in the checkpoint beside its
+        // record as the hooks keep theirs; the project's lease applies to it.
+        let state = State::load(&self.project)?;
+        let so_far = sixfold_hook::log::Log::new(&self.project, &self.session)
+            .hold()?
+            .so_far()
+            .clone();
+        Ok(Some((so_far, state.lease_for(&self.session))))
     }
 
     fn record(&mut self, events: &[Event]) -> Result<(), String> {

@@ -1,7 +1,8 @@
 //! `sixfold replay`: recorded runs in, a verdict per row out, with the evidence.
 
 use crate::bundles::{self, BundleArgs};
-use crate::output::{err, errln, outln};
+use crate::output::{errln, out, outln};
+use crate::progress::Progress;
 use serde::Serialize;
 use sixfold_core::bundle::Bundle;
 use sixfold_core::decision::{DecidedBy, Decision};
@@ -11,7 +12,6 @@ use sixfold_core::scope::Workspace;
 use sixfold_core::trace::{edits_facts, parse_unified_diff, Edit, Malformed, Step, Trace};
 use sixfold_core::verdict::{exit_code, RowResult, Strictness, Verdict};
 use sixfold_replay::{Format, ReadContext};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -46,10 +46,15 @@ pub(crate) struct Args {
     /// Report the verdicts and exit 0 (the default).
     #[arg(long)]
     on: bool,
-    /// The recording's format: auto, claude-stream-json, claude-session, codex-exec-json,
+    /// The output: text (the default), json, junit (JUnit XML), sarif (SARIF 2.1.0) or github
+    /// (GitHub Actions annotations); see docs/ci.md. A recording's format named here is read as
+    /// --input-format.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format_choice)]
+    format: Option<FormatChoice>,
+    /// The recordings' format: auto, claude-stream-json, claude-session, codex-exec-json,
     /// codex-rollout, sixfold-events.
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
-    format: FormatArg,
+    input_format: FormatArg,
     /// A unified diff of the run's changes: evidence added to the record's. It settles edits the
     /// record shows without their content; it never hides what the record shows.
     #[arg(long, value_name = "FILE", conflicts_with = "git")]
@@ -57,7 +62,7 @@ pub(crate) struct Args {
     /// Diff the working tree of the current repository against BASE for the run's changes.
     #[arg(long, value_name = "BASE")]
     git: Option<String>,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (as --format json).
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -75,6 +80,69 @@ pub(crate) fn parse_format(text: &str) -> Result<FormatArg, String> {
         let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
         format!("`{text}` is not a format; use auto, {}", names.join(", "))
     })
+}
+
+/// What `--format` names: an output, or (as before --input-format) the recordings' format.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FormatChoice {
+    Output(Output),
+    Input(FormatArg),
+}
+
+/// How the verdicts are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    Text,
+    Json,
+    Junit,
+    Sarif,
+    Github,
+}
+
+impl Output {
+    const ALL: [(&'static str, Output); 5] = [
+        ("text", Output::Text),
+        ("json", Output::Json),
+        ("junit", Output::Junit),
+        ("sarif", Output::Sarif),
+        ("github", Output::Github),
+    ];
+}
+
+fn parse_format_choice(text: &str) -> Result<FormatChoice, String> {
+    if let Some((_, output)) = Output::ALL.iter().find(|(name, _)| *name == text) {
+        return Ok(FormatChoice::Output(*output));
+    }
+    parse_format(text).map(FormatChoice::Input).map_err(|_| {
+        let outputs: Vec<&str> = Output::ALL.iter().map(|(name, _)| *name).collect();
+        let inputs: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        format!(
+            "`{text}` is not a format; outputs are {}, and a recording's format (--input-format) is auto, {}",
+            outputs.join(", "),
+            inputs.join(", ")
+        )
+    })
+}
+
+/// The output and the recordings' format the arguments ask for, or why they disagree.
+fn formats(args: &Args) -> Result<(Output, FormatArg), String> {
+    let mut output = if args.json { Output::Json } else { Output::Text };
+    let mut input = args.input_format;
+    match args.format {
+        None => {}
+        Some(FormatChoice::Output(o)) if args.json && o != Output::Json => {
+            return Err(format!(
+                "--json and --format {} ask for two outputs",
+                Output::ALL.iter().find(|(_, x)| *x == o).map_or("?", |(n, _)| *n)
+            ));
+        }
+        Some(FormatChoice::Output(o)) => output = o,
+        Some(FormatChoice::Input(_)) if input.0.is_some() => {
+            return Err("--format names a recording's format and so does --input-format".into());
+        }
+        Some(FormatChoice::Input(f)) => input = f,
+    }
+    Ok((output, input))
 }
 
 /// What a mode says of a recorded step.
@@ -119,7 +187,27 @@ struct FileReport {
     mode: Option<ModeReport>,
 }
 
+impl FileReport {
+    fn as_recording(&self) -> crate::ci::Recording<'_> {
+        crate::ci::Recording {
+            file: &self.file,
+            format: self.format.as_deref(),
+            error: self.error.as_deref(),
+            steps: self.steps,
+            malformed: &self.malformed,
+            rows: &self.rows,
+        }
+    }
+}
+
 pub(crate) fn run(args: Args) -> u8 {
+    let (output, input) = match formats(&args) {
+        Ok(f) => f,
+        Err(message) => {
+            errln!("error: {message}\n  = help: --format takes the output, --input-format the recordings' format");
+            return 2;
+        }
+    };
     let files = match recordings(&args.paths) {
         Ok(files) => files,
         Err(message) => {
@@ -153,7 +241,9 @@ pub(crate) fn run(args: Args) -> u8 {
         }
     };
     let rows = bundle.rows_about(FactsKind::Trace);
-    let reports = replay_all(&files, &args, &bundle, &rows, diff.as_deref());
+    // Progress is for a person watching the text output, never in JSON or a CI format.
+    let progress = Progress::new(&files, "replayed", output == Output::Text && Progress::watched(), true);
+    let reports = replay_all(&files, &args, input, &bundle, &rows, diff.as_deref(), &progress);
     let all_rows: Vec<RowResult> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
     let strictness = if args.strict {
         Strictness::Strict
@@ -161,10 +251,25 @@ pub(crate) fn run(args: Args) -> u8 {
         Strictness::On
     };
     let exit = exit_code(&all_rows, strictness);
-    if args.json {
-        print_json(&reports, exit);
-    } else {
-        print_text(&reports, args.mode.as_deref(), exit, strictness);
+    let run = || crate::ci::Run {
+        recordings: reports.iter().map(FileReport::as_recording).collect(),
+        strictness,
+        exit,
+        bundle: &bundle,
+    };
+    match output {
+        Output::Text => print_text(&reports, args.mode.as_deref(), exit, strictness),
+        Output::Json => print_json(&reports, exit),
+        Output::Github => out!("{}", crate::ci::github(&run())),
+        // SARIF's shape is its own: printed as the standard defines it.
+        Output::Sarif => outln!("{}", crate::ci::sarif(&run())),
+        Output::Junit => match crate::ci::junit(&run()) {
+            Ok(xml) => out!("{xml}"),
+            Err(e) => {
+                errln!("error: cannot write the JUnit report: {e}");
+                return 1;
+            }
+        },
     }
     u8::try_from(exit).unwrap_or(1)
 }
@@ -270,25 +375,27 @@ fn collect_dir(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
 fn replay_all(
     files: &[PathBuf],
     args: &Args,
+    input: FormatArg,
     bundle: &Bundle,
     rows: &[&str],
     diff: Option<&[Edit]>,
+    progress: &Progress,
 ) -> Vec<FileReport> {
-    in_parallel(files, "replayed", |file| replay_one(file, args, bundle, rows, diff))
+    in_parallel(files, progress, |file| {
+        replay_one(file, args, input, bundle, rows, diff, progress)
+    })
 }
 
 /// `each` applied to every file on as many threads as the machine has cores (files are
-/// independent), the results in the files' order; on a terminal, a count of the files done.
-pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+/// independent), the results in the files' order, each file done told to `progress`.
+pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], progress: &Progress, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<T>>> = Mutex::new(files.iter().map(|_| None).collect());
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(files.len())
         .max(1);
-    let progress = files.len() > 1 && std::io::stderr().is_terminal();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
@@ -300,24 +407,27 @@ pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: imp
                         *slot = Some(report);
                     }
                 }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    err!("\r{done_word} {n}/{} files", files.len());
-                }
+                progress.file_done();
             });
         }
     });
-    if progress {
-        errln!();
-    }
+    progress.finish();
     let slots = results.into_inner().unwrap_or_default();
     slots.into_iter().flatten().collect()
 }
 
-fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>) -> FileReport {
+fn replay_one(
+    file: &Path,
+    args: &Args,
+    input: FormatArg,
+    bundle: &Bundle,
+    rows: &[&str],
+    diff: Option<&[Edit]>,
+    progress: &Progress,
+) -> FileReport {
     let shown = file.display().to_string();
     let cx = ReadContext { bundle };
-    let mut trace = match sixfold_replay::read_file(file, args.format.0, &cx) {
+    let mut trace = match sixfold_replay::read_file_counted(file, input.0, &cx, &|n| progress.read(n)) {
         Ok(t) => t,
         Err(e) => {
             let error = format!("cannot read `{shown}`: {e}");
@@ -549,6 +659,5 @@ fn print_json(reports: &[FileReport], exit: i32) {
         steps.insert("ask".into(), sum(|c| c.ask).into());
         steps.insert("refuse".into(), sum(|c| c.refuse).into());
     }
-    let out = serde_json::json!({ "rows": rows, "steps": steps, "files": reports, "exit": exit });
-    outln!("{out}");
+    crate::output::json(&serde_json::json!({ "rows": rows, "steps": steps, "files": reports, "exit": exit }));
 }

@@ -387,10 +387,7 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
         )]),
     };
     if json {
-        match serde_json::to_string(&proof) {
-            Ok(line) => outln!("{line}"),
-            Err(e) => errln!("error: cannot print the proof: {e}"),
-        }
+        crate::output::json(&proof);
     } else {
         for c in &proof.checks {
             outln!(

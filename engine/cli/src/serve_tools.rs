@@ -11,6 +11,7 @@ use sixfold_hook::trust::{Standing, TrustStore};
 use sixfold_hook::{load_over, ProjectLayer};
 use sixfold_tools::{Config, Governor, InForce};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Serve sixfold's governed tools to an agent over MCP (stdio): `read_file`, `write_file`,
@@ -58,6 +59,8 @@ struct ProjectGovernor {
     pinned: Option<String>,
     log: Log,
     store: Option<TrustStore>,
+    /// The content hash of the bundle the last call was judged under, stamped on its lines.
+    bundle: Mutex<Option<String>>,
 }
 
 /// The shipped bundle with the project's layer over it (or without it), or the first error.
@@ -78,6 +81,9 @@ fn loaded(layer: Option<&ProjectLayer>, needs: &Needs) -> Result<Bundle, String>
 impl Governor for ProjectGovernor {
     fn in_force(&self) -> Result<InForce, String> {
         let layer = ProjectLayer::read(&self.project);
+        if let Ok(mut bundle) = self.bundle.lock() {
+            *bundle = Some(layer.bundle_hash());
+        }
         // The project layer (and a mode it pins) only narrows until it is trusted.
         let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
         // A pinned mode needs no state but the pattern: an unreadable state is then the default.
@@ -111,9 +117,21 @@ impl Governor for ProjectGovernor {
         })
     }
 
+    fn lease(&self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+        // The session's own record (`--session`, `$SIXFOLD_SESSION`): the same checkpoint the
+        // hooks keep when they share the session id.
+        let state = State::load(&self.project)?;
+        let so_far = self.log.hold()?.so_far().clone();
+        Ok(Some((so_far, state.lease_for(&self.session))))
+    }
+
     fn append(&self, mode: &str, events: &[Event]) -> Result<(), String> {
+        let bundle = match self.bundle.lock().ok().and_then(|b| b.clone()) {
+            Some(bundle) => bundle,
+            None => ProjectLayer::read(&self.project).bundle_hash(),
+        };
         // The checkpoint beside the record: an append costs the same at any length of it.
-        let held = self.log.hold()?;
+        let held = self.log.clone().with_bundle(bundle).hold()?;
         let cwd = self.project.to_string_lossy();
         let start = sixfold_core::trace::SessionStart {
             session: &self.session,
@@ -167,6 +185,7 @@ pub(crate) fn run(args: Args) -> u8 {
         session: session.clone(),
         pinned: args.mode.clone(),
         store: TrustStore::from_env(),
+        bundle: Mutex::new(None),
     };
     let config = Config {
         workspace,

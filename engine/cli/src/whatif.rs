@@ -243,7 +243,7 @@ pub(crate) fn check_modes(cmp: &Comparison<'_>) -> Option<u8> {
 
 /// Compares every file and prints the result; the exit code.
 pub(crate) fn compare(files: &[PathBuf], cmp: &Comparison<'_>, json: bool) -> u8 {
-    let reports = each_file(files, cmp);
+    let reports = each_file(files, cmp, json);
     let mut total = Tally::default();
     for r in &reports {
         total.add(&r.tally);
@@ -265,7 +265,7 @@ pub(crate) fn compare(files: &[PathBuf], cmp: &Comparison<'_>, json: bool) -> u8
             },
             "exit": exit,
         });
-        outln!("{out}");
+        crate::output::json(&out);
     } else {
         print_text(&reports, cmp, &total, gating_rows, exit);
     }
@@ -273,8 +273,11 @@ pub(crate) fn compare(files: &[PathBuf], cmp: &Comparison<'_>, json: bool) -> u8
 }
 
 /// Each file compared, in parallel as replay reads them, the reports in the files' order.
-fn each_file(files: &[PathBuf], cmp: &Comparison<'_>) -> Vec<FileReport> {
-    replay::in_parallel(files, "compared", |file| one_file(file, cmp))
+fn each_file(files: &[PathBuf], cmp: &Comparison<'_>, json: bool) -> Vec<FileReport> {
+    // Each file is read once per bundle: files done is the measure, shown only beside text.
+    let progress =
+        crate::progress::Progress::new(files, "compared", !json && crate::progress::Progress::watched(), false);
+    replay::in_parallel(files, &progress, |file| one_file(file, cmp))
 }
 
 fn read(file: &Path, bundle: &Bundle, format: FormatArg) -> Result<Trace, String> {

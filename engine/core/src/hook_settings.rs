@@ -34,32 +34,74 @@ pub fn command(program: &str, spec: &HooksFile) -> String {
     shell::join(std::iter::once(program).chain(spec.args.iter().map(String::as_str)))
 }
 
+/// The hook command `sixfold install` writes: [`command`] followed by `|| exit 2`, so that a
+/// program the shell cannot start (not on PATH, removed by `cargo clean`) blocks the tool call
+/// instead of letting it run. The agent CLIs read any exit status but 2 from a hook as "run the
+/// tool": without the guard a missing program fails open.
+///
+/// ```
+/// use sixfold_core::format::HooksFile;
+/// use sixfold_core::hook_settings::{guarded, is_registered};
+/// let spec = HooksFile { args: vec!["hook".into(), "codex".into()], ..HooksFile::default() };
+/// assert_eq!(guarded("sixfold", &spec), "sixfold hook codex || exit 2");
+/// assert!(is_registered(&guarded("/opt/sixfold", &spec), &spec));
+/// ```
+pub fn guarded(program: &str, spec: &HooksFile) -> String {
+    format!("{} {FAIL_CLOSED}", command(program, spec))
+}
+
+/// What [`guarded`] puts after the command.
+pub const FAIL_CLOSED: &str = "|| exit 2";
+
 /// Whether a hook command is one [`register`] writes for `spec`: a single simple command, with
 /// no redirection, whose words after the program are exactly the provider file's hook
-/// arguments. The program may be any path or name.
+/// arguments, alone or [`guarded`] (`… || exit 2`). The program may be any path or name.
 ///
 /// ```
 /// use sixfold_core::format::HooksFile;
 /// use sixfold_core::hook_settings::is_registered;
 /// let spec = HooksFile { args: vec!["hook".into(), "claude-code".into()], ..HooksFile::default() };
 /// assert!(is_registered("'/opt/my tools/tg' hook claude-code", &spec));
+/// assert!(is_registered("sixfold hook claude-code || exit 2", &spec));
 /// assert!(!is_registered("other-tool hook claude-code --verbose", &spec));
+/// assert!(!is_registered("sixfold hook claude-code || exit 0", &spec));
 /// assert!(!is_registered("hook claude-code", &spec));
 /// ```
 pub fn is_registered(command: &str, spec: &HooksFile) -> bool {
     let line = shell::parse(command);
-    if line.opaque.is_some() {
+    if line.opaque.is_some() || !line.functions.is_empty() {
         return false;
     }
-    let [only] = line.commands.as_slice() else {
-        return false;
+    let plain = |c: &shell::SimpleCommand| {
+        // A word the shell would expand (`$(sixfold)`) is not the program as written.
+        c.expanded.is_empty() && c.substitutions.is_empty() && c.redirects.is_empty() && c.scopes.is_empty()
     };
-    // A word the shell would expand (`$(sixfold)`) is not the program as written.
-    let literal = only.expanded.is_empty() && only.substitutions.is_empty();
-    match only.words.split_first() {
-        Some((_program, args)) => literal && only.redirects.is_empty() && args == spec.args.as_slice(),
+    let hook = match line.commands.as_slice() {
+        [only] if only.after.is_empty() => only,
+        [first, guard]
+            if first.after == ["||"] && guard.after.is_empty() && plain(guard) && guard.words == ["exit", "2"] =>
+        {
+            first
+        }
+        _ => return false,
+    };
+    match hook.words.split_first() {
+        Some((_program, args)) => plain(hook) && args == spec.args.as_slice(),
         None => false,
     }
+}
+
+/// The program of a hook command [`is_registered`] (its first word, as the shell reads it).
+///
+/// ```
+/// use sixfold_core::hook_settings::program;
+/// assert_eq!(program("'/opt/my tools/sixfold' hook codex || exit 2").as_deref(), Some("/opt/my tools/sixfold"));
+/// ```
+pub fn program(command: &str) -> Option<String> {
+    shell::parse(command)
+        .commands
+        .first()
+        .and_then(|c| c.words.first().cloned())
 }
 
 /// The commands of an entry's hooks.
@@ -253,6 +295,19 @@ pub fn unregister_text(text: &str, spec: &HooksFile) -> Result<String, String> {
     json_text(&after)
 }
 
+/// Whether a settings or config file's text holds nothing (blank, or an empty JSON object): a
+/// file `uninstall` may remove without losing anything. A comment is something.
+///
+/// ```
+/// use sixfold_core::hook_settings::holds_nothing;
+/// assert!(holds_nothing("") && holds_nothing("\n\n") && holds_nothing("{}\n"));
+/// assert!(!holds_nothing("# mine\n") && !holds_nothing("model = \"x\"\n") && !holds_nothing("{\"a\": 1}"));
+/// ```
+pub fn holds_nothing(text: &str) -> bool {
+    let t = text.trim();
+    t.is_empty() || t == "{}"
+}
+
 /// The events of `spec` that have no entry running `command` in a settings file's text.
 pub fn missing_events_text(text: &str, spec: &HooksFile, command: &str) -> Result<Vec<String>, String> {
     if spec.format == CONFIG_TOML {
@@ -319,10 +374,12 @@ mod tests {
             "/opt/it's here/x",
             "sixfold",
         ] {
-            let cmd = command(program, &spec);
-            assert!(is_registered(&cmd, &spec), "{cmd}");
-            let installed = register(&json!({ "theme": "dark" }), &spec, &cmd).unwrap();
-            assert_eq!(unregister(&installed, &spec), json!({ "theme": "dark" }), "{cmd}");
+            for cmd in [command(program, &spec), guarded(program, &spec)] {
+                assert!(is_registered(&cmd, &spec), "{cmd}");
+                assert_eq!(super::program(&cmd).as_deref(), Some(program));
+                let installed = register(&json!({ "theme": "dark" }), &spec, &cmd).unwrap();
+                assert_eq!(unregister(&installed, &spec), json!({ "theme": "dark" }), "{cmd}");
+            }
         }
         // Another tool's hooks, and sixfold run with other arguments by hand, stay.
         for other in [
@@ -333,6 +390,13 @@ mod tests {
             "sixfold hook agent-y",
             "$(sixfold) hook agent-x",
             "hook agent-x",
+            "sixfold hook agent-x || exit 0",
+            "sixfold hook agent-x || exit 2 || true",
+            "sixfold hook agent-x && exit 2",
+            "sixfold hook agent-x; exit 2",
+            "sixfold hook agent-x || exit 2 > /tmp/x",
+            "(sixfold hook agent-x) || exit 2",
+            "f() { x; }; sixfold hook agent-x",
             "",
         ] {
             assert!(!is_registered(other, &spec), "{other}");

@@ -137,6 +137,51 @@ pub fn unregister(text: &str, mine: &dyn Fn(&str) -> bool) -> Result<String, Str
     Ok(doc.to_string())
 }
 
+/// The text with the `[hooks.state."<key>"]` tables of `keys` removed (where a CLI keeps
+/// whether a person trusted a hook: Codex does), and `hooks.state`, then `hooks`, when that leaves
+/// them empty and they were never written as tables of their own; everything else byte for byte.
+/// `uninstall` forgets the trust given to sixfold's hooks, and no other.
+///
+/// ```
+/// use sixfold_core::hook_toml::forget_trust;
+/// let text = "model = \"x\"\n[hooks.state.\"/c.toml:stop:0:0\"]\ntrusted_hash = \"sha256:1\"\n[hooks.state.\"/c.toml:stop:1:0\"]\ntrusted_hash = \"sha256:2\"\n";
+/// let out = forget_trust(text, &["/c.toml:stop:1:0".to_string()]).unwrap();
+/// assert!(out.contains("stop:0:0") && !out.contains("stop:1:0"));
+/// assert_eq!(forget_trust(&out, &["/c.toml:stop:0:0".to_string()]).unwrap(), "model = \"x\"\n");
+/// ```
+pub fn forget_trust(text: &str, keys: &[String]) -> Result<String, String> {
+    let mut doc = parse(text)?;
+    let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
+        return Ok(text.to_string());
+    };
+    let Some(state) = hooks.get_mut("state").and_then(Item::as_table_like_mut) else {
+        return Ok(text.to_string());
+    };
+    let mut changed = false;
+    for key in keys {
+        changed |= state.remove(key).is_some();
+    }
+    if !changed {
+        return Ok(text.to_string());
+    }
+    let state_gone = state.is_empty()
+        && hooks
+            .get("state")
+            .and_then(Item::as_table)
+            .is_some_and(Table::is_implicit);
+    if state_gone {
+        hooks.remove("state");
+    }
+    let hooks_gone = doc
+        .get("hooks")
+        .and_then(Item::as_table)
+        .is_some_and(|h| h.is_empty() && h.is_implicit());
+    if hooks_gone {
+        doc.remove("hooks");
+    }
+    Ok(doc.to_string())
+}
+
 /// The events of `spec` that have no entry running `command` in the text.
 pub fn missing_events(text: &str, spec: &HooksFile, command: &str) -> Result<Vec<String>, String> {
     let doc = parse(text)?;

@@ -8,3 +8,8 @@ include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
 pub fn source() -> BundleSource {
     BundleSource::new(Origin::Shipped, FILES.iter().map(|(p, t)| (*p, *t)))
 }
+
+/// The shipped bundle's content hash (`sha256:…`), made when it was embedded.
+pub fn content_hash() -> &'static str {
+    HASH
+}

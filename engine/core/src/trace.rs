@@ -15,7 +15,7 @@ mod facts;
 mod so_far;
 
 pub use diff::{parse_unified_diff, HunkReader};
-pub use events::{preamble, Event, SessionStart};
+pub use events::{preamble, Event, Line, SessionStart, Stamp};
 pub use facts::{edits_facts, step_facts};
 pub use so_far::SoFar;
 
@@ -264,6 +264,9 @@ pub struct Trace {
     pub ended: bool,
     /// Lines read.
     pub lines: u64,
+    /// What the run charged to its leases (sixfold's own record only).
+    #[serde(default)]
+    pub lease: Option<crate::lease::Run>,
     /// Lines of types the reader does not use, by type.
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// Lines that could not be read.
@@ -369,6 +372,31 @@ impl Trace {
         facts
     }
 
+    /// As [`Trace::facts`], unless the steps as facts come to more than `max_bytes` as JSON:
+    /// then how far they were made before they did, and nothing is kept. Each step is measured as
+    /// it is made, so no more than `max_bytes` (and one step) is ever held.
+    pub fn facts_within(&self, workspace: &Workspace, max_bytes: u64) -> Result<serde_json::Value, Beyond> {
+        let mut facts = self.head_facts();
+        let mut counted = Counter(0);
+        let mut steps = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let made = step_facts(step, workspace);
+            // Writing to a counter cannot fail; a step that could not be measured counts as over.
+            if serde_json::to_writer(&mut counted, &made).is_err() || counted.0 > max_bytes {
+                return Err(Beyond {
+                    max_bytes,
+                    made: i,
+                    steps: self.steps.len(),
+                });
+            }
+            steps.push(made);
+        }
+        if let Some(obj) = facts.as_object_mut() {
+            obj.insert("steps".into(), steps.into());
+        }
+        Ok(facts)
+    }
+
     /// The facts without the steps: the record, the claim, whether the run ended.
     pub fn head_facts(&self) -> serde_json::Value {
         serde_json::json!({
@@ -378,7 +406,32 @@ impl Trace {
             "final": self.claim,
             "ended": self.ended,
             "lines": self.lines,
+            "lease": self.lease,
         })
+    }
+}
+
+/// Steps that came to more facts than a bound allows ([`Trace::facts_within`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beyond {
+    /// The bound, in bytes of JSON.
+    pub max_bytes: u64,
+    /// The steps made before the bound was passed.
+    pub made: usize,
+    /// The run's steps.
+    pub steps: usize,
+}
+
+/// Counts the bytes written to it.
+struct Counter(u64);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

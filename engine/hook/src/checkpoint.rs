@@ -19,15 +19,16 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// A checkpoint larger than this is not one sixfold wrote: it is rebuilt from the record.
-const MAX_CHECKPOINT_BYTES: u64 = 64 * 1024;
+/// A checkpoint larger than this is not one sixfold wrote (it holds a few counts, and a carve and a
+/// read offset per helper): it is rebuilt from the record.
+const MAX_CHECKPOINT_BYTES: u64 = 1024 * 1024;
 
 /// A line of the record longer than this is not held in memory whole. One that could change what
 /// the checkpoint holds is an error (it cannot be read); any other is skipped.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The checkpoint's version; another is rebuilt from the record.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// The checkpoint as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -54,6 +55,8 @@ pub struct Held {
     covered: u64,
     /// Whether the checkpoint on disk is behind `so_far` (it was missing, stale or rebuilt).
     behind: bool,
+    /// The log's stamp for the bundle in force.
+    bundle: Option<String>,
 }
 
 /// Where a log's checkpoint is: `checkpoints/` beside the log's `runs/`, named as the log.
@@ -120,6 +123,7 @@ impl Held {
             so_far,
             covered: len,
             behind,
+            bundle: log.bundle().map(str::to_string),
         })
     }
 
@@ -131,7 +135,8 @@ impl Held {
     /// Appends events, each one line, in one write, and writes the checkpoint after them. The
     /// lock is released when this returns.
     pub fn append(mut self, events: &[Event]) -> Result<(), String> {
-        let text = crate::log::lines(events)?;
+        let stamped = crate::log::lines(events, self.bundle.as_deref())?;
+        let text = &stamped.text;
         if !text.is_empty() {
             (&self.file)
                 .write_all(text.as_bytes())
@@ -142,6 +147,7 @@ impl Held {
             }
             self.covered += text.len() as u64;
             self.behind = true;
+            stamped.written(&self.log);
         }
         if self.behind {
             // A checkpoint that cannot be written costs the next call a longer read, no more:
@@ -375,12 +381,12 @@ mod tests {
             Some(String::new()),
             Some("\u{0}garbage".to_string()),
             Some(
-                good.replace(r#""version":1"#, r#""version":9"#)
+                good.replace(r#""version":2"#, r#""version":9"#)
                     .replace(r#""spawns":2"#, r#""spawns":0"#),
             ),
             Some(other_file),
             Some(too_long),
-            Some(format!("{zeroed}{}", " ".repeat(70 * 1024))),
+            Some(format!("{zeroed}{}", " ".repeat(1100 * 1024))),
         ];
         for broken in brokens {
             let _ = std::fs::remove_file(path(&log));

@@ -46,6 +46,10 @@ pub const DENY_EXIT: i32 = 2;
 /// Set by whoever writes the answer first.
 static ANSWERED: AtomicBool = AtomicBool::new(false);
 
+/// Set once the answer was written whole: the decision is made, and nothing the process does
+/// after it (the optional telemetry export) can change it.
+static SETTLED: AtomicBool = AtomicBool::new(false);
+
 /// How long after arming the watchdog answers deny, in milliseconds; [`wait_for_a_person`]
 /// pushes it back, once the judgement is done, for the time a person has to answer.
 static DEADLINE_MS: AtomicU64 = AtomicU64::new(0);
@@ -126,9 +130,18 @@ pub fn let_through_on_failure() {
     LET_THROUGH.store(true, Ordering::SeqCst);
 }
 
+/// The answer was written whole (exit 0): a failure after this point (a panic, the deadline)
+/// ends the process with that exit, so the agent keeps the answer it read.
+pub fn settle() {
+    SETTLED.store(true, Ordering::SeqCst);
+}
+
 /// Answers deny (the reason on stderr, exit 2) and ends the process, unless an answer was
-/// already written; then it only ends the process.
+/// already written; then it only ends the process (with exit 0 once the answer is settled).
 pub fn fail(why: &str) -> ! {
+    if SETTLED.load(Ordering::SeqCst) {
+        std::process::exit(0);
+    }
     let let_through = LET_THROUGH.load(Ordering::SeqCst);
     if claim() {
         let mut stderr = std::io::stderr().lock();

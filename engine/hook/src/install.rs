@@ -39,6 +39,115 @@ pub fn settings_path(
     }
 }
 
+/// Claude Code's local settings beside a project's shared `.claude/settings.json`:
+/// `.claude/settings.local.json`, which stays on this machine (it is not meant to be committed),
+/// so the only place for a hook that names this machine's binary by its path.
+pub fn local_settings_path(project: &Path) -> PathBuf {
+    project.join(".claude").join("settings.local.json")
+}
+
+/// Whether two settings texts say the same (as JSON, else as TOML), however they are laid out.
+pub fn same_content(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    if let (Ok(x), Ok(y)) = (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        return x == y;
+    }
+    matches!((a.parse::<toml::Table>(), b.parse::<toml::Table>()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// What [`write_without_litter`] removed besides writing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Tidied {
+    /// The file itself, which then held nothing.
+    pub file: bool,
+    /// Its `<name>.bak`, which held nothing but what the file holds now and sixfold's hooks.
+    pub backup: Option<PathBuf>,
+    /// Its directory, left empty.
+    pub dir: Option<PathBuf>,
+}
+
+/// Writes what `uninstall` leaves of a settings file, and no litter: no backup of sixfold's own
+/// hooks, a file that then holds nothing removed (`{}` is nothing), a `<name>.bak` that says
+/// nothing the file does not say now once sixfold's hooks are taken from it (`strip`) removed,
+/// and with `tidy_dir`, the file's directory when that leaves it empty.
+pub fn write_without_litter(
+    path: &Path,
+    text: &str,
+    strip: &dyn Fn(&str) -> Result<String, String>,
+    tidy_dir: bool,
+) -> Result<Tidied, String> {
+    let mut tidied = Tidied::default();
+    let empty = sixfold_core::hook_settings::holds_nothing(text);
+    if empty {
+        match std::fs::remove_file(path) {
+            Ok(()) => tidied.file = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove `{}`: {e}", path.display())),
+        }
+    } else {
+        std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".bak");
+    let backup = path.with_file_name(name);
+    if let Ok(kept) = read_text(&backup) {
+        let redundant = backup.is_file()
+            && strip(&kept)
+                .is_ok_and(|k| same_content(&k, text) || (empty && sixfold_core::hook_settings::holds_nothing(&k)));
+        if redundant && std::fs::remove_file(&backup).is_ok() {
+            tidied.backup = Some(backup);
+        }
+    }
+    if let (true, Some(dir)) = (tidy_dir, path.parent()) {
+        // Only an empty directory is removed; one with anything in it stays.
+        if std::fs::remove_dir(dir).is_ok() {
+            tidied.dir = Some(dir.to_path_buf());
+        }
+    }
+    Ok(tidied)
+}
+
+/// sixfold's hook commands in a settings file's text (JSON or TOML), each once: what `sixfold
+/// doctor` runs to see whether they answer.
+pub fn sixfold_commands(text: &str, spec: &HooksFile) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut consider = |c: &str| {
+        if sixfold_core::hook_settings::is_registered(c, spec) && !found.iter().any(|f| f == c) {
+            found.push(c.to_string());
+        }
+    };
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
+        let events = json.get("hooks").and_then(serde_json::Value::as_object);
+        for entries in events.into_iter().flat_map(|h| h.values()) {
+            for entry in entries.as_array().into_iter().flatten() {
+                let handlers = entry.get("hooks").and_then(serde_json::Value::as_array);
+                for hook in handlers.into_iter().flatten() {
+                    consider(
+                        hook.get("command")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or_default(),
+                    );
+                }
+            }
+        }
+    } else if let Ok(toml) = text.parse::<toml::Table>() {
+        for (_, entries) in toml.get("hooks").and_then(toml::Value::as_table).into_iter().flatten() {
+            for entry in entries.as_array().into_iter().flatten() {
+                let handlers = entry.get("hooks").and_then(toml::Value::as_array);
+                for hook in handlers.into_iter().flatten() {
+                    consider(hook.get("command").and_then(toml::Value::as_str).unwrap_or_default());
+                }
+            }
+        }
+    }
+    found
+}
+
 /// Reads a settings file's text (absent: empty), at most 4 MiB of it: it is untrusted.
 pub fn read_text(path: &Path) -> Result<String, String> {
     match sixfold_core::bounded::read_text(path, MAX_SETTINGS_BYTES) {

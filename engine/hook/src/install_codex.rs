@@ -163,13 +163,32 @@ pub fn hook_hash(event: &str, matcher: Option<&str>, handler: &toml::Value) -> S
 /// sixfold's hooks in a Codex config file (`path` is the file, as Codex keys it; `text` its
 /// content), each with whether Codex trusts it. A file that is not TOML has none.
 pub fn installed(path: &Path, text: &str, spec: &HooksFile) -> Vec<InstalledHook> {
+    installed_trusted_in(path, text, &[text], spec)
+}
+
+/// [`installed`], with whether Codex trusts each hook read from the `[hooks.state]` of every
+/// text of `states` (the file's own, and for a project's file the user's config, where `/hooks`
+/// keeps what a person trusted).
+pub fn installed_trusted_in(path: &Path, text: &str, states: &[&str], spec: &HooksFile) -> Vec<InstalledHook> {
     let Ok(config) = text.parse::<toml::Table>() else {
         return Vec::new();
     };
     let Some(hooks) = config.get("hooks").and_then(toml::Value::as_table) else {
         return Vec::new();
     };
-    let state = hooks.get("state").and_then(toml::Value::as_table);
+    let mut kept_state = toml::Table::new();
+    for other in states {
+        let parsed = other.parse::<toml::Table>().ok();
+        let found = parsed
+            .as_ref()
+            .and_then(|c| c.get("hooks"))
+            .and_then(|h| h.get("state"))
+            .and_then(toml::Value::as_table);
+        for (key, value) in found.into_iter().flatten() {
+            kept_state.insert(key.clone(), value.clone());
+        }
+    }
+    let state = Some(&kept_state);
     let mut found = Vec::new();
     for (event, entries) in hooks {
         let Some(entries) = entries.as_array() else { continue };

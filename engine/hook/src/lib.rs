@@ -14,8 +14,10 @@ pub mod guard;
 pub mod install;
 pub mod install_codex;
 pub mod install_opencode;
+pub mod lease;
 pub mod log;
 pub mod opencode;
+pub mod program;
 /// Which project a working directory belongs to: the core's rule, shared by every layer.
 pub use sixfold_core::project;
 pub mod rules;
@@ -107,6 +109,19 @@ impl ProjectLayer {
             source: Some(source),
             diagnostics,
         }
+    }
+
+    /// The content hash of the bundle [`load_over`] loads with this layer: the shipped bundle's
+    /// (made when it was embedded) and this layer's files over it. What the event log stamps on
+    /// each line.
+    pub fn bundle_hash(&self) -> String {
+        let project = self
+            .source
+            .as_ref()
+            .filter(|s| !s.files.is_empty())
+            .map(BundleSource::content_hash);
+        let layers = [Some(sixfold_core::shipped::content_hash().to_string()), project];
+        sixfold_core::bundle::layers_hash(layers.iter().flatten().map(String::as_str))
     }
 }
 

@@ -88,7 +88,36 @@ pub fn open_recording(path: &Path) -> std::io::Result<std::io::Take<std::fs::Fil
 /// Reads a file, detecting its format from its content unless one is given. Only a regular
 /// file is read, and only as much of it as there was when it was opened ([`open_recording`]).
 pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> std::io::Result<Trace> {
-    let file = open_recording(path)?;
+    read_file_counted(path, format, cx, &|_| {})
+}
+
+/// As [`read_file`], telling `on_read` the number of bytes each time the reader takes more from the
+/// file (at most every 256 KiB), so a caller can show how far a long recording is read.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// let b = sixfold_core::bundle::Bundle::load(&[sixfold_core::shipped::source()]).0;
+/// let cx = sixfold_replay::ReadContext { bundle: &b };
+/// let path = std::env::temp_dir().join(format!("counted-{}.jsonl", std::process::id()));
+/// std::fs::write(&path, "{\"type\":\"result\",\"result\":\"done\"}\n").unwrap();
+/// let read = AtomicU64::new(0);
+/// let add = |n: u64| { read.fetch_add(n, Ordering::Relaxed); };
+/// let format = Some(sixfold_replay::Format::ClaudeStream);
+/// let trace = sixfold_replay::read_file_counted(&path, format, &cx, &add).unwrap();
+/// assert_eq!(read.load(Ordering::Relaxed), std::fs::metadata(&path).unwrap().len());
+/// assert_eq!(trace.lines, 1);
+/// std::fs::remove_file(path).unwrap();
+/// ```
+pub fn read_file_counted(
+    path: &Path,
+    format: Option<Format>,
+    cx: &ReadContext<'_>,
+    on_read: &dyn Fn(u64),
+) -> std::io::Result<Trace> {
+    let file = Counted {
+        inner: open_recording(path)?,
+        read: on_read,
+    };
     let mut input = std::io::BufReader::with_capacity(256 * 1024, file);
     let format = match format {
         Some(f) => f,
@@ -100,6 +129,20 @@ pub fn read_file(path: &Path, format: Option<Format>, cx: &ReadContext<'_>) -> s
         })?,
     };
     Ok(read(input, format, cx))
+}
+
+/// A reader that tells how many bytes each read gave.
+struct Counted<'a, R> {
+    inner: R,
+    read: &'a dyn Fn(u64),
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        (self.read)(n as u64);
+        Ok(n)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 mod acts;
 mod compile;
+mod digest;
 mod examples;
 mod model;
 mod read;
@@ -19,7 +20,7 @@ pub mod source;
 
 pub use acts::{ActRule, ActView};
 pub use model::{Mode, Pattern, Policy};
-pub use rows::Row;
+pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
 pub use select::Needs;
 pub use source::{BundleSource, Origin};
 
@@ -36,6 +37,37 @@ use compile::{Compiler, Deferred};
 use examples::Example;
 use std::collections::BTreeMap;
 
+/// The content hash (`sha256:…`) of a bundle loaded from `sources`, in load order: what the
+/// event log stamps on every line, so a decision names the policy that made it. It changes with
+/// any file of any layer, and with the layers' order; a layer without files loads nothing and is
+/// left out.
+///
+/// ```
+/// use sixfold_core::bundle::{content_hash, BundleSource};
+/// let shipped = sixfold_core::shipped::source();
+/// let project = BundleSource::from_files("p", [("modes/mine.toml", "id = \"mine\"\n")]);
+/// let both = content_hash(&[shipped.clone(), project.clone()]);
+/// assert!(both.starts_with("sha256:"));
+/// assert_ne!(both, content_hash(&[shipped.clone()]));
+/// // Where the files were read from is no part of it.
+/// let elsewhere = BundleSource::from_files("q", [("modes/mine.toml", "id = \"mine\"\n")]);
+/// assert_eq!(both, content_hash(&[shipped, elsewhere]));
+/// ```
+pub fn content_hash(sources: &[BundleSource]) -> String {
+    let layers: Vec<String> = sources
+        .iter()
+        .filter(|s| !s.files.is_empty())
+        .map(BundleSource::content_hash)
+        .collect();
+    layers_hash(layers.iter().map(String::as_str))
+}
+
+/// [`content_hash`] from the layers' own hashes ([`BundleSource::content_hash`]) in load order,
+/// for a writer that knows the shipped bundle's without making its source.
+pub fn layers_hash<'a>(layers: impl IntoIterator<Item = &'a str>) -> String {
+    digest::layers(layers)
+}
+
 /// A loaded bundle.
 #[derive(Debug)]
 pub struct Bundle {
@@ -48,6 +80,8 @@ pub struct Bundle {
     host: ScriptHost,
     /// Row scripts read a whole run's facts, so they run under limits scaled for that.
     row_host: ScriptHost,
+    /// The most a trace's steps may come to, as JSON, for a row that reads them whole.
+    max_whole_steps_bytes: u64,
     examples: Vec<Example>,
     classifier: Classifier,
     mcp: BTreeMap<String, ToolFile>,
@@ -97,6 +131,7 @@ impl Bundle {
             environments: BTreeMap::new(),
             host: ScriptHost::new(limits),
             row_host: ScriptHost::new(ScriptLimits::for_facts()),
+            max_whole_steps_bytes: MAX_WHOLE_STEPS_BYTES,
             examples: Vec::new(),
             classifier: Classifier::default(),
             mcp: BTreeMap::new(),

@@ -21,17 +21,32 @@ pub(crate) enum Facts<'a> {
     ),
 }
 
+/// The most a trace's steps may come to, as JSON, when a row reads them whole (a row without
+/// `each_step`, or a fact under `steps`). Made whole, a run's steps are held twice more (as JSON
+/// values, then as the script's values) for as long as the row runs, so a long run would make
+/// memory grow with its length; past this bound the row is unk and says so, and a row over long
+/// runs folds over the steps with `each_step` instead.
+pub const MAX_WHOLE_STEPS_BYTES: u64 = 8 * 1024 * 1024;
+
 impl Facts<'_> {
-    /// The whole facts (made, for a trace).
-    fn whole(&self) -> std::borrow::Cow<'_, serde_json::Value> {
+    /// The whole facts (made, for a trace, within `max_bytes` of steps), or why not.
+    fn whole(&self, max_bytes: u64) -> Result<std::borrow::Cow<'_, serde_json::Value>, String> {
         match self {
-            Facts::Whole(v) => std::borrow::Cow::Borrowed(v),
+            Facts::Whole(v) => Ok(std::borrow::Cow::Borrowed(v)),
             Facts::Trace(trace, workspace, extra) => {
-                let mut v = trace.facts(workspace);
+                // INVARIANT (fail closed): steps too many to hold make the row unk, never ok.
+                let mut v = trace.facts_within(workspace, max_bytes).map_err(|b| {
+                    format!(
+                        "the row reads the run's steps whole, and they come to more than {} KiB of facts (passed at step {} of {}); a row over runs this long folds over the steps with `each_step`",
+                        b.max_bytes / 1024,
+                        b.made + 1,
+                        b.steps
+                    )
+                })?;
                 if let Some(obj) = v.as_object_mut() {
                     obj.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
                 }
-                std::borrow::Cow::Owned(v)
+                Ok(std::borrow::Cow::Owned(v))
             }
         }
     }
@@ -70,19 +85,37 @@ impl Facts<'_> {
         }
     }
 
-    /// The value at a dotted path.
-    fn lookup(&self, path: &str) -> Option<serde_json::Value> {
+    /// The value at a dotted path, or why the facts it lies in could not be made.
+    fn lookup(&self, path: &str, max_bytes: u64) -> Result<Option<serde_json::Value>, String> {
+        let mut parts = path.split('.').peekable();
         let whole = match self {
             Facts::Whole(v) => std::borrow::Cow::Borrowed(*v),
-            // A data check reads one fact: a trace's steps are not made for it unless it names them.
-            Facts::Trace(..) if !path.starts_with("steps") => std::borrow::Cow::Owned(self.head()),
-            Facts::Trace(..) => self.whole(),
+            // A data check reads one fact: a trace's steps are not made for it unless it names
+            // them, and one step named by its index is made alone.
+            Facts::Trace(..) if parts.peek() != Some(&"steps") => std::borrow::Cow::Owned(self.head()),
+            Facts::Trace(trace, workspace, _) => {
+                let index = path.split('.').nth(1).and_then(|i| i.parse::<usize>().ok());
+                match index {
+                    Some(i) => {
+                        parts.next();
+                        parts.next();
+                        match trace.steps.get(i) {
+                            Some(step) => std::borrow::Cow::Owned(crate::trace::step_facts(step, workspace)),
+                            None => return Ok(None),
+                        }
+                    }
+                    None => self.whole(max_bytes)?,
+                }
+            }
         };
         let mut value = Some(whole.as_ref());
-        for part in path.split('.') {
-            value = value.and_then(|v| v.get(part));
+        for part in parts {
+            value = value.and_then(|v| match (v, part.parse::<usize>()) {
+                (serde_json::Value::Array(items), Ok(i)) => items.get(i),
+                _ => v.get(part),
+            });
         }
-        value.cloned()
+        Ok(value.cloned())
     }
 }
 
@@ -131,6 +164,13 @@ pub struct Row {
 }
 
 impl Bundle {
+    /// The bundle with another bound on the facts a row that reads a trace's steps whole may
+    /// make ([`MAX_WHOLE_STEPS_BYTES`] by default): past it, the row is unk and says so.
+    pub fn with_max_whole_steps_bytes(mut self, max_bytes: u64) -> Bundle {
+        self.max_whole_steps_bytes = max_bytes;
+        self
+    }
+
     /// What a row asks the agent to do when it is a gap.
     pub fn remedy(&self, row: &str) -> Option<&str> {
         self.rows.get(row).and_then(|r| r.remedy.as_deref())
@@ -220,7 +260,10 @@ impl Bundle {
     fn check_row(&self, row: &Row, cx: &mut RowContext<'_>) -> (Verdict, String) {
         match &row.check {
             RowCheck::Fact { fact, ok, gap } => {
-                let value = cx.facts.lookup(fact);
+                let value = match cx.facts.lookup(fact, self.max_whole_steps_bytes) {
+                    Ok(value) => value,
+                    Err(why) => return (Verdict::Unk, why),
+                };
                 match value.as_ref() {
                     // INVARIANT (fail closed): a fact the record lacks is unk, never ok.
                     None | Some(serde_json::Value::Null) => {
@@ -268,7 +311,10 @@ impl Bundle {
                 // Each row gets its own copy of what it reads, made when it runs and gone after:
                 // rows cannot change what another reads.
                 let facts = match each_step {
-                    None => to_dynamic(&cx.facts.whole()),
+                    None => match cx.facts.whole(self.max_whole_steps_bytes) {
+                        Ok(whole) => to_dynamic(&whole),
+                        Err(why) => return (Verdict::Unk, why),
+                    },
                     Some(each) => {
                         let mut state = rhai::Dynamic::from_map(rhai::Map::new());
                         let mut failed = None;

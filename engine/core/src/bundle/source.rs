@@ -78,6 +78,15 @@ impl BundleSource {
         self.origin.label()
     }
 
+    /// This layer's content hash (`sha256:…`): its files' paths and texts, wherever they were
+    /// read from. The shipped bundle's was made when it was embedded.
+    pub fn content_hash(&self) -> String {
+        match self.origin {
+            Origin::Shipped => crate::shipped::content_hash().to_string(),
+            _ => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_str()))),
+        }
+    }
+
     /// Reads a bundle directory: `modes/*.toml|*.md`, `policies/**/*.toml|*.rhai`,
     /// `patterns/*.toml`, `providers/*.toml`. Files that cannot be read are diagnostics;
     /// the rest still load.
@@ -245,6 +254,22 @@ mod tests {
         let read: u64 = source.files.values().map(|t| t.len() as u64).sum();
         assert!(read <= MAX_BUNDLE_BYTES + MAX_FILE_BYTES, "{read}");
         assert!(diagnostics.iter().any(|d| d.to_string().contains("a bundle may have")));
+    }
+
+    /// The shipped bundle's hash, made by the build script, is the one made of its files now.
+    #[test]
+    fn the_shipped_hash_is_the_hash_of_its_files() {
+        let shipped = crate::shipped::source();
+        let now = super::super::digest::layer(shipped.files.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+        assert_eq!(shipped.content_hash(), now);
+        let mut changed = BundleSource::from_files("copy", shipped.files);
+        assert_eq!(changed.content_hash(), now);
+        changed.files.insert("modes/x.toml".into(), String::new());
+        assert_ne!(changed.content_hash(), now);
+        // Lengths go in first: moving a byte from a path to its text changes the hash.
+        let a = BundleSource::from_files("a", [("ab", "c")]);
+        let b = BundleSource::from_files("b", [("a", "bc")]);
+        assert_ne!(a.content_hash(), b.content_hash());
     }
 
     /// Two symlinks to `.` would make a walk that follows them endless (2^40 paths).

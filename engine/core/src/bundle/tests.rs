@@ -914,3 +914,60 @@ fn a_broken_file_the_judgement_needs_is_reported() {
     assert!(d.iter().any(|d| d.file.ends_with("p.rhai")), "{d:#?}");
     assert_eq!(judge(&lean, "m", "{}").decision, Decision::Refuse);
 }
+
+/// A row that reads a trace's steps whole is unk past the bound, saying so, and reads them as
+/// before within it; a fact under `steps` is bounded the same way, and one step named by its
+/// index is read alone, whatever the run's length.
+#[test]
+fn whole_steps_are_bounded() {
+    use crate::trace::{Step, Trace};
+    let policy = r#"
+id = "w"
+[[rows]]
+id = "count"
+title = "t"
+assertion = "record"
+severity = "gating"
+script = "w.rhai"
+function = "check"
+[[rows]]
+id = "all"
+title = "t"
+assertion = "record"
+severity = "gating"
+check = { fact = "steps" }
+[[rows]]
+id = "first"
+title = "t"
+assertion = "record"
+severity = "gating"
+check = { fact = "steps.0.tool", ok = ["Bash"] }
+"#;
+    let script = "fn check(facts, settings) { if facts.steps.len() > 0 { \"ok\" } else { \"gap\" } }";
+    let (bundle, d) = load(&[("policies/w.toml", policy), ("policies/w.rhai", script)]);
+    assert!(d.is_empty(), "{d:#?}");
+    let mut trace = Trace::default();
+    for _ in 0..400 {
+        trace.steps.push(Step {
+            tool: "Bash".into(),
+            ..Step::default()
+        });
+    }
+    let ws = crate::scope::Workspace::new("/w");
+    let none = serde_json::Map::new();
+    let ids = ["count", "all", "first"];
+    let within = bundle.evaluate_trace_rows(&ids, &trace, &ws, &none);
+    let verdicts: Vec<Verdict> = within.iter().map(|r| r.verdict).collect();
+    assert_eq!(verdicts, [Verdict::Ok; 3], "{within:#?}");
+    let bounded = bundle.with_max_whole_steps_bytes(4096);
+    let past = bounded.evaluate_trace_rows(&ids, &trace, &ws, &none);
+    for r in &past[..2] {
+        assert_eq!(r.verdict, Verdict::Unk, "{r:#?}");
+        assert!(r.evidence.contains("more than 4 KiB of facts"), "{}", r.evidence);
+        assert!(r.evidence.contains("of 400)"), "{}", r.evidence);
+    }
+    assert_eq!(past[2].verdict, Verdict::Ok, "one step is read alone: {:#?}", past[2]);
+    // The same fact over whole facts (examples, the hooks) reads an array by index too.
+    let facts = serde_json::json!({"steps": [{"tool": "Bash"}]});
+    assert_eq!(bounded.evaluate_rows(&["first"], &facts)[0].verdict, Verdict::Ok);
+}

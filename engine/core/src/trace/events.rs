@@ -73,6 +73,59 @@ pub enum Event {
     },
     /// The session ended.
     Ended {},
+    /// A step was charged to its lease as it ran (`steps`), with the model's usage read from the
+    /// agent CLI's record since the last charge (charged even beside a refused step: the model
+    /// was paid for).
+    Charged {
+        /// The helper's carve it is charged to (the spawning call's id); absent: the session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        carve: Option<String>,
+        /// The agent id the agent CLI gave the helper's call, where it gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        /// When (seconds since the Unix epoch).
+        at: u64,
+        /// Steps charged.
+        #[serde(default)]
+        steps: u64,
+        /// Tokens, per model.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        tokens: std::collections::BTreeMap<String, crate::lease::Tokens>,
+        /// Why usage could not be read (the cents spent are unknown from then on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unread: Option<String>,
+        /// How far the record was read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read: Option<crate::lease::usage::Cursor>,
+        /// The lease the account was under when charged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease: Option<crate::lease::Lease>,
+        /// The account's cents spent after this charge, as priced then; absent: unknown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cents: Option<f64>,
+    },
+    /// A helper was given a carve of its parent's lease when it was spawned.
+    Carved {
+        /// The spawning call's id.
+        id: String,
+        /// The helper asked for.
+        #[serde(default)]
+        helper: String,
+        /// What it got.
+        lease: crate::lease::Lease,
+    },
+    /// A step was held back: its lease was spent, or could not be counted.
+    Held {
+        /// The step's id.
+        id: String,
+        /// What ran out: `steps`, `seconds` or `cents`.
+        what: String,
+        /// The reason the agent was given.
+        reason: String,
+        /// The helper's carve that ran out; absent: the session's lease.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        carve: Option<String>,
+    },
     /// A person answered a step that asked (or nobody did before the timeout).
     Answered {
         /// The step's id.
@@ -88,6 +141,59 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kept: Option<String>,
     },
+}
+
+/// One line of the event log as written: the event, and its [`Stamp`]. The event's fields come
+/// first (`{"event":"judged",…`), which is what a reader that looks only at how a line starts
+/// relies on ([`super::SoFar::may_change`]). A reader that wants only the event parses the line as
+/// an [`Event`]: the stamp's fields are ignored there, and a line written before lines were
+/// stamped reads as a line with an empty stamp.
+///
+/// ```
+/// use sixfold_core::trace::{Event, Line, Stamp};
+/// let line = Line {
+///     event: Event::Ended {},
+///     stamp: Stamp {
+///         timestamp: Some("2026-12-01T18:03:09.123456Z".into()),
+///         bundle: Some("sha256:ab".into()),
+///         decision_id: Some("4ca636c1-55e4-417a-b1d8-4aceb67960d1".into()),
+///     },
+/// };
+/// let text = serde_json::to_string(&line).unwrap();
+/// assert!(text.starts_with(r#"{"event":"ended","timestamp":"#));
+/// assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), Event::Ended {});
+/// // A line from before the stamp: read, with an empty one.
+/// let old: Line = serde_json::from_str(r#"{"event":"ended"}"#).unwrap();
+/// assert_eq!(old.stamp, Stamp::default());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+    /// When, under which bundle, and its id.
+    #[serde(flatten)]
+    pub stamp: Stamp,
+}
+
+/// What every line of the event log carries besides its event, so the log can be audited apart
+/// from the machine that wrote it. Each field is absent on lines written before lines were
+/// stamped; readers take those lines as they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// When the line was written: RFC 3339 in UTC, to the microsecond
+    /// (`2026-12-01T18:03:09.123456Z`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// The content hash of the bundle in force (`sha256:…`, see
+    /// [`crate::bundle::content_hash`]): the shipped bundle and the project's `.sixfold/` over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// A random UUID (v4) unique to the line: on a `judged` line, the id of that judgement. Random
+    /// rather than a session's count because writers in several processes append to one log
+    /// without a shared counter, and a count would start again in a log that was moved away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_id: Option<String>,
 }
 
 /// What a session's `started` event says of it.
@@ -165,7 +271,26 @@ impl Trace {
                 self.ended = true;
             }
             Event::Ended {} => self.ended = true,
-            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } | Event::Answered { .. } => {}
+            Event::Charged {
+                carve,
+                at,
+                steps,
+                lease,
+                cents,
+                ..
+            } => self
+                .lease
+                .get_or_insert_with(Default::default)
+                .charge(carve.as_deref(), at, steps, lease, cents),
+            Event::Held { .. } => {
+                let run = self.lease.get_or_insert_with(Default::default);
+                run.held = run.held.saturating_add(1);
+            }
+            Event::ModeChanged { .. }
+            | Event::Verdict { .. }
+            | Event::Prompted { .. }
+            | Event::Answered { .. }
+            | Event::Carved { .. } => {}
         }
     }
 }
@@ -186,6 +311,67 @@ mod tests {
         assert_eq!(line["mode"], "m");
         assert_eq!(line["by"], "unjudgeable");
         assert_eq!(serde_json::from_value::<Event>(line).unwrap(), judged);
+    }
+
+    /// A stamped line is read by every reader of events, the judgement's own fields intact; and
+    /// the fields that make a line count for a checkpoint stay at its start.
+    #[test]
+    fn a_stamped_line_reads_as_its_event_and_an_old_line_as_one_without_a_stamp() {
+        let judged = Event::Judged {
+            step: Box::new(Step {
+                id: "t1".into(),
+                tool: "Bash".into(),
+                ..Step::default()
+            }),
+            judgement: crate::decision::Judgement::refuse_unjudgeable("ask", "x"),
+        };
+        let stamp = Stamp {
+            timestamp: Some("2026-12-01T18:03:09.000001Z".into()),
+            bundle: Some("sha256:00".into()),
+            decision_id: Some("d".into()),
+        };
+        let line = Line {
+            event: judged.clone(),
+            stamp: stamp.clone(),
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(crate::trace::SoFar::may_change(text.as_bytes()), "{text}");
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), judged);
+        assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), line);
+        let old = serde_json::to_string(&judged).unwrap();
+        let read: Line = serde_json::from_str(&old).unwrap();
+        assert_eq!((read.event, read.stamp), (judged, Stamp::default()));
+        // Every kind of event keeps its fields beside a stamp.
+        for event in [
+            Event::Started {
+                session: "s".into(),
+                cwd: Some("/w".into()),
+                mode: Some("ask".into()),
+                provider: Some("p".into()),
+                record: None,
+            },
+            Event::ModeChanged {
+                from: None,
+                to: "full".into(),
+            },
+            Event::Answered {
+                id: "t1".into(),
+                approval: "a".into(),
+                answer: "allow".into(),
+                by: "me".into(),
+                kept: None,
+            },
+            Event::Ended {},
+        ] {
+            let line = Line {
+                event: event.clone(),
+                stamp: stamp.clone(),
+            };
+            let text = serde_json::to_string(&line).unwrap();
+            assert!(text.starts_with(r#"{"event":""#), "{text}");
+            assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), line);
+            assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event);
+        }
     }
 
     #[test]

@@ -1,0 +1,43 @@
+//! A bundle's content hash: what the event log stamps on every line, so an auditor can tell
+//! which policy decided. The build script includes this file too, to hash the shipped bundle
+//! once when it is embedded: both sides hash alike because they share this code.
+//!
+//! A layer's hash covers its files (path and text, in path order); a bundle's covers its layers'
+//! hashes in load order. Lengths go in before bytes, so no two different sets of files hash alike.
+
+use sha2::{Digest, Sha256};
+
+/// `sha256:` and the digest in lowercase hex.
+fn hex(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(7 + digest.len() * 2);
+    out.push_str("sha256:");
+    for b in digest {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+fn add(hasher: &mut Sha256, bytes: &[u8]) {
+    hasher.update((bytes.len() as u64).to_le_bytes());
+    hasher.update(bytes);
+}
+
+/// One layer's hash: its files, `(path relative to the bundle root, text)`, given in path order.
+pub(crate) fn layer<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut hasher = Sha256::new();
+    for (name, text) in files {
+        add(&mut hasher, name.as_bytes());
+        add(&mut hasher, text.as_bytes());
+    }
+    hex(&hasher.finalize())
+}
+
+/// A bundle's hash: its layers' hashes in load order.
+pub(crate) fn layers<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
+    let mut hasher = Sha256::new();
+    for hash in hashes {
+        add(&mut hasher, hash.as_bytes());
+    }
+    hex(&hasher.finalize())
+}
