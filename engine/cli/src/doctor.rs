@@ -240,6 +240,7 @@ fn agent_word(agent: Agent) -> &'static str {
     match agent {
         Agent::ClaudeCode => "claude-code",
         Agent::Codex => "codex",
+        Agent::OpenCode => "opencode",
     }
 }
 
