@@ -434,7 +434,9 @@ fn an_ask_waits_for_a_persons_answer_through_sixfolds_approvals() {
                         .envs(env.clone())
                         .output()
                         .unwrap();
-                    let pending: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+                    // `{"asks": [...], "schema_version": N}`.
+                    let listed: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+                    let pending: Vec<Value> = listed["asks"].as_array().cloned().unwrap_or_default();
                     if let Some(id) = pending.first().and_then(|p| p["id"].as_str()) {
                         let out = Command::new(SIXFOLD)
                             .args(["approvals", "answer", id, answer])
