@@ -32,6 +32,29 @@ DONE_TEXT = "done"
 # --------------------------------------------------------------------------- script
 
 
+DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 20,
+                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def read_turns(raw: Any, path: str) -> list[list[dict[str, Any]]]:
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: turns must be a list")
+    turns = []
+    for i, turn in enumerate(raw):
+        if isinstance(turn, dict):  # a single block is a turn of one block
+            turn = [turn]
+        if not isinstance(turn, list) or not turn:
+            raise ValueError(f"{path}: turn {i} must be a non-empty list of blocks")
+        for j, block in enumerate(turn):
+            if not isinstance(block, dict) or len(block) != 1:
+                raise ValueError(f"{path}: turn {i} block {j} must be an object with one key")
+            (kind,) = block
+            if kind not in ("text", "tool_use", "exec", "patch", "function_call", "run", "mcp_call"):
+                raise ValueError(f"{path}: turn {i} block {j}: unknown block kind {kind!r}")
+        turns.append(turn)
+    return turns
+
+
 class Script:
     """The turns of a script, and the optional settings around them."""
 
@@ -40,19 +63,20 @@ class Script:
             data = {"turns": data}
         if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
             raise ValueError(f"{path}: a script is {{\"turns\": [...]}} or a list of turns")
-        self.turns: list[list[dict[str, Any]]] = []
-        for i, turn in enumerate(data["turns"]):
-            if isinstance(turn, dict):  # a single block is a turn of one block
-                turn = [turn]
-            if not isinstance(turn, list) or not turn:
-                raise ValueError(f"{path}: turn {i} must be a non-empty list of blocks")
-            for j, block in enumerate(turn):
-                if not isinstance(block, dict) or len(block) != 1:
-                    raise ValueError(f"{path}: turn {i} block {j} must be an object with one key")
-                (kind,) = block
-                if kind not in ("text", "tool_use", "exec", "patch", "function_call", "run", "mcp_call"):
-                    raise ValueError(f"{path}: turn {i} block {j}: unknown block kind {kind!r}")
-            self.turns.append(turn)
+        self.turns: list[list[dict[str, Any]]] = read_turns(data["turns"], path)
+        # Conversations whose first user message contains `prompt_contains` (a sub-agent's
+        # prompt) take their turns from their own list, by the same rule as the main one.
+        self.helpers: list[tuple[str, list[list[dict[str, Any]]]]] = []
+        for k, helper in enumerate(data.get("helpers") or []):
+            if not isinstance(helper, dict) or not isinstance(helper.get("prompt_contains"), str) \
+                    or not isinstance(helper.get("turns"), list):
+                raise ValueError(f"{path}: helper {k} must be {{\"prompt_contains\": \"...\", \"turns\": [...]}}")
+            self.helpers.append((helper["prompt_contains"], read_turns(helper["turns"], f"{path}: helper {k}")))
+        # The token usage every answer reports (Anthropic's names; Responses gets input/output).
+        usage = data.get("usage") or {}
+        if not isinstance(usage, dict) or not all(isinstance(v, int) and v >= 0 for v in usage.values()):
+            raise ValueError(f"{path}: usage must map token kinds to counts")
+        self.usage: dict[str, int] = {**DEFAULT_USAGE, **usage}
         # Requests with tools whose system prompt does not contain this string are
         # side tasks too (e.g. a sub-agent). None: every request with tools is main.
         self.main_system_contains: str | None = data.get("main_system_contains")
@@ -65,8 +89,15 @@ class Script:
         self.side_text: str = data.get("side_text", SIDE_TASK_TEXT)
         self.done_text: str = data.get("done_text", DONE_TEXT)
 
-    def turn(self, index: int) -> list[dict[str, Any]] | None:
-        return self.turns[index] if 0 <= index < len(self.turns) else None
+    def turn(self, index: int, turns: list[list[dict[str, Any]]] | None = None) -> list[dict[str, Any]] | None:
+        turns = self.turns if turns is None else turns
+        return turns[index] if 0 <= index < len(turns) else None
+
+    def helper_turns(self, first_prompt: str) -> list[list[dict[str, Any]]] | None:
+        for needle, turns in self.helpers:
+            if needle in first_prompt:
+                return turns
+        return None
 
     def run_hooks(self, index: int, turn: list[dict[str, Any]], done: set[int]) -> list[dict[str, Any]]:
         """Runs the turn's `run` blocks (argv lists) once, before the turn is answered, so a test
@@ -129,6 +160,14 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
 
 def anthropic_turn_index(messages: list[Any]) -> int:
     return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def anthropic_first_prompt(messages: list[Any]) -> str:
+    """The text of the conversation's first user message (a sub-agent's is its prompt)."""
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "user":
+            return content_text(m.get("content"))
+    return ""
 
 
 def anthropic_last_tool_result(messages: list[Any]) -> dict[str, Any] | None:
@@ -200,14 +239,14 @@ def anthropic_blocks(turn: list[dict[str, Any]], index: int) -> list[dict[str, A
     return blocks
 
 
-def anthropic_stream(blocks: list[dict[str, Any]], model: str, msg_id: str, stop: str) -> bytes:
+def anthropic_stream(blocks: list[dict[str, Any]], model: str, msg_id: str, stop: str,
+                     usage: dict[str, int] = DEFAULT_USAGE) -> bytes:
     out = [sse("message_start", {
         "type": "message_start",
         "message": {
             "id": msg_id, "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "usage": {**usage, "output_tokens": 1},
         },
     })]
     for i, b in enumerate(blocks):
@@ -231,17 +270,17 @@ def anthropic_stream(blocks: list[dict[str, Any]], model: str, msg_id: str, stop
     out.append(sse("message_delta", {
         "type": "message_delta",
         "delta": {"stop_reason": stop, "stop_sequence": None},
-        "usage": {"output_tokens": 20}}))
+        "usage": {"output_tokens": usage["output_tokens"]}}))
     out.append(sse("message_stop", {"type": "message_stop"}))
     return b"".join(out)
 
 
-def anthropic_message(blocks: list[dict[str, Any]], model: str, msg_id: str, stop: str) -> dict:
+def anthropic_message(blocks: list[dict[str, Any]], model: str, msg_id: str, stop: str,
+                      usage: dict[str, int] = DEFAULT_USAGE) -> dict:
     return {
         "id": msg_id, "type": "message", "role": "assistant", "model": model,
         "content": blocks, "stop_reason": stop, "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 20,
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "usage": dict(usage),
     }
 
 
@@ -414,7 +453,10 @@ class State:
             with open(os.path.join(self.dump_dir, name), "wb") as f:
                 f.write(body)
 
-    def pick_turn(self, history_index: int) -> tuple[int, list[dict[str, Any]] | None]:
+    def pick_turn(self, history_index: int,
+                  helper: list[list[dict[str, Any]]] | None = None) -> tuple[int, list[dict[str, Any]] | None]:
+        if helper is not None:  # a helper's conversation: always by its own history
+            return history_index, self.script.turn(history_index, helper)
         if self.script.turn_from == "sequential":
             with self.lock:
                 index = self.next_sequential
@@ -542,8 +584,11 @@ class Handler(BaseHTTPRequestHandler):
         }
         entry.update(mcp_log_fields(tools))
         if main:
-            index, turn = st.pick_turn(anthropic_turn_index(messages))
+            helper = st.script.helper_turns(anthropic_first_prompt(messages))
+            index, turn = st.pick_turn(anthropic_turn_index(messages), helper)
             entry["turn"] = index
+            if helper is not None:
+                entry["helper"] = True
             if turn is None:
                 entry["exhausted"] = True
                 turn = [{"text": st.script.done_text}]
@@ -558,9 +603,9 @@ class Handler(BaseHTTPRequestHandler):
                            for b in blocks]
         st.log(entry)
         if body.get("stream"):
-            self._send(200, anthropic_stream(blocks, model, msg_id, stop), "text/event-stream")
+            self._send(200, anthropic_stream(blocks, model, msg_id, stop, st.script.usage), "text/event-stream")
         else:
-            self._json(200, anthropic_message(blocks, model, msg_id, stop))
+            self._json(200, anthropic_message(blocks, model, msg_id, stop, st.script.usage))
 
     def _responses(self, n: int, path: str, body: dict[str, Any]) -> None:
         st = self.state

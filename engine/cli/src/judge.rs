@@ -172,6 +172,7 @@ impl Judger {
             context: &self.context,
             planned_writes: None,
             spawns: 0,
+            leasing: None,
         }
     }
 

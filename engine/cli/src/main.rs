@@ -6,6 +6,7 @@ mod check;
 mod explain;
 mod judge;
 mod launch;
+mod lease;
 mod live;
 mod mcp_install;
 mod modes;
@@ -43,6 +44,7 @@ enum Command {
     Hook(live::HookArgs),
     Mode(live::ModeArgs),
     Pattern(live::PatternArgs),
+    Lease(lease::Args),
     Rules(live::RulesArgs),
     Install(live::InstallArgs),
     Uninstall(live::UninstallArgs),
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => live::hook(args),
         Command::Mode(args) => live::mode(args),
         Command::Pattern(args) => live::pattern(args),
+        Command::Lease(args) => lease::run(args),
         Command::Rules(args) => live::rules(args),
         Command::Install(args) => live::install_hooks(args),
         Command::Uninstall(args) => live::uninstall_hooks(args),

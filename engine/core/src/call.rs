@@ -28,7 +28,9 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 mod explain;
+mod lease;
 pub use explain::{explain, Considered, Explanation, RuleTrace};
+pub use lease::{in_force, Leased};
 
 /// The policy setting (in any policy's `[settings]`) listing the MCP servers whose tool
 /// annotations are believed: `trust_annotations = ["files"]`.
@@ -122,6 +124,24 @@ pub struct Call<'a> {
     pub planned_writes: Option<Vec<String>>,
     /// How many sub-agents this session was allowed to spawn so far.
     pub spawns: u32,
+    /// The session's lease facts, where the entry point charges one (`None`: there is no
+    /// session to charge, e.g. `sixfold judge`).
+    pub leasing: Option<Leasing<'a>>,
+}
+
+/// What a call's lease is checked against: the session's record so far, the lease a project or
+/// session set, the time, and the helper the call comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct Leasing<'a> {
+    /// The session's record folded, with the usage read just now for this call folded in.
+    pub so_far: &'a crate::trace::SoFar,
+    /// The lease set for the project or session (`sixfold lease set`): it narrows the mode's
+    /// and the pattern's.
+    pub set: crate::lease::Lease,
+    /// Now, in seconds since the Unix epoch.
+    pub now: u64,
+    /// The helper the call comes from, where the agent CLI says: its agent id and type.
+    pub agent: Option<(&'a str, &'a str)>,
 }
 
 /// What the call is judged under: the bundle with the project's layer and, while that layer is
@@ -165,6 +185,8 @@ pub struct Judged {
     pub ignored: Option<String>,
     /// Why a command was not read whole by the classifier, where it was not.
     pub opaque: Option<String>,
+    /// What the lease says of the call (where the entry point charges one).
+    pub leased: Option<Leased>,
 }
 
 /// A refusal because the call could not be judged.
@@ -194,6 +216,7 @@ pub fn unjudgeable(mode: &str, why: &str) -> Judgement {
 ///     context: &context,
 ///     planned_writes: None,
 ///     spawns: 0,
+///     leasing: None,
 /// };
 /// let under = Under { bundle: &bundle, mode: "workspace-write", pattern: "single" };
 /// let layers = Layers { layered: under, without: None };
@@ -230,12 +253,17 @@ pub fn judge(call: &Call<'_>, layers: Layers<'_>, sandboxing: Sandboxing<'_>) ->
     let narrowed = narrow::narrowed(without.judgement, layered.judgement);
     // Either judgement that relied on the sandbox makes the command run in it (the same sandbox).
     let updated_input = without.updated_input.or(layered.updated_input);
+    let leased = match (without.leased, layered.leased) {
+        (Some(a), Some(b)) => Some(a.narrowed(b)),
+        (a, b) => a.or(b),
+    };
     Judged {
         judgement: narrowed.judgement,
         step: layered.step,
         updated_input,
         ignored: narrowed.ignored,
         opaque: layered.opaque,
+        leased,
     }
 }
 
@@ -252,6 +280,7 @@ fn failed(call: &Call<'_>, mode: &str, why: &str) -> Judged {
         updated_input: None,
         ignored: None,
         opaque: None,
+        leased: None,
     }
 }
 
@@ -350,6 +379,7 @@ struct One {
     step: Step,
     updated_input: Option<Value>,
     opaque: Option<String>,
+    leased: Option<Leased>,
 }
 
 impl One {
@@ -360,6 +390,7 @@ impl One {
             updated_input: self.updated_input,
             ignored,
             opaque: self.opaque,
+            leased: self.leased,
         }
     }
 }
@@ -562,6 +593,15 @@ fn judge_in(call: &Call<'_>, under: Under<'_>, place: &Place<'_>) -> Result<One,
     if let Some(helper) = &mapped.spawn {
         judgement = judge_spawn(bundle, pattern, helper, call.spawns, judgement)?;
     }
+    // The lease first: a spent one refuses whatever the mode and the pattern said.
+    let leased = call
+        .leasing
+        .as_ref()
+        .map(|leasing| lease::leased(under, leasing, mapped.spawn.is_some()));
+    if let Some(refusal) = leased.as_ref().and_then(|l| l.refusal(mode)) {
+        judgement = refusal;
+        updated_input = None;
+    }
     let step = Step {
         id: call.id.to_string(),
         tool: call.called.record_name(),
@@ -583,6 +623,7 @@ fn judge_in(call: &Call<'_>, under: Under<'_>, place: &Place<'_>) -> Result<One,
         step,
         updated_input,
         opaque: mapped.classified.and_then(|c| c.opaque),
+        leased,
     })
 }
 

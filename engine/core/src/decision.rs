@@ -74,6 +74,9 @@ pub enum DecidedBy {
     /// The judgement could not be made (a rule that failed, a mode that is not there, input that
     /// cannot be read), so the step is refused.
     Unjudgeable,
+    /// The run's lease is spent (or cannot be counted): the step is refused before the mode's
+    /// judgement counts.
+    Lease,
 }
 
 impl DecidedBy {
@@ -84,6 +87,7 @@ impl DecidedBy {
             DecidedBy::Rules => "rules",
             DecidedBy::Default => "default",
             DecidedBy::Unjudgeable => "unjudgeable",
+            DecidedBy::Lease => "lease",
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod hook_settings;
 pub mod hook_toml;
 pub mod judge;
 pub mod launch_facts;
+pub mod lease;
 mod line_state;
 pub mod lines;
 pub mod narrow;

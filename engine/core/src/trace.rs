@@ -264,6 +264,9 @@ pub struct Trace {
     pub ended: bool,
     /// Lines read.
     pub lines: u64,
+    /// What the run charged to its leases (sixfold's own record only).
+    #[serde(default)]
+    pub lease: Option<crate::lease::Run>,
     /// Lines of types the reader does not use, by type.
     pub skipped: std::collections::BTreeMap<String, u64>,
     /// Lines that could not be read.
@@ -378,6 +381,7 @@ impl Trace {
             "final": self.claim,
             "ended": self.ended,
             "lines": self.lines,
+            "lease": self.lease,
         })
     }
 }

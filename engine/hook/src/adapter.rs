@@ -66,6 +66,12 @@ pub struct HookInput {
     /// The error of a failed tool call (PostToolUseFailure).
     #[serde(default)]
     pub error: Option<Value>,
+    /// The sub-agent a call comes from, where the agent CLI says (Claude Code's `agent_id`).
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// That sub-agent's type (Claude Code's `agent_type`).
+    #[serde(default)]
+    pub agent_type: Option<String>,
 }
 
 /// Handles one hook event of the agent CLI whose provider file is `provider`: the text to print
@@ -242,8 +248,8 @@ fn pre_tool_use(
         }
     };
     let judged = judge_narrowed(event, &session, &mode, held.so_far(), records, store, sandboxes);
-    let (judgement, step, how, mut notes) = match judged {
-        Ok((judgement, step, how, notes)) => (judgement, step, how, notes),
+    let (judgement, step, how, mut notes, leased) = match judged {
+        Ok((judgement, step, how, notes, leased)) => (judgement, step, how, notes, leased),
         Err(why) => {
             let step = Step {
                 id: event.tool_use_id.clone().unwrap_or_default(),
@@ -252,7 +258,7 @@ fn pre_tool_use(
                 ..Step::default()
             };
             let notes = vec![format!("sixfold: unjudgeable: {why}")];
-            (unjudgeable(&mode, &why), step, refused.clone(), notes)
+            (unjudgeable(&mode, &why), step, refused.clone(), notes, Vec::new())
         }
     };
     let mut out = preamble(&session, held.so_far(), &mode);
@@ -260,6 +266,7 @@ fn pre_tool_use(
         step: Box::new(step),
         judgement: judgement.clone(),
     });
+    out.extend(leased);
     if let Err(why) = held.append(&out) {
         // INVARIANT (fail closed): a judgement that cannot be put on the record is refused.
         let judgement = unjudgeable(&mode, &why);
@@ -304,7 +311,7 @@ fn judge_narrowed(
     records: &dyn Records,
     store: Option<&TrustStore>,
     sandboxes: Option<&dyn Sandboxes>,
-) -> Result<(Judgement, Step, Answering, Vec<String>), String> {
+) -> Result<(Judgement, Step, Answering, Vec<String>, Vec<Event>), String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = ProjectLayer::read(&session.project);
     let standing = crate::trust::standing(store, &session.project, &layer);
@@ -329,6 +336,42 @@ fn judge_narrowed(
         .map(|edits| edits.into_iter().map(|e| e.path).collect());
     let context = Context::new(workspace(session));
     let id = event.tool_use_id.clone().unwrap_or_default();
+    // The lease: the usage read since the last charge, charged to the helper's carve where the
+    // call comes from a helper that has one, else to the session; checked with it folded in.
+    // INVARIANT (fail closed): an untrusted project does not say where its usage is.
+    let usage = without
+        .as_ref()
+        .unwrap_or(&bundle)
+        .provider(provider_id)
+        .and_then(|p| p.spec.usage.clone());
+    let agent = event
+        .agent_id
+        .as_deref()
+        .map(|a| (a, event.agent_type.as_deref().unwrap_or("")));
+    let carve = agent.and_then(|(a, t)| so_far.carve_of(a, t)).map(|c| c.id.clone());
+    let transcript = event.transcript_path.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let record = match (agent, &usage, &transcript) {
+        (Some((a, _)), Some(spec), Some(t)) => spec.helper_record(t, a),
+        (None, _, t) => t.clone(),
+        _ => None,
+    };
+    let now = crate::lease::now();
+    let mut charge = crate::lease::charge(
+        usage.as_ref(),
+        record.as_deref().map(std::path::Path::new),
+        so_far,
+        carve,
+        event.agent_id.clone(),
+        now,
+    );
+    let mut so_far_now = so_far.clone();
+    so_far_now.apply(&charge);
+    let leasing = sixfold_core::call::Leasing {
+        so_far: &so_far_now,
+        set: session.state.lease_for(&session.id),
+        now,
+        agent,
+    };
     let call = Call {
         called: Called::Tool {
             provider: provider_id,
@@ -340,6 +383,7 @@ fn judge_narrowed(
         context: &context,
         planned_writes,
         spawns: so_far.spawns,
+        leasing: Some(leasing),
     };
     let layers = Layers {
         layered: Under {
@@ -369,6 +413,29 @@ fn judge_narrowed(
         act: Some((judged.step.act.kind.clone(), judged.step.act.text.clone())),
         updated_input: judged.updated_input,
     };
+    let runs = judged.judgement.decision != sixfold_core::decision::Decision::Refuse;
+    crate::lease::settle(&mut charge, runs, judged.leased.as_ref());
+    let mut leased = Vec::new();
+    if crate::lease::worth_writing(&charge, so_far) {
+        leased.push(charge);
+    }
+    if let Some(l) = &judged.leased {
+        if let (Some(held), sixfold_core::decision::DecidedBy::Lease) = (&l.held, judged.judgement.by) {
+            leased.push(Event::Held {
+                id: id.clone(),
+                what: held.what.clone(),
+                reason: held.reason.clone(),
+                carve: l.carve.clone(),
+            });
+        }
+        if let (Some(gives), true, "agent") = (l.gives, runs, judged.step.act.kind.as_str()) {
+            leased.push(Event::Carved {
+                id: id.clone(),
+                helper: judged.step.act.text.clone(),
+                lease: gives,
+            });
+        }
+    }
     let notes = judged
         .ignored
         .map(|why| format!("sixfold: untrusted project bundle ignored: {why}"))
@@ -377,7 +444,7 @@ fn judge_narrowed(
     // The hook process ends right after answering: freeing the bundles is wasted latency.
     std::mem::forget(bundle);
     std::mem::forget(without);
-    Ok((judged.judgement, judged.step, how, notes))
+    Ok((judged.judgement, judged.step, how, notes, leased))
 }
 
 fn post_tool_use(provider: &str, event: &HookInput, records: &dyn Records) -> Result<(String, Vec<String>), String> {
@@ -783,5 +850,175 @@ mod tests {
         assert_eq!(untrusted["decision"], "block", "{untrusted}");
         store.record(t.path()).unwrap();
         assert_eq!(stop(), "", "trusted, the project's redefinition stands");
+    }
+
+    /// A PreToolUse of session `s`, with more fields of the hook input.
+    fn call(project: &Path, id: &str, tool: &str, input: Value, more: Value) -> Value {
+        let mut event = json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": project,
+            "tool_name": tool, "tool_input": input, "tool_use_id": id,
+        });
+        if let (Some(e), Some(m)) = (event.as_object_mut(), more.as_object()) {
+            e.extend(m.clone());
+        }
+        // The project's `.sixfold/` trusted as it is (as `sixfold lease set` leaves it).
+        let store = TrustStore::at(project.join("trust.json"));
+        let _ = store.record(project);
+        let (out, _) = handle(
+            "claude-code",
+            event.to_string().as_bytes(),
+            &NoRecords,
+            Some(&store),
+            None,
+        );
+        serde_json::from_str(&out).unwrap()
+    }
+
+    fn leased_project(state: &str) -> tempfile::TempDir {
+        let t = project();
+        std::fs::write(t.path().join(".sixfold/state.toml"), state).unwrap();
+        t
+    }
+
+    fn read(project: &Path, id: &str, more: Value) -> Value {
+        call(project, id, "Read", json!({"file_path": project.join("a.rs")}), more)
+    }
+
+    fn events(project: &Path) -> Vec<Value> {
+        std::fs::read_to_string(project.join(".sixfold/runs/s.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_step_lease_refuses_the_step_after_it_is_spent_and_names_what_ran_out() {
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\nsteps = 2\n");
+        assert_eq!(decision(&read(t.path(), "t1", json!({}))), "allow");
+        assert_eq!(decision(&read(t.path(), "t2", json!({}))), "allow");
+        let third = read(t.path(), "t3", json!({}));
+        assert_eq!(decision(&third), "deny");
+        assert!(reason(&third).contains("steps ran out (2 of 2"), "{third}");
+        let log = events(t.path());
+        let held: Vec<&Value> = log.iter().filter(|e| e["event"] == "held").collect();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0]["what"], "steps");
+        // A refused step costs nothing: still two steps charged.
+        let steps: u64 = log
+            .iter()
+            .filter(|e| e["event"] == "charged")
+            .map(|e| e["steps"].as_u64().unwrap())
+            .sum();
+        assert_eq!(steps, 2);
+    }
+
+    #[test]
+    fn a_step_refused_by_the_mode_costs_no_step() {
+        let t = leased_project("mode = \"read-only\"\n[lease]\nsteps = 1\n");
+        let write = json!({"file_path": t.path().join("a.rs"), "content": "x"});
+        assert_eq!(decision(&call(t.path(), "w", "Write", write, json!({}))), "deny");
+        // The one step the lease gives is still there.
+        assert_eq!(decision(&read(t.path(), "r", json!({}))), "allow");
+        assert_eq!(decision(&read(t.path(), "r2", json!({}))), "deny");
+    }
+
+    /// A transcript as Claude Code writes it: one message's usage on each of its lines.
+    fn transcript(path: &Path, messages: &[(&str, &str, u64, u64)]) {
+        let mut text = String::new();
+        for (id, model, input, output) in messages {
+            for _ in 0..2 {
+                text.push_str(
+                    &json!({"type": "assistant", "message": {"id": id, "model": model,
+                    "usage": {"input_tokens": input, "output_tokens": output,
+                    "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}})
+                    .to_string(),
+                );
+                text.push('\n');
+            }
+        }
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_cents_lease_is_charged_from_the_transcript_and_refuses_unknown_cents() {
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
+        let record = t.path().join("transcript.jsonl");
+        let more = json!({"transcript_path": record});
+        // 1000 input and 500 output tokens of claude-sonnet-4-5: 1.05 cents (each message once,
+        // though written twice).
+        transcript(&record, &[("m1", "claude-sonnet-4-5", 1000, 500)]);
+        assert_eq!(decision(&read(t.path(), "t1", more.clone())), "allow");
+        // Nothing new: still 1.05 cents, below the lease.
+        assert_eq!(decision(&read(t.path(), "t2", more.clone())), "allow");
+        transcript(
+            &record,
+            &[
+                ("m1", "claude-sonnet-4-5", 1000, 500),
+                ("m2", "claude-sonnet-4-5", 1000, 500),
+            ],
+        );
+        let over = read(t.path(), "t3", more.clone());
+        assert_eq!(decision(&over), "deny", "{over}");
+        assert!(reason(&over).contains("cents ran out (2.10 of 2"), "{over}");
+        // The record was read from where it stopped, never twice.
+        let charged: Vec<Value> = events(t.path())
+            .into_iter()
+            .filter(|e| e["event"] == "charged")
+            .collect();
+        let input: u64 = charged
+            .iter()
+            .filter_map(|e| e["tokens"]["claude-sonnet-4-5"]["input"].as_u64())
+            .sum();
+        assert_eq!(input, 2000);
+
+        // A model with no price, or no transcript at all: the cents are unknown, so refused.
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
+        let record = t.path().join("transcript.jsonl");
+        transcript(&record, &[("m1", "some-model", 1, 1)]);
+        let unpriced = read(t.path(), "t1", json!({"transcript_path": record}));
+        assert_eq!(decision(&unpriced), "deny");
+        assert!(reason(&unpriced).contains("no price"), "{unpriced}");
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
+        assert_eq!(decision(&read(t.path(), "t1", json!({}))), "deny");
+        // Without a cents bound, an unreadable transcript does not matter.
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\nsteps = 5\n");
+        assert_eq!(decision(&read(t.path(), "t1", json!({}))), "allow");
+    }
+
+    #[test]
+    fn a_helper_is_held_to_its_carve_and_its_parent_goes_on() {
+        // orchestrator-workers carves a fifth of what is left: 2 of 11 steps.
+        let t = leased_project("mode = \"workspace-write\"\npattern = \"orchestrator-workers\"\n[lease]\nsteps = 11\n");
+        let spawn = call(
+            t.path(),
+            "spawn",
+            "Agent",
+            json!({"subagent_type": "general-purpose", "prompt": "x"}),
+            json!({}),
+        );
+        assert_eq!(decision(&spawn), "allow", "{spawn}");
+        let carved: Vec<Value> = events(t.path())
+            .into_iter()
+            .filter(|e| e["event"] == "carved")
+            .collect();
+        assert_eq!(carved.len(), 1);
+        assert_eq!(carved[0]["lease"]["steps"], 2);
+        let helper = json!({"agent_id": "a1", "agent_type": "general-purpose"});
+        assert_eq!(decision(&read(t.path(), "h1", helper.clone())), "allow");
+        assert_eq!(decision(&read(t.path(), "h2", helper.clone())), "allow");
+        let spent = read(t.path(), "h3", helper.clone());
+        assert_eq!(decision(&spent), "deny");
+        assert!(
+            reason(&spent).contains("carve of the helper spawned by `spawn`"),
+            "{spent}"
+        );
+        // The parent's own calls are charged to it.
+        assert_eq!(decision(&read(t.path(), "p1", json!({}))), "allow");
+        // The parent had 11 - 1 (the spawn) - 2 (carved) = 8 steps left after the spawn.
+        for i in 0..7 {
+            assert_eq!(decision(&read(t.path(), &format!("p{}", i + 2), json!({}))), "allow");
+        }
+        assert_eq!(decision(&read(t.path(), "p9", json!({}))), "deny");
     }
 }

@@ -27,7 +27,7 @@ const MAX_CHECKPOINT_BYTES: u64 = 64 * 1024;
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The checkpoint's version; another is rebuilt from the record.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// The checkpoint as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -375,7 +375,7 @@ mod tests {
             Some(String::new()),
             Some("\u{0}garbage".to_string()),
             Some(
-                good.replace(r#""version":1"#, r#""version":9"#)
+                good.replace(r#""version":2"#, r#""version":9"#)
                     .replace(r#""spawns":2"#, r#""spawns":0"#),
             ),
             Some(other_file),

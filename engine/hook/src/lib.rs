@@ -13,6 +13,7 @@ pub mod codex;
 pub mod guard;
 pub mod install;
 pub mod install_codex;
+pub mod lease;
 pub mod log;
 /// Which project a working directory belongs to: the core's rule, shared by every layer.
 pub use sixfold_core::project;

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use sixfold_core::bounded::{self, ReadError};
+use sixfold_core::lease::Lease;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,9 @@ pub struct State {
     /// The active pattern.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// The lease set for the project (`sixfold lease set`): it narrows the mode's and pattern's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
     /// Per-session overrides.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sessions: BTreeMap<String, SessionState>,
@@ -31,6 +35,9 @@ pub struct SessionState {
     /// The session's mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    /// The lease set for the session: it narrows the project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
 }
 
 /// Where the state lives.
@@ -39,6 +46,15 @@ pub fn path(project: &Path) -> PathBuf {
 }
 
 impl State {
+    /// The lease set for a session: the project's, narrowed by the session's own.
+    pub fn lease_for(&self, session: &str) -> Lease {
+        let project = self.lease.unwrap_or_default();
+        match self.sessions.get(session).and_then(|s| s.lease) {
+            Some(own) => project.narrowed(&own),
+            None => project,
+        }
+    }
+
     /// Reads the state; a missing file is the default state, a broken one (or one that is not a
     /// regular file, or larger than [`MAX_STATE_BYTES`]) an error.
     pub fn load(project: &Path) -> Result<State, String> {
@@ -94,6 +110,7 @@ mod tests {
             "x".into(),
             SessionState {
                 mode: Some("read-only".into()),
+                lease: None,
             },
         );
         assert_eq!(s.mode_for(Some("x")), "read-only");

@@ -167,6 +167,7 @@ impl Judging {
             planned_writes: None,
             // The proxy's session holds no sub-agents of its own to count.
             spawns: 0,
+            leasing: None,
         };
         let layers = Layers {
             layered: Under {

@@ -96,6 +96,7 @@ impl Governed {
             planned_writes: None,
             // The governed tools offer no spawn meta-tool.
             spawns: 0,
+            leasing: None,
         };
         let layers = Layers {
             layered: Under {

@@ -20,6 +20,8 @@ pub struct Mode {
     pub behaviour: BehaviourFile,
     /// The mode it narrows.
     pub extends: Option<String>,
+    /// Its own lease (the lease in force also takes the ones of the modes it extends).
+    pub lease: crate::lease::Lease,
     /// Where it was written.
     pub file: String,
     /// Its compiled policy.

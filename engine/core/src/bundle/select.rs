@@ -84,7 +84,9 @@ impl<'a> Selection<'a> {
             (Phase::Modes, _) => false,
             (Phase::Rest, "modes") => false,
             (Phase::Rest, "policies") => {
-                adds_to_the_whole_bundle(text) || written_id(text).is_none_or(|id| self.policies.contains(id))
+                adds_to_the_whole_bundle(text)
+                    || written_id(text)
+                        .is_none_or(|id| self.policies.contains(id) || id == crate::lease::prices::POLICY)
             }
             (Phase::Rest, "patterns") => wanted(written_id(text), self.needs.pattern.as_deref()),
             (Phase::Rest, "providers") => wanted(written_id(text), self.needs.provider.as_deref()),

@@ -68,7 +68,7 @@ pub struct RuleTrace {
 /// let input = serde_json::json!({"file_path": "/etc/hosts", "content": "x"});
 /// let call = Call {
 ///     called: Called::Tool { provider: "claude-code", name: "Write", input: &input },
-///     id: "t1", cwd: std::path::Path::new("/w"), context: &context, planned_writes: None, spawns: 0,
+///     id: "t1", cwd: std::path::Path::new("/w"), context: &context, planned_writes: None, spawns: 0, leasing: None,
 /// };
 /// let under = Under { bundle: &bundle, mode: "read-only", pattern: "single" };
 /// let explained = explain(&call, Layers { layered: under, without: None }, Sandboxing::default());

@@ -91,6 +91,7 @@ fn run(c: &Case<'_>, layers: Layers<'_>, sandboxes: Option<&dyn Sandboxes>) -> J
         context: &context,
         planned_writes: c.planned.clone(),
         spawns: c.spawns,
+        leasing: None,
     };
     judge(&call, layers, Sandboxing { sandboxes })
 }
@@ -405,6 +406,7 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
             context: &context,
             planned_writes: None,
             spawns: 0,
+            leasing: None,
         },
         layers,
         Sandboxing::default(),
@@ -429,6 +431,7 @@ fn an_mcp_name_goes_through_the_bundles_mcp_maps() {
                 context: &context,
                 planned_writes: None,
                 spawns: 0,
+                leasing: None,
             },
             layers,
             Sandboxing::default(),
@@ -455,6 +458,7 @@ fn a_resource_is_judged_by_what_its_uri_means() {
             context: &context,
             planned_writes: None,
             spawns: 0,
+            leasing: None,
         };
         judge(&call, layers, Sandboxing::default())
     };
@@ -493,6 +497,7 @@ fn an_explanation_names_each_rule_and_what_decided() {
         context: &context,
         planned_writes: None,
         spawns: 0,
+        leasing: None,
     };
     let layers = only(&bundle, "workspace-write", "single");
     let explained = explain(&call, layers, Sandboxing::default());

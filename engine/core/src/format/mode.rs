@@ -47,6 +47,10 @@ pub struct ModeFile {
     /// Who the agent is under this mode.
     #[serde(default)]
     pub behaviour: Option<BehaviourFile>,
+    /// The budget a run under this mode may spend (steps, seconds, cents); a mode that extends
+    /// another runs under the least of both.
+    #[serde(default)]
+    pub lease: Option<crate::lease::Lease>,
     /// The mode's own rules; the strictest matching rule wins.
     #[serde(default)]
     #[schemars(with = "Vec<RuleFile>")]

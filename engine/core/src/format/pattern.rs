@@ -22,6 +22,12 @@ pub struct PatternFile {
     /// Its limits.
     #[serde(default)]
     pub limits: PatternLimits,
+    /// The budget a run under this pattern may spend (steps, seconds, cents).
+    #[serde(default)]
+    pub lease: Option<crate::lease::Lease>,
+    /// What a helper it spawns gets of what its parent has left: a share, or fixed amounts.
+    #[serde(default)]
+    pub carve: Option<crate::lease::Carve>,
     /// The only sub-agents it may spawn, by name; absent means any.
     #[serde(default)]
     pub helpers: Option<Vec<String>>,

@@ -44,6 +44,9 @@ pub struct ProviderFile {
     /// How it runs governed (`sixfold launch … --governed`). Absent: it cannot be.
     #[serde(default)]
     pub governed: Option<super::GovernedFile>,
+    /// Where its record (the transcript a hook is given) holds the model's token usage.
+    #[serde(default)]
+    pub usage: Option<crate::lease::usage::UsageFile>,
 }
 
 /// How to find a provider's CLI and ask its version.

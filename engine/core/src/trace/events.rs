@@ -73,6 +73,59 @@ pub enum Event {
     },
     /// The session ended.
     Ended {},
+    /// A step was charged to its lease as it ran (`steps`), with the model's usage read from the
+    /// agent CLI's record since the last charge (charged even beside a refused step: the model
+    /// was paid for).
+    Charged {
+        /// The helper's carve it is charged to (the spawning call's id); absent: the session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        carve: Option<String>,
+        /// The agent id the agent CLI gave the helper's call, where it gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        /// When (seconds since the Unix epoch).
+        at: u64,
+        /// Steps charged.
+        #[serde(default)]
+        steps: u64,
+        /// Tokens, per model.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        tokens: std::collections::BTreeMap<String, crate::lease::Tokens>,
+        /// Why usage could not be read (the cents spent are unknown from then on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unread: Option<String>,
+        /// How far the record was read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read: Option<crate::lease::usage::Cursor>,
+        /// The lease the account was under when charged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease: Option<crate::lease::Lease>,
+        /// The account's cents spent after this charge, as priced then; absent: unknown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cents: Option<f64>,
+    },
+    /// A helper was given a carve of its parent's lease when it was spawned.
+    Carved {
+        /// The spawning call's id.
+        id: String,
+        /// The helper asked for.
+        #[serde(default)]
+        helper: String,
+        /// What it got.
+        lease: crate::lease::Lease,
+    },
+    /// A step was held back: its lease was spent, or could not be counted.
+    Held {
+        /// The step's id.
+        id: String,
+        /// What ran out: `steps`, `seconds` or `cents`.
+        what: String,
+        /// The reason the agent was given.
+        reason: String,
+        /// The helper's carve that ran out; absent: the session's lease.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        carve: Option<String>,
+    },
     /// A person answered a step that asked (or nobody did before the timeout).
     Answered {
         /// The step's id.
@@ -165,7 +218,26 @@ impl Trace {
                 self.ended = true;
             }
             Event::Ended {} => self.ended = true,
-            Event::ModeChanged { .. } | Event::Verdict { .. } | Event::Prompted { .. } | Event::Answered { .. } => {}
+            Event::Charged {
+                carve,
+                at,
+                steps,
+                lease,
+                cents,
+                ..
+            } => self
+                .lease
+                .get_or_insert_with(Default::default)
+                .charge(carve.as_deref(), at, steps, lease, cents),
+            Event::Held { .. } => {
+                let run = self.lease.get_or_insert_with(Default::default);
+                run.held = run.held.saturating_add(1);
+            }
+            Event::ModeChanged { .. }
+            | Event::Verdict { .. }
+            | Event::Prompted { .. }
+            | Event::Answered { .. }
+            | Event::Carved { .. } => {}
         }
     }
 }

@@ -184,6 +184,7 @@ impl Compiler<'_> {
                 environment,
                 behaviour,
                 extends: m.extends.as_ref().map(|e| e.get_ref().clone()),
+                lease: m.lease.unwrap_or_default(),
                 file: doc.display.clone(),
                 judge: Judge {
                     mode: id.to_string(),

@@ -1,0 +1,113 @@
+//! The lease of one call: which account it is charged to (the session, or the carve of the
+//! helper it comes from), whether that account has anything left, and what a helper it spawns
+//! gets. Checked before the mode's judgement counts: a spent lease refuses whatever the mode says.
+
+use super::{Leasing, Under};
+use crate::bundle::Bundle;
+use crate::decision::{DecidedBy, Decision, Judgement};
+use crate::lease::{Account, Held, Lease, Prices};
+
+/// What the lease says of one call under one bundle.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Leased {
+    /// Why it is held back, where its account is spent.
+    pub held: Option<Held>,
+    /// The carve it is charged to (the spawning call's id); `None`: the session.
+    pub carve: Option<String>,
+    /// The lease its account runs under.
+    pub lease: Lease,
+    /// The cents its account spent so far; `None` where they cannot be counted.
+    pub cents: Option<f64>,
+    /// What a helper it spawns gets, where the pattern carves and a lease is in force.
+    pub gives: Option<Lease>,
+}
+
+impl Leased {
+    /// The stricter of two bundles' answers (the untrusted project's layer only narrows).
+    pub(super) fn narrowed(self, other: Leased) -> Leased {
+        Leased {
+            held: self.held.or(other.held),
+            carve: self.carve.or(other.carve),
+            lease: self.lease.narrowed(&other.lease),
+            cents: self.cents.or(other.cents),
+            gives: match (self.gives, other.gives) {
+                (Some(a), Some(b)) => Some(a.narrowed(&b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+
+    /// The refusal a held step gets.
+    pub(super) fn refusal(&self, mode: &str) -> Option<Judgement> {
+        let held = self.held.as_ref()?;
+        let whose = match &self.carve {
+            Some(id) => format!(" (the carve of the helper spawned by `{id}`)"),
+            None => String::new(),
+        };
+        Some(Judgement {
+            decision: Decision::Refuse,
+            reason: format!("{}{whose}; see `sixfold lease show`", held.reason),
+            rules: vec![format!("lease/{}", held.what)],
+            mode: mode.to_string(),
+            by: DecidedBy::Lease,
+        })
+    }
+}
+
+/// The lease in force under a mode (and every mode it extends) and a pattern.
+pub fn in_force(bundle: &Bundle, mode: &str, pattern: &str) -> Lease {
+    let mut lease = bundle.pattern(pattern).and_then(|p| p.spec.lease).unwrap_or_default();
+    let mut next = Some(mode.to_string());
+    let mut seen = Vec::new();
+    while let Some(id) = next.take() {
+        if seen.contains(&id) {
+            break;
+        }
+        if let Some(m) = bundle.mode(&id) {
+            lease = lease.narrowed(&m.lease);
+            next = m.extends.clone();
+        }
+        seen.push(id);
+    }
+    lease
+}
+
+/// The lease of a call under one bundle; `spawns`: the call starts a helper.
+pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> Leased {
+    let prices = Prices::of(under.bundle);
+    let so_far = leasing.so_far;
+    let session = in_force(under.bundle, under.mode, under.pattern).narrowed(&leasing.set);
+    let carved = leasing.agent.and_then(|(agent, helper)| so_far.carve_of(agent, helper));
+    let account = match carved {
+        Some(c) => Account {
+            lease: c.lease,
+            spent: &c.spent,
+            carved: Lease::default(),
+        },
+        None => Account {
+            lease: session,
+            spent: &so_far.spent,
+            carved: so_far.carved(),
+        },
+    };
+    let held = match account.lease.is_open() {
+        true => None,
+        false => account.check(&prices, leasing.now),
+    };
+    // A helper's own helpers are not carved again: its calls are charged to its carve.
+    let gives = match (
+        spawns,
+        carved,
+        under.bundle.pattern(under.pattern).and_then(|p| p.spec.carve),
+    ) {
+        (true, None, Some(carve)) if !session.is_open() => Some(account.carve(&carve, &prices, leasing.now)),
+        _ => None,
+    };
+    Leased {
+        held,
+        carve: carved.map(|c| c.id.clone()),
+        lease: account.lease,
+        cents: account.spent.cents(&prices).ok(),
+        gives,
+    }
+}

@@ -1,0 +1,143 @@
+//! The lease's I/O for a hook call: the model's usage read from the agent CLI's record since the
+//! last charge (from the offset the session's checkpoint keeps, a bounded chunk per call), as a
+//! `charged` event the core's fold and check take.
+
+use sixfold_core::bounded;
+use sixfold_core::lease::usage::{Cursor, UsageFile};
+use sixfold_core::trace::{Event, SoFar};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// The most of a record read for usage in one call; the rest is read by the next calls.
+pub const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Now, in seconds since the Unix epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The charge of one call before its step is known to run: the usage read since the last one
+/// (`steps` 0; set to 1 once the step is allowed). `record` is the agent CLI's record for the
+/// account charged (the transcript a hook is given, or a helper's own); `carve` the account.
+pub fn charge(
+    spec: Option<&UsageFile>,
+    record: Option<&Path>,
+    so_far: &SoFar,
+    carve: Option<String>,
+    agent: Option<String>,
+    at: u64,
+) -> Event {
+    let (tokens, unread, read) = match (spec, record) {
+        (None, _) => (
+            Default::default(),
+            Some("the agent CLI's provider file says nothing of where its record holds usage".to_string()),
+            None,
+        ),
+        (Some(_), None) => (
+            Default::default(),
+            Some("the agent CLI gave no record to read usage from".to_string()),
+            None,
+        ),
+        (Some(spec), Some(path)) => {
+            let mut cursor = so_far.cursor(&path.to_string_lossy());
+            match chunk(path, &mut cursor) {
+                Ok(bytes) => {
+                    let found = spec.read(&mut cursor, &bytes);
+                    let whole_line_missing = !bytes.is_empty()
+                        && bytes.len() as u64 == MAX_READ_BYTES
+                        && found.tokens.is_empty()
+                        && !bytes.contains(&b'\n');
+                    let unread = match whole_line_missing {
+                        // INVARIANT (fail closed): a line too long to read may hold usage.
+                        true => Some(format!(
+                            "a line of `{}` is longer than {MAX_READ_BYTES} bytes",
+                            path.display()
+                        )),
+                        false => found.unread,
+                    };
+                    (found.tokens, unread, Some(cursor))
+                }
+                Err(why) => (Default::default(), Some(why), None),
+            }
+        }
+    };
+    Event::Charged {
+        carve,
+        agent,
+        at,
+        steps: 0,
+        tokens,
+        unread,
+        read,
+        lease: None,
+        cents: None,
+    }
+}
+
+/// The record from the cursor's offset, at most [`MAX_READ_BYTES`]. A record shorter than the
+/// offset was replaced: it is read again from its start (charging again rather than missing).
+fn chunk(path: &Path, cursor: &mut Cursor) -> Result<Vec<u8>, String> {
+    // INVARIANT (fail closed): the record is untrusted: a regular file, read to a bound.
+    let mut file = bounded::open(path).map_err(|e| format!("the record `{}` cannot be read: {e}", path.display()))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("the record `{}` cannot be read: {e}", path.display()))?
+        .len();
+    if len < cursor.offset {
+        *cursor = Cursor {
+            path: cursor.path.clone(),
+            ..Cursor::default()
+        };
+    }
+    file.seek(SeekFrom::Start(cursor.offset))
+        .map_err(|e| format!("the record `{}` cannot be read: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_READ_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("the record `{}` cannot be read: {e}", path.display()))?;
+    Ok(bytes)
+}
+
+/// Fills in a charge once the judgement is known: a step that runs costs one step; the lease
+/// and the cents as the check saw them go on the record for replay's `within-lease` row.
+pub fn settle(charge: &mut Event, runs: bool, leased: Option<&sixfold_core::call::Leased>) {
+    if let Event::Charged {
+        steps,
+        lease,
+        cents,
+        carve,
+        ..
+    } = charge
+    {
+        *steps = u64::from(runs);
+        if let Some(l) = leased {
+            *lease = (!l.lease.is_open()).then_some(l.lease);
+            *cents = l.cents;
+            if carve.is_none() {
+                carve.clone_from(&l.carve);
+            }
+        }
+    }
+}
+
+/// Whether a charge is worth writing: a step, tokens, a cursor moved, or usage unread.
+pub fn worth_writing(charge: &Event, so_far: &SoFar) -> bool {
+    match charge {
+        Event::Charged {
+            steps,
+            tokens,
+            unread,
+            read,
+            ..
+        } => {
+            *steps > 0
+                || !tokens.is_empty()
+                || (unread.is_some() && so_far.spent.unread.is_none())
+                || read.as_ref().is_some_and(|c| so_far.cursor(&c.path) != *c)
+        }
+        _ => true,
+    }
+}
