@@ -201,6 +201,17 @@ impl Governor for ProjectGovernor {
         }
     }
 
+    fn lease(&mut self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+        // The proxy's own session (`mcp-SERVER-…`, one per run), kept in the checkpoint beside its
+        // record as the hooks keep theirs; the project's lease applies to it.
+        let state = State::load(&self.project)?;
+        let so_far = sixfold_hook::log::Log::new(&self.project, &self.session)
+            .hold()?
+            .so_far()
+            .clone();
+        Ok(Some((so_far, state.lease_for(&self.session))))
+    }
+
     fn record(&mut self, events: &[Event]) -> Result<(), String> {
         let mode = self.cached.as_ref().map(|(_, j)| j.mode.clone());
         let mut out = Vec::new();

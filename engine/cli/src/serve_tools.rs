@@ -111,6 +111,14 @@ impl Governor for ProjectGovernor {
         })
     }
 
+    fn lease(&self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+        // The session's own record (`--session`, `$SIXFOLD_SESSION`): the same checkpoint the
+        // hooks keep when they share the session id.
+        let state = State::load(&self.project)?;
+        let so_far = self.log.hold()?.so_far().clone();
+        Ok(Some((so_far, state.lease_for(&self.session))))
+    }
+
     fn append(&self, mode: &str, events: &[Event]) -> Result<(), String> {
         // The checkpoint beside the record: an append costs the same at any length of it.
         let held = self.log.hold()?;

@@ -158,6 +158,16 @@ impl Judging {
     /// `.sixfold/` is untrusted, also without it, keeping the stricter. The step is as the
     /// record keeps it; the notes say what an untrusted project layer had no say in.
     pub fn judge(&self, call: &Call<'_>) -> (Judgement, Step, Option<String>) {
+        let judged = self.judge_leased(call, None);
+        (judged.judgement, judged.step, judged.ignored)
+    }
+
+    /// [`Judging::judge`], with the session's lease checked (where the proxy charges one).
+    pub fn judge_leased(
+        &self,
+        call: &Call<'_>,
+        leasing: Option<sixfold_core::call::Leasing<'_>>,
+    ) -> sixfold_core::call::Judged {
         let context = Context::new(self.workspace.clone());
         let facts = sixfold_core::call::Call {
             called: call.called(),
@@ -167,7 +177,7 @@ impl Judging {
             planned_writes: None,
             // The proxy's session holds no sub-agents of its own to count.
             spawns: 0,
-            leasing: None,
+            leasing,
         };
         let layers = Layers {
             layered: Under {
@@ -182,8 +192,7 @@ impl Judging {
             }),
         };
         // A proxied call runs where its server runs it: nothing is contained.
-        let judged = sixfold_core::call::judge(&facts, layers, Sandboxing::default());
-        (judged.judgement, judged.step, judged.ignored)
+        sixfold_core::call::judge(&facts, layers, Sandboxing::default())
     }
 
     /// The names of the maps that fit a server started with `command` ([`known_as`]).

@@ -43,6 +43,12 @@ pub trait Governor: Send {
     fn mode(&mut self) -> Result<String, String>;
     /// Appends events to the session's record. An error refuses the call it records.
     fn record(&mut self, events: &[Event]) -> Result<(), String>;
+    /// The session's record folded so far and the lease set for it (`sixfold lease set`), to
+    /// check and charge the lease with; `None`: this proxy charges no lease. An error refuses
+    /// the call.
+    fn lease(&mut self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+        Ok(None)
+    }
     /// The command that approves an act, for a refusal's reason.
     fn approve_hint(&self, act: &str) -> String {
         format!("sixfold rules add --allow '{act}'")

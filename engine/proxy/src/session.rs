@@ -750,8 +750,23 @@ impl<W: Write> Session<'_, W> {
         // Each call is its own step, whatever id the client gave it.
         self.steps += 1;
         let step_id = format!("mcp-{}-{}", self.options.server, self.steps);
-        let (judgement, step, note, unmapped) = match self.governor.judging() {
-            Ok(judging) => {
+        let mut lease = self.governor.lease();
+        let unread = match &mut lease {
+            Ok(Some((so_far, _))) => sixfold_core::call::unread_by(so_far, "the MCP proxy"),
+            _ => None,
+        };
+        let mut lease_events = Vec::new();
+        let (judgement, step, note, unmapped) = match (lease, self.governor.judging()) {
+            (Err(why), _) => {
+                let step = Step {
+                    id: step_id.clone(),
+                    tool: crate::record_name(&self.options.server, &name),
+                    ..Step::default()
+                };
+                // INVARIANT (fail closed): a lease that cannot be read is not taken as none.
+                (Judgement::refuse_unjudgeable("", why), step, None, false)
+            }
+            (Ok(lease), Ok(judging)) => {
                 let known_as = judging.known_as(&self.options.command);
                 let call = Call {
                     server: &self.options.server,
@@ -763,12 +778,23 @@ impl<W: Write> Session<'_, W> {
                     resource,
                     known_as: &known_as,
                 };
-                let (judgement, step, note) = judging.judge(&call);
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0);
+                let leasing = lease.as_ref().map(|(so_far, set)| sixfold_core::call::Leasing {
+                    so_far,
+                    set: *set,
+                    now,
+                    agent: None,
+                });
+                let judged = judging.judge_leased(&call, leasing);
+                lease_events = sixfold_core::call::lease_events(&judged, now, unread.as_deref());
                 let unmapped = judging.unmapped(&call);
                 self.bundle_timeout = timeout_setting(judging);
-                (judgement, step, note, unmapped)
+                (judged.judgement, judged.step, judged.ignored, unmapped)
             }
-            Err(why) => {
+            (Ok(_), Err(why)) => {
                 let step = Step {
                     id: step_id.clone(),
                     tool: crate::record_name(&self.options.server, &name),
@@ -793,7 +819,9 @@ impl<W: Write> Session<'_, W> {
             step: Box::new(step),
             judgement: judgement.clone(),
         };
-        let judgement = match self.governor.record(&[judged]) {
+        let mut events = vec![judged];
+        events.extend(lease_events);
+        let judgement = match self.governor.record(&events) {
             Ok(()) => judgement,
             // INVARIANT (fail closed): a call that cannot be put on the record is refused.
             Err(why) => Judgement::refuse_unjudgeable(&mode, why),

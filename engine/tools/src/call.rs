@@ -81,7 +81,29 @@ impl Governed {
 
     /// The judgement that stands and the step, under the bundles in force: the core's one path
     /// (`sixfold_core::call`), with this server's facts.
-    fn judge(&self, in_force: &InForce, tool: &str, args: &Value, id: &str) -> (Judgement, Step) {
+    fn judge(&self, in_force: &InForce, tool: &str, args: &Value, id: &str) -> (Judgement, Step, Vec<Event>) {
+        let mut lease = match self.governor.lease() {
+            Ok(lease) => lease,
+            // INVARIANT (fail closed): a lease that cannot be read is not taken as none.
+            Err(why) => {
+                let step = Step {
+                    id: id.to_string(),
+                    tool: tool.into(),
+                    ..Step::default()
+                };
+                return (unjudgeable(&in_force.mode, &why), step, Vec::new());
+            }
+        };
+        let unread = lease
+            .as_mut()
+            .and_then(|(so_far, _)| sixfold_core::call::unread_by(so_far, "the governed tools"));
+        let now = crate::approvals::now();
+        let leasing = lease.as_ref().map(|(so_far, set)| sixfold_core::call::Leasing {
+            so_far,
+            set: *set,
+            now,
+            agent: None,
+        });
         let ws = &self.config.workspace;
         let context = Context::new(ws.clone());
         let call = sixfold_core::call::Call {
@@ -96,7 +118,7 @@ impl Governed {
             planned_writes: None,
             // The governed tools offer no spawn meta-tool.
             spawns: 0,
-            leasing: None,
+            leasing,
         };
         let layers = Layers {
             layered: Under {
@@ -118,7 +140,8 @@ impl Governed {
         // `SIXFOLD_SANDBOX=off`: nothing is contained, so a step is judged as it is (only stricter).
         let sandboxes: Option<&dyn Sandboxes> = if self.config.contain { Some(&proofs) } else { None };
         let judged = sixfold_core::call::judge(&call, layers, Sandboxing { sandboxes });
-        (judged.judgement, judged.step)
+        let events = sixfold_core::call::lease_events(&judged, now, unread.as_deref());
+        (judged.judgement, judged.step, events)
     }
 
     /// How long an ask waits: `--ask-timeout`, else the mode's, else the default.
@@ -179,7 +202,12 @@ impl Governed {
                 return self.refused(&unjudgeable(&in_force.mode, &why), step);
             }
         };
-        let (judgement, step) = self.judge(&in_force, tool, args, &id);
+        let (judgement, step, charged) = self.judge(&in_force, tool, args, &id);
+        if !charged.is_empty() {
+            if let Err(why) = self.record(&in_force.mode, charged) {
+                return Reply::error(format!("sixfold refused this call: {why}"));
+            }
+        }
         match judgement.decision {
             Decision::Refuse => self.refused(&judgement, step),
             Decision::Allow => {
@@ -446,6 +474,8 @@ mod tests {
         /// The mode without the project's layer, as while it is untrusted.
         base: Option<String>,
         log: std::sync::Arc<Mutex<Vec<Event>>>,
+        /// The lease set for the session, where one is charged.
+        lease: Option<sixfold_core::lease::Lease>,
     }
 
     impl Governor for Fixed {
@@ -466,6 +496,11 @@ mod tests {
             self.log.lock().unwrap().extend(events.iter().cloned());
             Ok(())
         }
+        fn lease(&self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+            Ok(self
+                .lease
+                .map(|l| (sixfold_core::trace::SoFar::of(self.log.lock().unwrap().iter()), l)))
+        }
     }
 
     fn governed(root: &std::path::Path, mode: &str) -> Governed {
@@ -483,6 +518,7 @@ mod tests {
             mode: mode.into(),
             base: None,
             log: Default::default(),
+            lease: None,
         };
         Governed::new(config, Box::new(governor))
     }
@@ -511,7 +547,7 @@ mod tests {
             let g = governed(t.path(), &mode);
             let in_force = g.governor.in_force().unwrap();
             for (tool, args) in &calls {
-                let (judgement, _) = g.judge(&in_force, tool, args, "id");
+                let (judgement, _, _) = g.judge(&in_force, tool, args, "id");
                 if mode == "full" {
                     assert_eq!(judgement.decision, Decision::Allow, "{mode} {tool}");
                 } else {
@@ -581,6 +617,7 @@ mod tests {
             mode: "ask".into(),
             base: None,
             log: log.clone(),
+            lease: None,
         });
         let root = t.path().to_path_buf();
         let person = std::thread::spawn(move || loop {
@@ -620,11 +657,12 @@ mod tests {
             mode: "full".into(),
             base: Some("ask".into()),
             log: Default::default(),
+            lease: None,
         });
         let in_force = g.governor.in_force().unwrap();
         assert_eq!(g.sandbox_mode(&in_force), "ask");
         // Narrowed too: what `ask` asks about is not allowed because the project says `full`.
-        let (judgement, _) = g.judge(
+        let (judgement, _, _) = g.judge(
             &in_force,
             "write_file",
             &serde_json::json!({"path": "a", "content": "x"}),
@@ -649,5 +687,47 @@ mod tests {
             let answer: serde_json::Value = serde_json::from_str(&r.text).unwrap();
             assert_eq!(answer["behavior"], "deny", "{other}");
         }
+    }
+
+    /// The governed tools check and charge the session's lease as the hooks do: a step lease
+    /// refuses the call after it is spent, naming it; without a lease the same calls run.
+    #[test]
+    fn a_spent_lease_refuses_the_next_call_and_none_refuses_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.txt"), "a\n").unwrap();
+        let with = |lease: Option<sixfold_core::lease::Lease>| {
+            let mut g = governed(t.path(), "workspace-write");
+            g.governor = Box::new(Fixed {
+                mode: "workspace-write".into(),
+                base: None,
+                log: Default::default(),
+                lease,
+            });
+            g
+        };
+        let read = serde_json::json!({"path": "a.txt"});
+        let steps = sixfold_core::lease::Lease {
+            steps: Some(2),
+            ..Default::default()
+        };
+        let g = with(Some(steps));
+        assert!(!g.call("read_file", &read).is_error);
+        assert!(!g.call("read_file", &read).is_error);
+        let third = g.call("read_file", &read);
+        assert!(third.is_error);
+        assert!(third.text.contains("steps ran out (2 of 2"), "{}", third.text);
+        let g = with(None);
+        for _ in 0..4 {
+            assert!(!g.call("read_file", &read).is_error);
+        }
+        // A cents lease: the governed tools read no model usage, and nothing else in the session
+        // did, so the cents are unknown and the call refused rather than guessed.
+        let cents = sixfold_core::lease::Lease {
+            cents: Some(100),
+            ..Default::default()
+        };
+        let refused = with(Some(cents)).call("read_file", &read);
+        assert!(refused.is_error);
+        assert!(refused.text.contains("cannot be counted"), "{}", refused.text);
     }
 }

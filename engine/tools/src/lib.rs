@@ -62,6 +62,11 @@ pub trait Governor: Send + Sync {
     /// Appends events to the session's record in one write, after `started` for a new record
     /// and `mode_changed` when `mode` is not the one it last recorded. An error refuses the call.
     fn append(&self, mode: &str, events: &[Event]) -> Result<(), String>;
+    /// The session's record folded so far and the lease set for it (`sixfold lease set`), to
+    /// check and charge the lease with; `None`: no lease is charged. An error refuses the call.
+    fn lease(&self) -> Result<Option<(sixfold_core::trace::SoFar, sixfold_core::lease::Lease)>, String> {
+        Ok(None)
+    }
 }
 
 /// How a server runs.

@@ -111,3 +111,50 @@ pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> L
         gives,
     }
 }
+
+/// The record's lease events for a call judged by an entry point that reads no usage of its own
+/// (the MCP proxy, the governed tools): the step charged when it runs, `held` when the lease
+/// refused it. `unread` says why the model's usage is not known, where nothing in the session
+/// ever read it (a cents lease then refuses rather than guess).
+pub fn events(judged: &super::Judged, at: u64, unread: Option<&str>) -> Vec<crate::trace::Event> {
+    use crate::trace::Event;
+    let Some(leased) = &judged.leased else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let runs = judged.judgement.decision != Decision::Refuse;
+    if runs {
+        out.push(Event::Charged {
+            carve: leased.carve.clone(),
+            agent: None,
+            at,
+            steps: 1,
+            tokens: Default::default(),
+            unread: unread.map(str::to_string),
+            read: None,
+            lease: (!leased.lease.is_open()).then_some(leased.lease),
+            cents: leased.cents,
+        });
+    }
+    if let (Some(held), DecidedBy::Lease) = (&leased.held, judged.judgement.by) {
+        out.push(Event::Held {
+            id: judged.step.id.clone(),
+            what: held.what.clone(),
+            reason: held.reason.clone(),
+            carve: leased.carve.clone(),
+        });
+    }
+    out
+}
+
+/// What an entry point that reads no usage of its own (the MCP proxy, the governed tools) says
+/// of the model's usage: unknown, where nothing in the session ever read any; folded into
+/// `so_far` so the call's own check already counts it.
+pub fn unread_by(so_far: &mut crate::trace::SoFar, who: &str) -> Option<String> {
+    if !so_far.read.is_empty() {
+        return None;
+    }
+    let why = format!("{who} cannot read the model's usage, and nothing else in this session did");
+    so_far.spent.charge(0, 0, &Default::default(), Some(&why));
+    Some(why)
+}
