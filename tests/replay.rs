@@ -52,6 +52,15 @@ fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
                 r["verdict"].as_str().unwrap().to_string(),
             )
         })
+        // `within-lease` reads the charges only sixfold's own record holds: none of these
+        // recordings has any, so it is unk on each (its cases are its examples and tests/lease.rs).
+        .filter(|(id, verdict)| {
+            if id == "within-lease" {
+                assert_eq!(verdict, "unk", "a recording without charges: {report}");
+                return false;
+            }
+            true
+        })
         .collect();
     v.sort();
     v
@@ -226,7 +235,8 @@ fn many_files_each_get_their_verdicts_and_a_summary() {
     args.extend(files.iter().map(String::as_str));
     let out = sixfold(&args);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("3 files: 3 ok, 2 gap, 1 unk"), "{text}");
+    // (Each file's advisory `within-lease` row is unk: a vendor's record holds no charges.)
+    assert!(text.contains("3 files: 3 ok, 2 gap, 4 unk"), "{text}");
     let mut json_args = args.clone();
     json_args.push("--json");
     let report = json(&sixfold(&json_args));
@@ -403,7 +413,8 @@ fn the_example_runs_show_judged_steps_and_verdicts() {
         "(rule `boundaries/reads-outside`)",
         "gap  gating    suite-before-success-claim",
         "gap  gating    no-assertion-weakening",
-        "5 files: 5 ok, 4 gap, 1 unk; exit 0 (on)",
+        // Each file's advisory `within-lease` row is unk: a vendor's record holds no charges.
+        "5 files: 5 ok, 4 gap, 6 unk; exit 0 (on)",
     ] {
         assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
     }

@@ -388,7 +388,18 @@ def responses_items(turn: list[dict[str, Any]], index: int, tools: dict[str, dic
     return items
 
 
-def responses_stream(items: list[dict], model: str, resp_id: str) -> bytes:
+def responses_usage(usage: dict[str, int]) -> dict[str, Any]:
+    """The script's usage in the Responses API's terms: cached tokens are part of the input."""
+    cached = usage["cache_read_input_tokens"]
+    total_in = usage["input_tokens"] + cached + usage["cache_creation_input_tokens"]
+    return {"input_tokens": total_in, "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": usage["output_tokens"],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": total_in + usage["output_tokens"]}
+
+
+def responses_stream(items: list[dict], model: str, resp_id: str,
+                     usage: dict[str, int] = DEFAULT_USAGE) -> bytes:
     created = int(time.time())
     base = {"id": resp_id, "object": "response", "created_at": created, "model": model}
     out = [sse("response.created", {
@@ -418,11 +429,7 @@ def responses_stream(items: list[dict], model: str, resp_id: str) -> bytes:
     out.append(sse("response.completed", {
         "type": "response.completed", "sequence_number": seq,
         "response": {**base, "status": "completed", "output": items,
-                     "usage": {"input_tokens": 10,
-                               "input_tokens_details": {"cached_tokens": 0},
-                               "output_tokens": 20,
-                               "output_tokens_details": {"reasoning_tokens": 0},
-                               "total_tokens": 30}}}))
+                     "usage": responses_usage(usage)}}))
     return b"".join(out)
 
 
@@ -638,12 +645,11 @@ class Handler(BaseHTTPRequestHandler):
         st.log(entry)
         resp_id = f"resp_tg{n:04d}"
         if body.get("stream", True):
-            self._send(200, responses_stream(items, model, resp_id), "text/event-stream")
+            self._send(200, responses_stream(items, model, resp_id, st.script.usage), "text/event-stream")
         else:
             self._json(200, {"id": resp_id, "object": "response", "status": "completed",
                              "model": model, "output": items,
-                             "usage": {"input_tokens": 10, "output_tokens": 20,
-                                       "total_tokens": 30}})
+                             "usage": responses_usage(st.script.usage)})
 
 
 def main(argv: list[str] | None = None) -> int:

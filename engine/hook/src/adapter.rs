@@ -413,7 +413,13 @@ fn judge_narrowed(
         act: Some((judged.step.act.kind.clone(), judged.step.act.text.clone())),
         updated_input: judged.updated_input,
     };
-    let runs = judged.judgement.decision != sixfold_core::decision::Decision::Refuse;
+    // A step runs when allowed, or when it asks a person who may approve it: an ask answered as
+    // a refusal (the agent CLI cannot ask) costs nothing.
+    let runs = match judged.judgement.decision {
+        sixfold_core::decision::Decision::Allow => true,
+        sixfold_core::decision::Decision::Ask => !how.cannot_ask,
+        sixfold_core::decision::Decision::Refuse => false,
+    };
     crate::lease::settle(&mut charge, runs, judged.leased.as_ref());
     let mut leased = Vec::new();
     if crate::lease::worth_writing(&charge, so_far) {

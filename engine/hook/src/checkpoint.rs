@@ -19,8 +19,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// A checkpoint larger than this is not one sixfold wrote: it is rebuilt from the record.
-const MAX_CHECKPOINT_BYTES: u64 = 64 * 1024;
+/// A checkpoint larger than this is not one sixfold wrote (it holds a few counts, and a carve and a
+/// read offset per helper): it is rebuilt from the record.
+const MAX_CHECKPOINT_BYTES: u64 = 1024 * 1024;
 
 /// A line of the record longer than this is not held in memory whole. One that could change what
 /// the checkpoint holds is an error (it cannot be read); any other is skipped.
@@ -380,7 +381,7 @@ mod tests {
             ),
             Some(other_file),
             Some(too_long),
-            Some(format!("{zeroed}{}", " ".repeat(70 * 1024))),
+            Some(format!("{zeroed}{}", " ".repeat(1100 * 1024))),
         ];
         for broken in brokens {
             let _ = std::fs::remove_file(path(&log));

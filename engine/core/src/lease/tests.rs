@@ -171,3 +171,106 @@ fn the_shipped_price_table_prices_the_models_the_tests_use() {
         assert!(prices.cents(model, &Tokens::default()).is_ok(), "{model}");
     }
 }
+
+/// Both shipped providers' `[usage]` read their records: Claude Code's transcript (one message
+/// on several lines, counted once) and Codex's rollout (totals so far, cached input priced apart).
+#[test]
+fn the_shipped_usage_maps_read_each_agent_clis_record_incrementally() {
+    let (bundle, _) = crate::Bundle::load(&[crate::shipped::source()]);
+    let spec = |id: &str| bundle.provider(id).unwrap().spec.usage.clone().unwrap();
+    let claude = spec("claude-code");
+    let line = |id: &str, output: u64| {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"claude-sonnet-4-5\",\"usage\":{{\"input_tokens\":100,\"output_tokens\":{output},\"cache_read_input_tokens\":7,\"cache_creation_input_tokens\":3}}}}}}\n"
+        )
+    };
+    let mut cursor = usage::Cursor::default();
+    let first = format!("{}{}", line("a", 1), line("a", 20));
+    let read = claude.read(&mut cursor, first.as_bytes());
+    let t = read.tokens["claude-sonnet-4-5"];
+    assert_eq!((t.input, t.output, t.cache_read, t.cache_write), (100, 20, 7, 3));
+    // The next chunk starts where the last stopped; the same message again adds nothing.
+    let next = format!("{}{}", line("a", 20), line("b", 5));
+    let read = claude.read(&mut cursor, next.as_bytes());
+    let t = read.tokens["claude-sonnet-4-5"];
+    assert_eq!((t.input, t.output), (100, 5));
+    assert_eq!(cursor.offset as usize, first.len() + next.len());
+
+    let codex = spec("codex");
+    let mut cursor = usage::Cursor::default();
+    let rollout = concat!(
+        "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5\"}}\n",
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":1000,\"cached_input_tokens\":400,\"output_tokens\":50}}}}\n",
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":1500,\"cached_input_tokens\":600,\"output_tokens\":80}}}}\n",
+    );
+    let read = codex.read(&mut cursor, rollout.as_bytes());
+    let t = read.tokens["gpt-5"];
+    // Totals: the last one counts, its cached input apart from the rest.
+    assert_eq!((t.input, t.cache_read, t.output), (900, 600, 80));
+    // A usage line before any model is named leaves the cents unknown.
+    let mut cursor = usage::Cursor::default();
+    let read = codex.read(
+        &mut cursor,
+        rollout.lines().nth(1).map(|l| format!("{l}\n")).unwrap().as_bytes(),
+    );
+    assert!(read.unread.is_some());
+    assert!(read.tokens.is_empty());
+}
+
+/// The lease in force is the least of the mode's (and every mode it extends), the pattern's and
+/// what was set: a mode that extends another, or a set lease, only narrows.
+#[test]
+fn a_lease_is_declared_by_modes_and_patterns_and_only_narrowed() {
+    let overlay = crate::bundle::BundleSource::from_files(
+        "t",
+        [
+            (
+                "modes/tight.toml",
+                "id = \"tight\"\nextends = \"workspace-write\"\n[lease]\nsteps = 10\ncents = 5\n",
+            ),
+            (
+                "modes/looser.toml",
+                "id = \"looser\"\nextends = \"tight\"\n[lease]\nsteps = 50\nseconds = 600\n",
+            ),
+            (
+                "patterns/budgeted.toml",
+                "id = \"budgeted\"\nmeta_tools = [\"spawn\", \"done\"]\n[lease]\nseconds = 300\n[carve]\nshare = 0.5\n",
+            ),
+        ],
+    );
+    let (bundle, diags) = crate::Bundle::load(&[crate::shipped::source(), overlay]);
+    assert!(diags.is_empty(), "{diags:?}");
+    let in_force = crate::call::in_force;
+    assert_eq!(
+        in_force(&bundle, "tight", "single"),
+        Lease {
+            steps: Some(10),
+            seconds: None,
+            cents: Some(5)
+        }
+    );
+    // `looser` cannot widen what it extends: its 50 steps stay 10.
+    assert_eq!(
+        in_force(&bundle, "looser", "budgeted"),
+        Lease {
+            steps: Some(10),
+            seconds: Some(300),
+            cents: Some(5)
+        }
+    );
+    // The shipped modes declare none: nothing is bounded unless someone says so.
+    assert!(in_force(&bundle, "workspace-write", "single").is_open());
+    let set = Lease {
+        steps: Some(3),
+        seconds: Some(9999),
+        cents: None,
+    };
+    assert_eq!(
+        in_force(&bundle, "tight", "single").narrowed(&set),
+        Lease {
+            steps: Some(3),
+            seconds: Some(9999),
+            cents: Some(5)
+        }
+    );
+}
