@@ -577,6 +577,30 @@ fn install_and_uninstall_leave_the_users_files_as_they_were() {
     assert!(!dir.join("plugin").exists() && !dir.join("opencode.json").exists());
     // The stub of OpenCode's own install is the user's: it stays.
     assert!(dir.join("package.json").is_file());
+    // A dry run shows the change and writes nothing.
+    let dry = run.sixfold(&["install", "opencode", "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(
+        text(&dry.stdout).contains("+       \"sixfold: the plugin did not load\": \"deny\","),
+        "{}",
+        text(&dry.stdout)
+    );
+    assert!(!dir.join("plugin").exists() && !dir.join("opencode.json").exists());
+    // A `*` rule in the project's own opencode.json, merged first, would keep the rule's place.
+    std::fs::write(
+        run.project.join("opencode.json"),
+        r#"{"permission": {"*": "allow", "bash": "allow"}}"#,
+    )
+    .unwrap();
+    let refused = run.sixfold(&["install", "opencode"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("has a `*` permission rule"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!dir.join("plugin").exists() && !dir.join("opencode.json").exists());
+    std::fs::remove_file(run.project.join("opencode.json")).unwrap();
     let mine = "{\n  \"permission\": {\n    \"bash\": {\n      \"git *\": \"allow\",\n      \"*\": \"ask\"\n    },\n    \"edit\": \"allow\"\n  }\n}\n";
     std::fs::write(dir.join("opencode.json"), mine).unwrap();
     run.install(SIXFOLD);
