@@ -21,15 +21,13 @@ use std::path::PathBuf;
 /// The provider file both readers map tools through.
 const PROVIDER: &str = "opencode";
 
-/// What a tool's error says when the call never ran: sixfold's plugin refused it (its hook
-/// threw with a reason that starts `sixfold:`), a permission rule denied it, a person (or
-/// `opencode run`, which rejects every ask) rejected it, or the tool was not offered.
-const REFUSALS: [&str; 4] = [
-    "sixfold:",
-    "rejected permission",
-    "prevents you from using",
-    "unavailable tool",
-];
+/// How sixfold's plugin begins the reason it refuses a call with (its hook throws it, and
+/// OpenCode records it as the tool's error).
+const SIXFOLD_REFUSAL: &str = "sixfold: ";
+
+/// What else a tool's error says when the call never ran: a permission rule denied it, a person
+/// (or `opencode run`, which rejects every ask) rejected it, or the tool was not offered.
+const REFUSALS: [&str; 3] = ["rejected permission", "prevents you from using", "unavailable tool"];
 
 /// The parts of one session, in order, whichever record they come from.
 pub(crate) struct Parts<'a> {
@@ -138,7 +136,8 @@ fn outcome(state: &Value, command: bool) -> Outcome {
         },
         Some("error") => {
             let error = text(state, "error").unwrap_or("");
-            let refused = REFUSALS.iter().any(|needle| error.contains(needle));
+            let refused =
+                error.trim_start().starts_with(SIXFOLD_REFUSAL) || REFUSALS.iter().any(|needle| error.contains(needle));
             Outcome {
                 status: if refused { Status::Refused } else { Status::Failed },
                 exit_code: None,

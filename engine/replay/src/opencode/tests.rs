@@ -226,8 +226,18 @@ fn a_tool_error_that_is_no_refusal_is_a_failure() {
             "callID": "c1", "state": {"status": "error", "input": {"filePath": "/w/a"}, "error": error}}})
         .to_string()
     };
-    let t = read_text(&line("ENOENT: no such file or directory"), Format::OpenCodeRun);
-    assert_eq!(t.steps[0].outcome.status, Status::Failed);
+    for failure in [
+        "ENOENT: no such file or directory",
+        "cannot read /home/u/sixfold: the directory",
+    ] {
+        let t = read_text(&line(failure), Format::OpenCodeRun);
+        assert_eq!(t.steps[0].outcome.status, Status::Failed, "{failure}");
+    }
+    let t = read_text(
+        &line("sixfold: mode `read-only` refuses: writes `/w/a`"),
+        Format::OpenCodeRun,
+    );
+    assert_eq!(t.steps[0].outcome.status, Status::Refused);
     let t = read_text(
         &line("The user rejected permission to use this specific tool call."),
         Format::OpenCodeRun,
