@@ -944,15 +944,25 @@ fn launch_errors_say_what_is_wrong() {
     let nothing = launch(&s, "nope", &strings(&["--", "hi"]), &[]);
     nothing.expect(2);
     assert!(nothing.stderr.contains("no provider `nope`"), "{}", nothing.stderr);
+    // A run may not undo what keeps the project's own configuration out (OpenCode's variable).
     let opencode = launch(
         &s,
         "opencode",
-        &strings(&["--hermetic", "on", "--binary", "/bin/true"]),
+        &strings(&[
+            "--hermetic",
+            "on",
+            "--binary",
+            "/bin/true",
+            "--env",
+            "OPENCODE_DISABLE_PROJECT_CONFIG=0",
+        ]),
         &[],
     );
     opencode.expect(2);
     assert!(
-        opencode.stderr.contains("no `[hermetic]` section"),
+        opencode
+            .stderr
+            .contains("would undo what keeps other setting sources out"),
         "{}",
         opencode.stderr
     );
@@ -1062,7 +1072,7 @@ fn providers_gives_the_five_answers() {
     assert_eq!(found["codex"]["status"], "unsupported", "{:?}", found["codex"]);
     assert_eq!(found["opencode"]["status"], "absent");
     assert_eq!(found["opencode"]["install_hint"], "npm install -g opencode-ai");
-    assert_eq!(found["opencode"]["hermetic"], false);
+    assert_eq!(found["opencode"]["hermetic"], true);
 
     // Ready; an answer nobody explains is unknown; a provider with no way to ask is unknown.
     script(

@@ -23,10 +23,11 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 /// suite-before-success-claim and no-assertion-weakening), printing each row's verdict and evidence.
 ///
 /// Formats, detected from the content unless --format says: Claude Code's stream-json output and
-/// session file, Codex's `exec --json` output and rollout file, and sixfold's own event log.
+/// session file, Codex's `exec --json` output and rollout file, OpenCode's `run --format json`
+/// output and `export` of a session, and sixfold's own event log.
 /// A directory stands for the `*.jsonl` files in it and in its subdirectories, in path order
-/// (symbolic links to directories are not followed; other files, such as a recording's notes,
-/// are left out).
+/// (symbolic links to directories are not followed; other files, such as a recording's notes or
+/// an OpenCode export, which is named by its path, are left out).
 /// Exit codes follow strictness: with --on (the default) 0 whatever the verdicts; with --strict,
 /// 1 for any gating gap, else 3 for any gating unk, else 0. A path that does not exist, or a
 /// directory with no recordings, is a usage error (exit 2); a file that cannot be read is replayed
@@ -52,7 +53,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FORMAT", value_parser = parse_format_choice)]
     format: Option<FormatChoice>,
     /// The recordings' format: auto, claude-stream-json, claude-session, codex-exec-json,
-    /// codex-rollout, sixfold-events.
+    /// codex-rollout, opencode-run-json, opencode-export, sixfold-events.
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
     input_format: FormatArg,
     /// A unified diff of the run's changes: evidence added to the record's. It settles edits the
