@@ -10,6 +10,7 @@ mod live;
 mod mcp_install;
 mod modes;
 mod modes_diff;
+mod names;
 mod output;
 mod proofs;
 mod providers;

@@ -137,12 +137,7 @@ pub(crate) fn run(args: Args) -> u8 {
     }
     if let Some(mode) = &args.mode {
         if bundle.mode(mode).is_none() {
-            let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-            errln!(
-                "error: there is no mode `{mode}`\n  = help: the modes are {}",
-                known.join(", ")
-            );
-            return 2;
+            return crate::names::report(&bundle.unknown_mode(mode));
         }
     }
     let diff = match supplied_diff(&args) {

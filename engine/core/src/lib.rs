@@ -26,6 +26,7 @@ pub mod judge;
 pub mod launch_facts;
 mod line_state;
 pub mod lines;
+pub mod names;
 pub mod narrow;
 pub mod project;
 mod provider;
