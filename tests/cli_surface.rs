@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 //! The CLI's surface, through the real binary: an unknown mode, pattern, provider or kept rule
-//! is exit 2 with the close name.
+//! is exit 2 with the close name; shell completions and the man page name every command.
 
 mod support;
 
@@ -236,4 +236,213 @@ fn a_judgement_under_an_unknown_mode_refuses_and_names_the_close_one() {
         "{}",
         lines[1]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completions and the man page
+// ---------------------------------------------------------------------------------------------
+
+/// The commands a `--help` lists (its `Commands:` section), less `help`.
+fn commands_in_help(help: &str) -> Vec<String> {
+    let Some((_, after)) = help.split_once("Commands:\n") else {
+        return Vec::new();
+    };
+    after
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// Every command path (`["judge"]`, `["mode", "set"]`, …), read from the binary's own help.
+fn every_command() -> Vec<Vec<String>> {
+    let place = Place::new();
+    let mut found = Vec::new();
+    let mut pending = vec![Vec::<String>::new()];
+    while let Some(path) = pending.pop() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = place.run(&args);
+        help.expect(0);
+        for name in commands_in_help(&help.stdout) {
+            let mut sub = path.clone();
+            sub.push(name);
+            found.push(sub.clone());
+            pending.push(sub);
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_completion_scripts_name_every_command() {
+    let commands = every_command();
+    for expected in ["judge", "replay", "completions", "man", "schema"] {
+        assert!(
+            commands.iter().any(|c| c == &[expected]),
+            "{expected} missing from {commands:?}"
+        );
+    }
+    assert!(commands.iter().any(|c| c == &["mode", "set"]), "{commands:?}");
+    let place = Place::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let run = place.run(&["completions", shell]);
+        run.expect(0);
+        assert!(run.stderr.is_empty(), "{}", run.stderr);
+        for command in &commands {
+            for word in command {
+                assert!(
+                    run.stdout.contains(word.as_str()),
+                    "the {shell} script never names `{word}`"
+                );
+            }
+        }
+    }
+    // Flags too, nested ones included.
+    let bash = place.run(&["completions", "bash"]);
+    for flag in ["--mode", "--strict", "--dry-run", "--dir"] {
+        assert!(bash.stdout.contains(flag), "{flag}");
+    }
+    // An unknown shell is a usage error.
+    place.run(&["completions", "tcsh"]).expect(2);
+}
+
+#[test]
+fn the_bash_completion_script_parses() {
+    let place = Place::new();
+    let run = place.run(&["completions", "bash"]);
+    run.expect(0);
+    let file = place.cwd().join("sixfold.bash");
+    std::fs::write(&file, &run.stdout).unwrap();
+    let checked = Command::new("bash").arg("-n").arg(&file).output().unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
+    // Sourced in a shell, it registers a completion for `sixfold` that completes its commands.
+    let script = format!(
+        "source {}; COMP_WORDS=(sixfold rep); COMP_CWORD=1; COMP_LINE='sixfold rep'; COMP_POINT=11; \
+         _sixfold sixfold rep sixfold; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        file.display()
+    );
+    let completed = Command::new("bash").arg("-c").arg(script).output().unwrap();
+    let words = String::from_utf8_lossy(&completed.stdout);
+    assert!(
+        completed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&completed.stderr)
+    );
+    assert!(words.lines().any(|w| w == "replay"), "{words}");
+    assert!(!words.lines().any(|w| w == "judge"), "{words}");
+}
+
+/// The roff requests and macros a man page made of `man(7)` uses.
+const REQUESTS: &[&str] = &[
+    "TH", "SH", "SS", "TP", "PP", "LP", "P", "IP", "RS", "RE", "B", "I", "BR", "BI", "IR", "IB", "RB", "RI", "br",
+    "sp", "nf", "fi", "ie", "el", "ds", "in", "ad", "nh", "hy",
+];
+
+/// Checks that `page` is roff as `man(7)` reads it, at the least: ASCII, each control line a
+/// known request, each escape a known one, fonts given as B, I, R or P. The sections, in order.
+fn roff_sections(page: &str) -> Vec<String> {
+    assert!(page.is_ascii(), "a man page is ASCII (others as \\[uXXXX])");
+    let mut sections = Vec::new();
+    let mut titled = false;
+    for (n, line) in page.lines().enumerate() {
+        let at = format!("line {}: `{line}`", n + 1);
+        if let Some(control) = line.strip_prefix('.') {
+            let request = control.split_whitespace().next().unwrap_or("");
+            assert!(REQUESTS.contains(&request), "unknown request {at}");
+            if request == "TH" {
+                titled = true;
+            }
+            if request == "SH" {
+                assert!(titled, ".SH before .TH, {at}");
+                sections.push(control[2..].trim().trim_matches('"').to_string());
+            }
+        }
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                continue;
+            }
+            match chars.next() {
+                Some('-' | '\\' | 'e' | '&' | '(' | '*' | 'n' | ' ' | '.') => {}
+                Some('f') => assert!(matches!(chars.next(), Some('B' | 'I' | 'R' | 'P')), "unknown font {at}"),
+                Some('[') => {
+                    let name: String = chars.by_ref().take_while(|c| *c != ']').collect();
+                    assert!(
+                        name.strip_prefix('u')
+                            .is_some_and(|hex| u32::from_str_radix(hex, 16).is_ok()),
+                        "unknown \\[{name}] {at}"
+                    );
+                }
+                other => panic!("unknown escape \\{other:?} {at}"),
+            }
+        }
+    }
+    assert!(titled, "no .TH");
+    sections
+}
+
+/// `\-` in roff is a hyphen: the text with its escapes undone, enough to find a name in.
+fn plain(roff: &str) -> String {
+    roff.replace("\\-", "-")
+}
+
+#[test]
+fn the_man_page_is_roff_and_names_every_command() {
+    let place = Place::new();
+    let run = place.run(&["man"]);
+    run.expect(0);
+    let sections = roff_sections(&run.stdout);
+    for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "SUBCOMMANDS", "EXIT STATUS"] {
+        assert!(
+            sections.iter().any(|s| s == section),
+            "{section} missing from {sections:?}"
+        );
+    }
+    let text = plain(&run.stdout);
+    let commands = every_command();
+    for command in commands.iter().filter(|c| c.len() == 1) {
+        assert!(
+            text.contains(&format!("sixfold-{}(1)", command[0])),
+            "sixfold({}) missing",
+            command[0]
+        );
+    }
+    // The exit status of an unknown name is said there.
+    assert!(text.contains("a name that is not there"), "{text}");
+
+    // `--dir`: a page per command, nested ones included, each roff.
+    let dir = place.cwd().join("man/man1");
+    place.run(&["man", "--dir", dir.to_str().unwrap()]).expect(0);
+    let top = std::fs::read_to_string(dir.join("sixfold.1")).unwrap();
+    assert!(roff_sections(&top).iter().any(|s| s == "EXIT STATUS"));
+    for command in &commands {
+        let file = dir.join(format!("sixfold-{}.1", command.join("-")));
+        let page = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        roff_sections(&page);
+        assert!(
+            plain(&page).contains(&format!("sixfold-{}", command.join("-"))),
+            "{}",
+            file.display()
+        );
+    }
+    // Where groff is installed, it formats every page without a warning about the input.
+    let groff = Command::new("groff").arg("--version").output();
+    if groff.is_ok_and(|o| o.status.success()) {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let out = Command::new("groff")
+                .args(["-man", "-Tutf8", "-ww", "-z"])
+                .arg(&path)
+                .output()
+                .unwrap();
+            let warnings = String::from_utf8_lossy(&out.stderr);
+            let bad: Vec<&str> = warnings.lines().filter(|l| !l.contains("cannot adjust line")).collect();
+            assert!(out.status.success() && bad.is_empty(), "{}: {bad:?}", path.display());
+        }
+    }
 }

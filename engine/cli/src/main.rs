@@ -3,6 +3,7 @@
 mod approvals;
 mod bundles;
 mod check;
+mod completions;
 mod explain;
 mod judge;
 mod launch;
@@ -55,6 +56,8 @@ enum Command {
     Approvals(approvals::Args),
     McpProxy(proxy::Args),
     Whatif(whatif::Args),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 /// What `sixfold` alone prints: the commands a person uses first.
@@ -103,6 +106,8 @@ fn main() -> ExitCode {
         Command::Approvals(args) => approvals::run(args),
         Command::McpProxy(args) => proxy::run(args),
         Command::Whatif(args) => whatif::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     };
     ExitCode::from(output::finish(code))
 }
