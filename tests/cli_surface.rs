@@ -1,9 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-//! The CLI's surface, through the real binary: an unknown mode, pattern, provider or kept rule
-//! is exit 2 with the close name; shell completions and the man page name every command.
+//! The CLI's surface, through the real binary: an unknown mode, pattern, provider, kept rule or
+//! example run is exit 2 with the close name; shell completions and the man page name every
+//! command; the binary outside a clone (an empty directory, its own `HOME`) suggests commands
+//! that work there and replays its embedded example runs.
 
 mod support;
 
+use serde_json::Value;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::repo;
@@ -281,7 +285,7 @@ fn every_command() -> Vec<Vec<String>> {
 #[test]
 fn the_completion_scripts_name_every_command() {
     let commands = every_command();
-    for expected in ["judge", "replay", "completions", "man", "schema"] {
+    for expected in ["judge", "replay", "completions", "man", "examples", "schema"] {
         assert!(
             commands.iter().any(|c| c == &[expected]),
             "{expected} missing from {commands:?}"
@@ -304,7 +308,7 @@ fn the_completion_scripts_name_every_command() {
     }
     // Flags too, nested ones included.
     let bash = place.run(&["completions", "bash"]);
-    for flag in ["--mode", "--strict", "--dry-run", "--dir"] {
+    for flag in ["--mode", "--example", "--strict", "--dry-run", "--dir"] {
         assert!(bash.stdout.contains(flag), "{flag}");
     }
     // An unknown shell is a usage error.
@@ -445,4 +449,157 @@ fn the_man_page_is_roff_and_names_every_command() {
             assert!(out.status.success() && bad.is_empty(), "{}: {bad:?}", path.display());
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary outside a clone
+// ---------------------------------------------------------------------------------------------
+
+/// The binary as an install puts it: a file of its own outside the repository (a hard link, so
+/// no copy of its size is made where the file system allows one).
+fn installed(into: &Path) -> PathBuf {
+    let bin = into.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("sixfold");
+    if std::fs::hard_link(SIXFOLD, &exe).is_err() {
+        std::fs::copy(SIXFOLD, &exe).unwrap();
+    }
+    exe
+}
+
+#[test]
+fn sixfold_alone_outside_a_clone_suggests_commands_that_work_there() {
+    let place = Place::new();
+    let install = tempfile::tempdir().unwrap();
+    let exe = installed(install.path());
+    let alone = place.run_with(&exe, &[]);
+    alone.expect(2);
+    let suggested: Vec<&str> = alone
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| l.starts_with("sixfold "))
+        .collect();
+    assert!(suggested.len() >= 4, "{}", alone.stderr);
+    assert!(
+        suggested.iter().any(|s| s.starts_with("sixfold replay --example")),
+        "{}",
+        alone.stderr
+    );
+    let path = format!(
+        "{}:{}",
+        exe.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for line in suggested {
+        // Each as a person would type it, in the empty directory.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(line).env("PATH", &path);
+        place.env(&mut cmd);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "`{line}` exits {:?} outside a clone:\n{}{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_embedded_example_runs_replay_as_the_files_do() {
+    let place = Place::new();
+    let install = tempfile::tempdir().unwrap();
+    let exe = installed(install.path());
+    let listed = place.run_with(&exe, &["examples", "--json"]);
+    listed.expect(0);
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let names: BTreeSet<String> = listed["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            assert!(!e["about"].as_str().unwrap().is_empty(), "{e}");
+            e["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let on_disk: BTreeSet<String> = std::fs::read_dir(repo().join("examples/runs"))
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .map(String::from)
+        })
+        .collect();
+    assert_eq!(names, on_disk);
+
+    // Replayed from the binary in an empty directory, and from the files in the clone: the same
+    // judgements and verdicts, file for file.
+    let embedded = place.run_with(
+        &exe,
+        &["replay", "--example", "all", "--mode", "workspace-write", "--json"],
+    );
+    embedded.expect(0);
+    let mut cmd = Command::new(SIXFOLD);
+    cmd.args(["replay", "examples/runs", "--mode", "workspace-write", "--json"])
+        .current_dir(repo());
+    let files = cmd.output().unwrap();
+    assert!(files.status.success());
+    let embedded: Value = serde_json::from_str(&embedded.stdout).unwrap();
+    let files: Value = serde_json::from_str(&String::from_utf8_lossy(&files.stdout)).unwrap();
+    let reports = |v: &Value| -> Vec<Value> {
+        v["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no files in {v}"))
+            .iter()
+            .map(
+                |f| serde_json::json!({ "file": f["file"], "steps": f["steps"], "rows": f["rows"], "mode": f["mode"] }),
+            )
+            .collect()
+    };
+    assert_eq!(reports(&embedded).len(), on_disk.len());
+    assert_eq!(reports(&embedded), reports(&files));
+    // One example by name.
+    let one = place.run_with(&exe, &["replay", "--example", "claude-claim-without-suite"]);
+    one.expect(0);
+    assert!(
+        one.stdout.contains("examples/runs/claude-claim-without-suite.jsonl"),
+        "{}",
+        one.stdout
+    );
+    assert!(
+        one.stdout.contains("gap  gating    suite-before-success-claim"),
+        "{}",
+        one.stdout
+    );
+}
+
+#[test]
+fn an_unknown_example_run_exits_2_and_offers_the_close_one() {
+    let place = Place::new();
+    let run = place.run(&["replay", "--example", "claude-claim-without-suit"]);
+    says_unknown(
+        &run,
+        "example run `claude-claim-without-suit`",
+        Some("claude-claim-without-suite"),
+        "example",
+    );
+    says_unknown(
+        &place.run(&["replay", "--example", "qqqq"]),
+        "example run `qqqq`",
+        None,
+        "far example",
+    );
+    // Under an unknown mode, the embedded runs are not replayed either.
+    let run = place.run(&["replay", "--example", "all", "--mode", "workspace-wirte"]);
+    says_unknown(
+        &run,
+        "mode `workspace-wirte`",
+        Some("workspace-write"),
+        "example under a slip",
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
 }

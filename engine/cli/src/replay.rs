@@ -1,6 +1,7 @@
 //! `sixfold replay`: recorded runs in, a verdict per row out, with the evidence.
 
 use crate::bundles::{self, BundleArgs};
+use crate::examples::Recording;
 use crate::output::{err, errln, outln};
 use serde::Serialize;
 use sixfold_core::bundle::Bundle;
@@ -35,8 +36,12 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 pub(crate) struct Args {
     /// Recordings to replay, or directories of them (processed in parallel, each file's verdicts
     /// separate).
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "examples", value_name = "PATH")]
     paths: Vec<PathBuf>,
+    /// Also replay the example run NAME embedded in this binary, from any directory (`sixfold
+    /// examples` lists them; `all` for every one). Repeatable.
+    #[arg(long = "example", value_name = "NAME")]
+    examples: Vec<String>,
     /// Also judge each step by this mode: its decision (allow, ask, refuse) and the reason.
     #[arg(long, value_name = "ID")]
     mode: Option<String>,
@@ -120,13 +125,17 @@ struct FileReport {
 }
 
 pub(crate) fn run(args: Args) -> u8 {
-    let files = match recordings(&args.paths) {
-        Ok(files) => files,
+    let mut files: Vec<Recording> = match recordings(&args.paths) {
+        Ok(files) => files.into_iter().map(Recording::File).collect(),
         Err(message) => {
             errln!("error: {message}");
             return 2;
         }
     };
+    match crate::examples::chosen(&args.examples) {
+        Ok(chosen) => files.extend(chosen.into_iter().map(Recording::Example)),
+        Err(code) => return code,
+    }
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
@@ -263,7 +272,7 @@ fn collect_dir(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
 }
 
 fn replay_all(
-    files: &[PathBuf],
+    files: &[Recording],
     args: &Args,
     bundle: &Bundle,
     rows: &[&str],
@@ -274,7 +283,7 @@ fn replay_all(
 
 /// `each` applied to every file on as many threads as the machine has cores (files are
 /// independent), the results in the files' order; on a terminal, a count of the files done.
-pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+pub(crate) fn in_parallel<F: Sync, T: Send>(files: &[F], done_word: &str, each: impl Fn(&F) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<T>>> = Mutex::new(files.iter().map(|_| None).collect());
@@ -309,10 +318,10 @@ pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], done_word: &str, each: imp
     slots.into_iter().flatten().collect()
 }
 
-fn replay_one(file: &Path, args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>) -> FileReport {
-    let shown = file.display().to_string();
+fn replay_one(file: &Recording, args: &Args, bundle: &Bundle, rows: &[&str], diff: Option<&[Edit]>) -> FileReport {
+    let shown = file.shown();
     let cx = ReadContext { bundle };
-    let mut trace = match sixfold_replay::read_file(file, args.format.0, &cx) {
+    let mut trace = match file.read(args.format.0, &cx) {
         Ok(t) => t,
         Err(e) => {
             let error = format!("cannot read `{shown}`: {e}");
