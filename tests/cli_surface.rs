@@ -2,7 +2,8 @@
 //! The CLI's surface, through the real binary: an unknown mode, pattern, provider, kept rule or
 //! example run is exit 2 with the close name; shell completions and the man page name every
 //! command; the binary outside a clone (an empty directory, its own `HOME`) suggests commands
-//! that work there and replays its embedded example runs.
+//! that work there and replays its embedded example runs; the README's mode example (and the kept
+//! rules' file) validates against the schema its `#:schema` line reaches.
 
 mod support;
 
@@ -308,7 +309,7 @@ fn the_completion_scripts_name_every_command() {
     }
     // Flags too, nested ones included.
     let bash = place.run(&["completions", "bash"]);
-    for flag in ["--mode", "--example", "--strict", "--dry-run", "--dir"] {
+    for flag in ["--mode", "--example", "--strict", "--dry-run", "--dir", "--write"] {
         assert!(bash.stdout.contains(flag), "{flag}");
     }
     // An unknown shell is a usage error.
@@ -602,4 +603,250 @@ fn an_unknown_example_run_exits_2_and_offers_the_close_one() {
         "example under a slip",
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `#:schema` in a project's mode file
+// ---------------------------------------------------------------------------------------------
+
+/// The README's section `heading`: its first fenced block of `lang`, and the section's text.
+fn readme_block(heading: &str, lang: &str) -> (String, String) {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("no `{heading}` in the README"));
+    let section = &readme[start..];
+    let section = match section[heading.len()..].find("\n## ") {
+        Some(end) => &section[..heading.len() + end],
+        None => section,
+    };
+    let fence = format!("```{lang}\n");
+    let open = section.find(&fence).unwrap() + fence.len();
+    let close = section[open..].find("```").unwrap();
+    (section[open..open + close].to_string(), section.to_string())
+}
+
+/// The JSON Schema keywords `check` understands, and those that only annotate.
+const CHECKED: &[&str] = &[
+    "$ref",
+    "type",
+    "properties",
+    "additionalProperties",
+    "required",
+    "items",
+    "anyOf",
+    "oneOf",
+    "const",
+    "enum",
+    "minimum",
+];
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$defs",
+    "title",
+    "description",
+    "default",
+    "format",
+    "examples",
+];
+
+/// A minimal JSON Schema validator over the keywords `sixfold schema` emits (it fails on any
+/// other, so nothing is skipped unseen): the errors, each with its JSON pointer.
+fn check(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    let Some(schema) = schema.as_object() else {
+        if schema == &Value::Bool(false) {
+            errors.push(format!("{at}: not allowed"));
+        }
+        return;
+    };
+    for key in schema.keys() {
+        assert!(
+            CHECKED.contains(&key.as_str()) || ANNOTATIONS.contains(&key.as_str()),
+            "the validator does not know `{key}`"
+        );
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let target = root
+            .pointer(r.trim_start_matches('#'))
+            .unwrap_or_else(|| panic!("no {r}"));
+        check(root, target, value, at, errors);
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let is = |t: &str| match t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            _ => false,
+        };
+        if !types.iter().any(|t| is(t)) {
+            errors.push(format!("{at}: not of type {types:?}"));
+            return;
+        }
+    }
+    if let Some(c) = schema.get("const") {
+        if c != value {
+            errors.push(format!("{at}: not {c}"));
+        }
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        if !e.contains(value) {
+            errors.push(format!("{at}: not one of {e:?}"));
+        }
+    }
+    if let (Some(min), Some(n)) = (schema.get("minimum").and_then(Value::as_f64), value.as_f64()) {
+        if n < min {
+            errors.push(format!("{at}: below {min}"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for required in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+            if !object.contains_key(required.as_str().unwrap()) {
+                errors.push(format!("{at}: `{required}` missing"));
+            }
+        }
+        for (key, v) in object {
+            let here = format!("{at}/{key}");
+            match (properties.and_then(|p| p.get(key)), schema.get("additionalProperties")) {
+                (Some(s), _) => check(root, s, v, &here, errors),
+                (None, Some(extra)) => check(root, extra, v, &here, errors),
+                (None, None) => {}
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in array.iter().enumerate() {
+            check(root, items, v, &format!("{at}/{i}"), errors);
+        }
+    }
+    let passing = |key: &str| -> Option<usize> {
+        schema.get(key).and_then(Value::as_array).map(|alts| {
+            alts.iter()
+                .filter(|alt| {
+                    let mut e = Vec::new();
+                    check(root, alt, value, at, &mut e);
+                    e.is_empty()
+                })
+                .count()
+        })
+    };
+    if passing("anyOf") == Some(0) {
+        errors.push(format!("{at}: matches none of anyOf"));
+    }
+    if passing("oneOf").is_some_and(|n| n != 1) {
+        errors.push(format!("{at}: does not match exactly one of oneOf"));
+    }
+}
+
+fn validate(schema: &Value, toml_text: &str) -> Vec<String> {
+    let value: toml::Value = toml::from_str(toml_text).unwrap();
+    let value = serde_json::to_value(value).unwrap();
+    let mut errors = Vec::new();
+    check(schema, schema, &value, "", &mut errors);
+    errors
+}
+
+#[test]
+fn the_readme_mode_example_reaches_its_schema_in_a_project_and_validates() {
+    let (example, section) = readme_block("## Writing a mode", "toml");
+    // The file's place and the command that writes the schemas, as the README gives them.
+    let file = ".sixfold/modes/careful.toml";
+    let command = "sixfold schema --write .sixfold/schema";
+    assert!(section.contains(file), "the README does not say where the file goes");
+    assert!(section.contains(command), "the README does not give `{command}`");
+    let directive = example
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("#:schema "))
+        .expect("#:schema first");
+
+    let place = Place::new();
+    std::fs::create_dir_all(place.cwd().join(".sixfold/modes")).unwrap();
+    let mode_file = place.cwd().join(file);
+    std::fs::write(&mode_file, &example).unwrap();
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    place.run(&args).expect(0);
+
+    // TOML editors (Taplo) resolve a relative `#:schema` against the file's directory.
+    let schema_file = mode_file.parent().unwrap().join(directive.trim());
+    let schema_file = schema_file
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("`#:schema {directive}` reaches nothing: {e}"));
+    assert!(
+        schema_file.starts_with(place.cwd().join(".sixfold")),
+        "{}",
+        schema_file.display()
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&schema_file).unwrap()).unwrap();
+    assert_eq!(
+        schema,
+        serde_json::from_str::<Value>(&place.run(&["schema", "mode"]).stdout).unwrap()
+    );
+    let errors = validate(&schema, &example);
+    assert!(errors.is_empty(), "{errors:?}");
+    // The validator is not vacuous: a misspelt key, a wrong type and a missing id are caught.
+    for (broken, what) in [
+        (
+            example.replace("decision = \"ask\"", "decison = \"ask\""),
+            "misspelt key",
+        ),
+        (example.replace("decision = \"ask\"", "decision = 3"), "wrong type"),
+        (example.replace("id = \"careful\"", ""), "no id"),
+    ] {
+        assert_ne!(broken, example, "{what}");
+        assert!(!validate(&schema, &broken).is_empty(), "{what} passes the schema");
+    }
+    // The schemas beside the project's files are not bundle files: the bundle loads, the mode is
+    // there, its examples pass.
+    place.run(&["check"]).expect(0);
+    assert!(place.run(&["modes"]).stdout.contains("careful"));
+
+    // The kept rules' file `sixfold rules add` writes points at the policy schema there too.
+    place.run(&["rules", "add", "--allow", "cargo test"]).expect(0);
+    let kept_file = place.cwd().join(".sixfold/policies/kept.toml");
+    let kept = std::fs::read_to_string(&kept_file).unwrap();
+    let directive = kept
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("#:schema "))
+        .expect("#:schema first");
+    let schema_file = kept_file
+        .parent()
+        .unwrap()
+        .join(directive.trim())
+        .canonicalize()
+        .unwrap();
+    assert_eq!(schema_file, place.cwd().join(".sixfold/schema/policy.json"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&schema_file).unwrap()).unwrap();
+    let errors = validate(&schema, &kept);
+    assert!(errors.is_empty(), "{errors:?}\n{kept}");
+}
+
+/// `sixfold schema --write DIR` writes each kind's schema, the same as `sixfold schema KIND`.
+#[test]
+fn schema_write_puts_every_kind_in_a_directory() {
+    let place = Place::new();
+    let run = place.run(&["schema", "--write", "out/schema"]);
+    run.expect(0);
+    for kind in ["mode", "policy", "pattern", "provider", "effects", "launch-facts"] {
+        let written: Value = serde_json::from_str(
+            &std::fs::read_to_string(place.cwd().join(format!("out/schema/{kind}.json"))).unwrap(),
+        )
+        .unwrap();
+        let printed: Value = serde_json::from_str(&place.run(&["schema", kind]).stdout).unwrap();
+        assert_eq!(written, printed, "{kind}");
+    }
+    // One kind alone.
+    place.run(&["schema", "policy", "--write", "one"]).expect(0);
+    let one: Vec<_> = std::fs::read_dir(place.cwd().join("one")).unwrap().collect();
+    assert_eq!(one.len(), 1);
 }

@@ -70,7 +70,8 @@ fn save(project: &Path, kept: &KeptFile) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
     let text = toml::to_string_pretty(kept).map_err(|e| format!("cannot write the rules: {e}"))?;
-    let header = "#:schema ../../docs/schema/policy.json\n# Kept by `sixfold rules add`; edit with `sixfold rules add|remove`.\n";
+    let header =
+        "#:schema ../schema/policy.json\n# Kept by `sixfold rules add`; edit with `sixfold rules add|remove`.\n";
     let tmp = file.with_extension(format!("toml.{}", std::process::id()));
     std::fs::write(&tmp, format!("{header}{text}")).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &file).map_err(|e| format!("cannot write `{}`: {e}", file.display()))
