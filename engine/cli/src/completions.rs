@@ -6,17 +6,19 @@ use clap::CommandFactory;
 use clap_mangen::roff::{roman, Roff};
 use std::path::PathBuf;
 
-/// Print a shell completion script: `sixfold completions bash > ~/.local/share/bash-completion/completions/sixfold`,
-/// `sixfold completions zsh > "${fpath[1]}/_sixfold"`, `sixfold completions fish >
-/// ~/.config/fish/completions/sixfold.fish`. Exit 0.
+/// Print the shell completion script for bash, zsh or fish (or elvish, powershell). Exit 0.
+///
+/// Install it where the shell looks: `sixfold completions bash >
+/// ~/.local/share/bash-completion/completions/sixfold`, `sixfold completions zsh >
+/// "${fpath[1]}/_sixfold"`, `sixfold completions fish > ~/.config/fish/completions/sixfold.fish`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompletionsArgs {
     /// The shell the script is for.
     shell: clap_complete::Shell,
 }
 
-/// Print the man page sixfold(1) as roff (`sixfold man | man -l -`); with --dir, write it and
-/// one page per command (`sixfold-judge.1`, …) into a directory. Exit 0, 1 when a page cannot be
+/// Print the man page sixfold(1) as roff (`sixfold man | man -l -`); with --dir, write it and a
+/// page per command (`sixfold-judge.1`, …) into a directory. Exit 0, 1 when a page cannot be
 /// written.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ManArgs {

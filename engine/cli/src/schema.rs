@@ -26,11 +26,14 @@ pub(crate) enum Kind {
 }
 
 /// Print the JSON Schema of a bundle file kind (or of the launch facts rows read), so an editor can
-/// validate and complete the files. Without KIND, all of them as one object. With --write DIR, one
-/// file per kind (`mode.json`, `policy.json`, …) in DIR instead: `sixfold schema --write
-/// .sixfold/schema` puts them where a project's files reach them, a mode file in
-/// `.sixfold/modes/` with a first line `#:schema ../schema/mode.json` (TOML editors such as
-/// Taplo read paths relative to the file). The shipped files point at copies in `docs/schema/`.
+/// validate and complete the files. Without KIND, all of them as one object; with --write DIR, a
+/// file per kind in DIR.
+///
+/// `sixfold schema --write .sixfold/schema` puts `mode.json`, `policy.json`, … where a project's
+/// files reach them: a mode file in `.sixfold/modes/` starts with `#:schema ../schema/mode.json`,
+/// a policy in `.sixfold/policies/` with `#:schema ../schema/policy.json` (TOML editors such as
+/// Taplo read the path relative to the file). The shipped files point at copies in
+/// `docs/schema/`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Which kind.
