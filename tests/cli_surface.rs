@@ -850,3 +850,36 @@ fn schema_write_puts_every_kind_in_a_directory() {
     let one: Vec<_> = std::fs::read_dir(place.cwd().join("one")).unwrap().collect();
     assert_eq!(one.len(), 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Supported agent CLIs: one place
+// ---------------------------------------------------------------------------------------------
+
+/// The README's "Supported agent CLIs" names the versions `package.json` pins (the ones the
+/// end-to-end tests drive), and each provider file's `min_version` as the oldest it accepts.
+#[test]
+fn the_supported_agent_cli_versions_are_the_pinned_ones() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme.find("## Supported agent CLIs").expect("a README section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let package: Value = serde_json::from_str(&std::fs::read_to_string(repo().join("package.json")).unwrap()).unwrap();
+    for (package_name, provider) in [
+        ("@anthropic-ai/claude-code", Some("claude-code")),
+        ("@openai/codex", Some("codex")),
+        ("opencode-ai", None),
+    ] {
+        let pinned = package["devDependencies"][package_name].as_str().unwrap();
+        let row = section
+            .lines()
+            .find(|l| l.contains(&format!("`{package_name}`")))
+            .unwrap_or_else(|| panic!("no row for {package_name}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[3], pinned, "{row}");
+        if let Some(id) = provider {
+            let file = std::fs::read_to_string(repo().join(format!("providers/{id}.toml"))).unwrap();
+            let file: toml::Value = toml::from_str(&file).unwrap();
+            assert_eq!(cells[4], file["readiness"]["min_version"].as_str().unwrap(), "{row}");
+        }
+    }
+}
