@@ -205,8 +205,8 @@ mod tests {
             close.hint(),
             "did you mean `solo-agent`? the patterns are `solo-agent`, `orchestrator`"
         );
-        let far = Unknown::new(Kind::Provider, "zzz", ["claude-code", "codex"]);
-        assert_eq!(far.hint(), "the providers are `claude-code`, `codex`");
+        let far = Unknown::new(Kind::Provider, "zzz", ["agent-one", "agent-two"]);
+        assert_eq!(far.hint(), "the providers are `agent-one`, `agent-two`");
         let none = Unknown::new(Kind::Rule, "r1", Vec::<String>::new());
         assert_eq!(none.hint(), "there are no kept rules");
     }
