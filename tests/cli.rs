@@ -1192,7 +1192,8 @@ fn judge_says_what_decided_it() {
 }
 
 /// `sixfold` alone is a usage error, as clap makes a missing subcommand: exit 2, and on stderr the
-/// commands a person uses first, the first of them the README's.
+/// commands a person uses first, each of which works outside a clone (tests/cli_surface.rs runs
+/// them there).
 #[test]
 fn no_command_prints_how_to_start() {
     let s = plain();
@@ -1200,7 +1201,7 @@ fn no_command_prints_how_to_start() {
     run.expect_code(2);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     for needle in [
-        "sixfold replay examples/runs --mode workspace-write",
+        "sixfold replay --example all --mode workspace-write",
         "sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/hosts\"]}'",
         "sixfold modes",
         "sixfold install claude-code",

@@ -455,7 +455,8 @@ fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     let tg = |args: &[&str]| sixfold_in_own_state(project, args);
     assert!(tg(&["mode", "set", "workspace-write"]).status.success());
     let bad = tg(&["mode", "set", "yolo"]);
-    assert_eq!(bad.status.code(), Some(1));
+    // An unknown name is a usage error, as for every command.
+    assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("stays `workspace-write`"));
     let shown = String::from_utf8_lossy(&tg(&["mode", "show"]).stdout).into_owned();
     assert!(shown.starts_with("mode workspace-write"), "{shown}");

@@ -775,9 +775,9 @@ fn codex_a_pin_a_moved_agents_md_and_one_above_are_gaps() {
 
 /// Answers `--version` like Claude Code, prints an init line (cwd from `FAKE_CWD`, else where it
 /// runs), then its environment's keys.
-const FAKE_CLAUDE: &str = r#"if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
+const FAKE_CLAUDE: &str = r#"if [ "$1" = "--version" ]; then echo "2.1.332 (Claude Code)"; exit 0; fi
 cwd=${FAKE_CWD:-$(pwd -P)}
-printf '{"type":"system","subtype":"init","cwd":"%s","plugins":[],"mcp_servers":[],"apiKeySource":"none","claude_code_version":"2.1.197","output_style":"default"}\n' "$cwd"
+printf '{"type":"system","subtype":"init","cwd":"%s","plugins":[],"mcp_servers":[],"apiKeySource":"none","claude_code_version":"2.1.332","output_style":"default"}\n' "$cwd"
 env | cut -d= -f1 | sed 's/^/env: /'
 exit "${FAKE_EXIT:-0}"
 "#;
@@ -944,15 +944,25 @@ fn launch_errors_say_what_is_wrong() {
     let nothing = launch(&s, "nope", &strings(&["--", "hi"]), &[]);
     nothing.expect(2);
     assert!(nothing.stderr.contains("no provider `nope`"), "{}", nothing.stderr);
+    // A run may not undo what keeps the project's own configuration out (OpenCode's variable).
     let opencode = launch(
         &s,
         "opencode",
-        &strings(&["--hermetic", "on", "--binary", "/bin/true"]),
+        &strings(&[
+            "--hermetic",
+            "on",
+            "--binary",
+            "/bin/true",
+            "--env",
+            "OPENCODE_DISABLE_PROJECT_CONFIG=0",
+        ]),
         &[],
     );
     opencode.expect(2);
     assert!(
-        opencode.stderr.contains("no `[hermetic]` section"),
+        opencode
+            .stderr
+            .contains("would undo what keeps other setting sources out"),
         "{}",
         opencode.stderr
     );
@@ -1032,7 +1042,7 @@ fn providers_gives_the_five_answers() {
     // Signed out: `auth status` exits 1. Codex is older than the provider file supports.
     script(
         "claude",
-        "case \"$1\" in --version) echo '2.1.197 (Claude Code)';; auth) exit 1;; esac\n",
+        "case \"$1\" in --version) echo '2.1.332 (Claude Code)';; auth) exit 1;; esac\n",
     );
     script("codex", "case \"$1\" in --version) echo 'codex-cli 0.1.0';; esac\n");
     let run = |path: &Path| {
@@ -1058,16 +1068,16 @@ fn providers_gives_the_five_answers() {
         "{:?}",
         found["claude-code"]
     );
-    assert_eq!(found["claude-code"]["version"], "2.1.197");
+    assert_eq!(found["claude-code"]["version"], "2.1.332");
     assert_eq!(found["codex"]["status"], "unsupported", "{:?}", found["codex"]);
     assert_eq!(found["opencode"]["status"], "absent");
     assert_eq!(found["opencode"]["install_hint"], "npm install -g opencode-ai");
-    assert_eq!(found["opencode"]["hermetic"], false);
+    assert_eq!(found["opencode"]["hermetic"], true);
 
     // Ready; an answer nobody explains is unknown; a provider with no way to ask is unknown.
     script(
         "claude",
-        "case \"$1\" in --version) echo '2.1.197 (Claude Code)';; auth) exit 0;; esac\n",
+        "case \"$1\" in --version) echo '2.1.332 (Claude Code)';; auth) exit 0;; esac\n",
     );
     std::fs::remove_file(bin.join("codex")).unwrap();
     script(
@@ -1090,7 +1100,7 @@ fn providers_gives_the_five_answers() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("claude-code") && text.contains("ready") && text.contains("2.1.197"),
+        text.contains("claude-code") && text.contains("ready") && text.contains("2.1.332"),
         "{text}"
     );
 }

@@ -1127,8 +1127,8 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
         [{"tool_use": {"name": "mcp__files__list_directory", "input": {"path": p.project}}}],
         [{"run": p.mode_set_argv("read-only")},
          {"tool_use": {"name": "mcp__files__write_file", "input": {"path": inside, "content": "x"}}}],
-        // A further call (after a second's pause) gives Claude Code the moment it takes to re-list.
-        [{"run": ["sleep", "1"]},
+        // A further call (after a pause) gives Claude Code the moment it takes to re-list.
+        [{"run": ["sleep", "3"]},
          {"tool_use": {"name": "mcp__files__read_text_file", "input": {"path": p.project.join("keep.txt")}}}],
         [{"text": "finished"}],
     ]});
@@ -1217,6 +1217,8 @@ fn codex_calls_mcp_tools_only_through_the_proxy() {
         .arg("-c")
         .arg(format!("mcp_servers.files.args={args}"))
         .args(["-c", "mcp_servers.files.default_tools_approval_mode=\"approve\""])
+        // A loaded machine starts the proxy and its server slower than Codex's default 10 s.
+        .args(["-c", "mcp_servers.files.startup_timeout_sec=120"])
         .arg("-c")
         .arg(format!(
             "mcp_servers.files.env={{XDG_STATE_HOME={:?},HOME={:?}}}",

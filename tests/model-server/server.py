@@ -499,6 +499,72 @@ def chat_stream(text: str, calls: list[dict[str, Any]], model: str, chat_id: str
     return b"".join(out)
 
 
+
+# --------------------------------------------------------------------------- chat completions
+# OpenAI Chat Completions (`POST …/chat/completions`), what OpenCode's `@ai-sdk/openai-compatible`
+# provider speaks: tools offered as `{"type": "function", "function": {"name"}}`, tool calls as
+# `tool_calls` deltas, tool results as `role: "tool"` messages.
+
+
+def chat_turn_index(messages: list[Any]) -> int:
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def chat_tool_names(body: dict[str, Any]) -> list[str]:
+    names = []
+    for t in body.get("tools") or []:
+        if isinstance(t, dict) and isinstance(t.get("function"), dict):
+            names.append(str(t["function"].get("name") or ""))
+    return sorted(names)
+
+
+def chat_last_tool_result(messages: list[Any]) -> dict[str, Any] | None:
+    for m in reversed(messages):
+        if isinstance(m, dict) and m.get("role") == "tool":
+            return {"tool_call_id": m.get("tool_call_id"), "content": content_text(m.get("content"))}
+    return None
+
+
+def chat_parts(turn: list[dict[str, Any]], index: int) -> tuple[str, list[dict[str, Any]]]:
+    """The text and the tool calls of a turn, for Chat Completions."""
+    text, calls = [], []
+    for j, b in enumerate(turn):
+        call_id = f"call_tg{index:03d}{j:02d}"
+        if "text" in b:
+            text.append(str(b["text"]))
+        elif "tool_use" in b:
+            tu = b["tool_use"]
+            calls.append({"id": tu.get("id") or call_id, "name": tu["name"], "arguments": tu.get("input", {})})
+        elif "exec" in b:  # a shell command: OpenCode's `bash` tool
+            calls.append({"id": call_id, "name": "bash",
+                          "arguments": {"command": b["exec"], "description": "Run a command"}})
+        elif "mcp_call" in b:  # OpenCode names an MCP server's tool `SERVER_TOOL`
+            c = b["mcp_call"]
+            calls.append({"id": call_id, "name": f"{c['server']}_{c['tool']}", "arguments": c.get("arguments", {})})
+        else:
+            raise ValueError(f"turn {index} block {j}: {next(iter(b))!r} is not for Chat Completions")
+    return "".join(text), calls
+
+
+def chat_stream(text: str, calls: list[dict[str, Any]], model: str, chat_id: str) -> bytes:
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: bool = False) -> bytes:
+        data: dict[str, Any] = {"id": chat_id, "object": "chat.completion.chunk", "created": int(time.time()),
+                                "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        if usage:
+            data["usage"] = {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
+        return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if text:
+        out.append(chunk({"content": text}))
+    for i, c in enumerate(calls):
+        out.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+                                           "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}]}))
+    out.append(chunk({}, "tool_calls" if calls else "stop", usage=True))
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
 # --------------------------------------------------------------------------- server
 
 
@@ -718,6 +784,49 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, {"id": resp_id, "object": "response", "status": "completed",
                              "model": model, "output": items,
                              "usage": responses_usage(st.script.usage)})
+
+    def _chat(self, n: int, path: str, body: dict[str, Any]) -> None:
+        st = self.state
+        messages = body.get("messages") or []
+        names = chat_tool_names(body)
+        model = body.get("model") or "chat-scripted"
+        main = bool(names)
+        want = st.script.main_system_contains
+        system = "\n".join(content_text(m.get("content")) for m in messages
+                           if isinstance(m, dict) and m.get("role") == "system")
+        if main and want is not None and want not in system:
+            main = False
+        entry: dict[str, Any] = {
+            "n": n, "method": "POST", "path": path, "api": "chat",
+            "stream": bool(body.get("stream")), "tools": bool(names), "main": main,
+            "tool_names": names, "messages": len(messages),
+            "last_tool_result": chat_last_tool_result(messages),
+        }
+        if main:
+            index, turn = st.pick_turn(chat_turn_index(messages))
+            entry["turn"] = index
+            if turn is None:
+                entry["exhausted"] = True
+                turn = [{"text": st.script.done_text}]
+            turn = st.script.run_hooks(index, turn, st.ran)
+            text, calls = chat_parts(turn, index)
+        else:
+            text, calls = st.script.side_text, []
+        entry["answer"] = ([{"type": "text", "text": text}] if text else []) + \
+            [{"tool_use": c["name"], "id": c["id"]} for c in calls]
+        st.log(entry)
+        chat_id = f"chatcmpl_tg{n:04d}"
+        if body.get("stream"):
+            self._send(200, chat_stream(text, calls, model, chat_id), "text/event-stream")
+        else:
+            message: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                message["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+                    "name": c["name"], "arguments": json.dumps(c["arguments"])}} for c in calls]
+            self._json(200, {"id": chat_id, "object": "chat.completion", "created": int(time.time()),
+                             "model": model, "choices": [{"index": 0, "message": message,
+                                                          "finish_reason": "tool_calls" if calls else "stop"}],
+                             "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}})
 
     def _chat(self, n: int, path: str, body: dict[str, Any]) -> None:
         st = self.state

@@ -149,6 +149,10 @@ pub(crate) fn claude_stream(
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
+        // Claude Code 2.1.332 lists MCP tools by name in a message and loads them through its
+        // ToolSearch tool; with search off they are in the request's `tools`, where the tests
+        // (and the scripted model) read which tools were offered.
+        .env("ENABLE_TOOL_SEARCH", "false")
         .stdin(Stdio::null());
     setup(&mut command);
     let out = command.output().unwrap();

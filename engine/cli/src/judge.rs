@@ -381,13 +381,11 @@ pub(crate) fn run(args: Args) -> u8 {
             "run `sixfold check` for the full report",
         );
     }
-    let known = |mode: &str| bundle.mode(mode).is_some();
-    if let Some(mode) = args.mode.as_deref().filter(|m| !known(m)) {
-        let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-        return usage_error(
-            &format!("there is no mode `{mode}`"),
-            &format!("the modes are {}", known.join(", ")),
-        );
+    if let Some(mode) = args.mode.as_deref().filter(|m| bundle.mode(m).is_none()) {
+        return crate::names::report(&bundle.unknown_mode(mode));
+    }
+    if bundle.provider(&args.provider).is_none() {
+        return crate::names::report(&bundle.unknown_provider(&args.provider));
     }
     let active = match active(&args.bundle) {
         Ok(active) => active,

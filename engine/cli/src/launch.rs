@@ -119,14 +119,11 @@ pub(crate) fn run(args: Args) -> u8 {
         return 2;
     }
     let Some(provider) = bundle.provider(&args.provider) else {
-        let known: Vec<String> = bundle.providers().map(|p| format!("`{}`", p.spec.id)).collect();
-        errln!(
-            "error: there is no provider `{}`\n  = help: the providers are {} (see `sixfold providers`)",
-            args.provider,
-            known.join(", ")
-        );
-        return 2;
+        return crate::names::report(&bundle.unknown_provider(&args.provider));
     };
+    if let Some(mode) = args.mode.as_deref().filter(|m| bundle.mode(m).is_none()) {
+        return crate::names::report_then(&bundle.unknown_mode(mode), "nothing was launched");
+    }
     let sixfold_exe = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
         Err(e) => {

@@ -3,7 +3,7 @@
 
 use crate::output::{errln, outln};
 use serde_json::json;
-use sixfold_core::lease::{Account, Lease, Prices};
+use sixfold_core::lease::{Account, Lease};
 use sixfold_hook::log::Log;
 use sixfold_hook::state::State;
 use std::path::PathBuf;
@@ -139,7 +139,7 @@ fn show(project: &std::path::Path, state: &State, session: Option<&str>, json: b
     if let Some(id) = session {
         // Read, not held: showing a session that has no record yet makes none.
         let so_far = sixfold_core::trace::SoFar::of(&Log::new(project, id).events());
-        let prices = Prices::of(&bundle);
+        let prices = sixfold_core::call::prices(&bundle);
         let now = sixfold_hook::lease::now();
         let account = Account {
             lease,

@@ -312,14 +312,8 @@ pub(crate) fn mode(args: ModeArgs) -> u8 {
                     );
                 }
                 if bundle.mode(&id).is_none() {
-                    let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-                    return fail(
-                        &format!(
-                            "there is no mode `{id}`; the active mode stays `{}`",
-                            state.mode_for(session.as_deref())
-                        ),
-                        &format!("the modes are {}", known.join(", ")),
-                    );
+                    let stays = format!("the active mode stays `{}`", state.mode_for(session.as_deref()));
+                    return crate::names::report_then(&bundle.unknown_mode(&id), &stays);
                 }
                 match &session {
                     Some(s) => state.sessions.entry(s.clone()).or_default().mode = Some(id.clone()),
@@ -410,7 +404,7 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
             let (bundle, _) = sixfold_hook::load_bundle(&project);
             if let Some(m) = &mode {
                 if bundle.mode(m).is_none() {
-                    return fail(&format!("there is no mode `{m}`"), "see `sixfold modes`");
+                    return crate::names::report_then(&bundle.unknown_mode(m), "no rule was kept");
                 }
             }
             // Secrets and protected paths lie outside what a kept rule can widen: say so.
@@ -458,7 +452,8 @@ pub(crate) fn rules(args: RulesArgs) -> u8 {
                 outln!("removed {id}");
                 0
             }
-            Err(e) => fail(&e, "see `sixfold rules list`"),
+            Err(rules::NotRemoved::Unknown(unknown)) => crate::names::report(&unknown),
+            Err(rules::NotRemoved::Failed(e)) => fail(&e, "see `sixfold rules list`"),
         }),
     }
 }
@@ -923,13 +918,8 @@ pub(crate) fn pattern(args: PatternArgs) -> u8 {
                 );
             }
             if bundle.pattern(&id).is_none() {
-                return fail(
-                    &format!(
-                        "there is no pattern `{id}`; the active pattern stays `{}`",
-                        state.pattern()
-                    ),
-                    &format!("the patterns are {}", known.join(", ")),
-                );
+                let stays = format!("the active pattern stays `{}`", state.pattern());
+                return crate::names::report_then(&bundle.unknown_pattern(&id), &stays);
             }
             state.pattern = Some(id.clone());
             if let Err(e) = state.save(&project) {

@@ -5,6 +5,8 @@ mod bundles;
 mod check;
 mod doctor;
 mod ci;
+mod completions;
+mod examples;
 mod explain;
 mod judge;
 mod launch;
@@ -17,6 +19,7 @@ mod modes_diff;
 #[cfg(feature = "otel")]
 mod otel;
 mod opencode_ask;
+mod names;
 mod output;
 mod progress;
 mod proofs;
@@ -65,22 +68,28 @@ enum Command {
     McpProxy(proxy::Args),
     Whatif(whatif::Args),
     Log(log::Args),
+    Examples(examples::Args),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
-/// What `sixfold` alone prints: the commands a person uses first.
+/// What `sixfold` alone prints: the commands a person uses first. Each works from any
+/// directory, outside a clone too (a test runs them in an empty one).
 const GETTING_STARTED: &str = "\
 sixfold judges each step an AI coding agent takes by its effects (allow, ask, refuse) and checks
 recorded runs against rows (verdicts ok, gap, unk). Start with:
 
-  sixfold replay examples/runs --mode workspace-write
-      recorded Claude Code and Codex runs (in a clone of the repository): each step judged by a
-      mode, each row's verdict
+  sixfold replay --example all --mode workspace-write
+      recorded Claude Code and Codex runs, embedded in this binary: each step judged by a mode,
+      each row's verdict (`sixfold examples` lists them)
   sixfold judge --mode workspace-write --effects '{\"writes\":[\"/etc/hosts\"]}'
       judge one step's effects
   sixfold modes
       the modes in the loaded bundle
   sixfold install claude-code
-      govern a live Claude Code: every tool call judged before it runs
+      govern a live Claude Code in this project: every tool call judged before it runs
+  sixfold completions bash
+      tab completion for bash (also zsh, fish); `sixfold man` prints the man page
 
 `sixfold --help` lists every command; `sixfold <command> --help` explains one.
 ";
@@ -122,6 +131,9 @@ fn main() -> ExitCode {
         Command::McpProxy(args) => proxy::run(args),
         Command::Whatif(args) => whatif::run(args),
         Command::Log(args) => log::run(args),
+        Command::Examples(args) => examples::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     };
     #[cfg(feature = "otel")]
     if let Some(export) = export {

@@ -52,14 +52,7 @@ pub(crate) fn run(args: Args) -> u8 {
     for (id, bundle) in [(&args.a, base.as_ref().unwrap_or(&bundle)), (&args.b, &bundle)] {
         match bundle.mode(id) {
             Some(m) => modes.push(m),
-            None => {
-                let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-                errln!(
-                    "error: there is no mode `{id}`\n  = help: the modes are {}",
-                    known.join(", ")
-                );
-                return 2;
-            }
+            None => return crate::names::report(&bundle.unknown_mode(id)),
         }
     }
     let [a, b] = modes.as_slice() else { return 2 };

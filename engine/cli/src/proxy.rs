@@ -127,7 +127,7 @@ impl ProjectGovernor {
         let layer = ProjectLayer::read(&self.project);
         let bundle = loaded(Some(&layer))?;
         if bundle.mode(&mode).is_none() {
-            return Err(format!("the mode `{mode}` is not in the bundle (see `sixfold modes`)"));
+            return Err(format!("{} (see `sixfold modes`)", bundle.unknown_mode(&mode).reason()));
         }
         // The project layer (and a mode it pins) only narrows until it is trusted.
         let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
@@ -287,6 +287,9 @@ pub(crate) fn run(args: Args) -> u8 {
         Ok(p) => p,
         Err(e) => return fail(&e, "run it inside the project"),
     };
+    if let Err(code) = crate::names::check_pinned_mode(&project, args.mode.as_deref()) {
+        return code;
+    }
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())

@@ -1,6 +1,7 @@
 //! `sixfold replay`: recorded runs in, a verdict per row out, with the evidence.
 
 use crate::bundles::{self, BundleArgs};
+use crate::examples::Recording;
 use crate::output::{errln, out, outln};
 use crate::progress::Progress;
 use serde::Serialize;
@@ -23,10 +24,11 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 /// suite-before-success-claim and no-assertion-weakening), printing each row's verdict and evidence.
 ///
 /// Formats, detected from the content unless --format says: Claude Code's stream-json output and
-/// session file, Codex's `exec --json` output and rollout file, and sixfold's own event log.
+/// session file, Codex's `exec --json` output and rollout file, OpenCode's `run --format json`
+/// output and `export` of a session, and sixfold's own event log.
 /// A directory stands for the `*.jsonl` files in it and in its subdirectories, in path order
-/// (symbolic links to directories are not followed; other files, such as a recording's notes,
-/// are left out).
+/// (symbolic links to directories are not followed; other files, such as a recording's notes or
+/// an OpenCode export, which is named by its path, are left out).
 /// Exit codes follow strictness: with --on (the default) 0 whatever the verdicts; with --strict,
 /// 1 for any gating gap, else 3 for any gating unk, else 0. A path that does not exist, or a
 /// directory with no recordings, is a usage error (exit 2); a file that cannot be read is replayed
@@ -35,8 +37,12 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 pub(crate) struct Args {
     /// Recordings to replay, or directories of them (processed in parallel, each file's verdicts
     /// separate).
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "examples", value_name = "PATH")]
     paths: Vec<PathBuf>,
+    /// Also replay the example run NAME embedded in this binary, from any directory (`sixfold
+    /// examples` lists them; `all` for every one). Repeatable.
+    #[arg(long = "example", value_name = "NAME")]
+    examples: Vec<String>,
     /// Also judge each step by this mode: its decision (allow, ask, refuse) and the reason.
     #[arg(long, value_name = "ID")]
     mode: Option<String>,
@@ -52,7 +58,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FORMAT", value_parser = parse_format_choice)]
     format: Option<FormatChoice>,
     /// The recordings' format: auto, claude-stream-json, claude-session, codex-exec-json,
-    /// codex-rollout, sixfold-events.
+    /// codex-rollout, opencode-run-json, opencode-export, sixfold-events.
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
     input_format: FormatArg,
     /// A unified diff of the run's changes: evidence added to the record's. It settles edits the
@@ -208,13 +214,17 @@ pub(crate) fn run(args: Args) -> u8 {
             return 2;
         }
     };
-    let files = match recordings(&args.paths) {
-        Ok(files) => files,
+    let mut files: Vec<Recording> = match recordings(&args.paths) {
+        Ok(files) => files.into_iter().map(Recording::File).collect(),
         Err(message) => {
             errln!("error: {message}");
             return 2;
         }
     };
+    match crate::examples::chosen(&args.examples) {
+        Ok(chosen) => files.extend(chosen.into_iter().map(Recording::Example)),
+        Err(code) => return code,
+    }
     let (bundle, _, diagnostics) = bundles::load(&args.bundle);
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
@@ -225,12 +235,7 @@ pub(crate) fn run(args: Args) -> u8 {
     }
     if let Some(mode) = &args.mode {
         if bundle.mode(mode).is_none() {
-            let known: Vec<String> = bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-            errln!(
-                "error: there is no mode `{mode}`\n  = help: the modes are {}",
-                known.join(", ")
-            );
-            return 2;
+            return crate::names::report(&bundle.unknown_mode(mode));
         }
     }
     let diff = match supplied_diff(&args) {
@@ -242,7 +247,9 @@ pub(crate) fn run(args: Args) -> u8 {
     };
     let rows = bundle.rows_about(FactsKind::Trace);
     // Progress is for a person watching the text output, never in JSON or a CI format.
-    let progress = Progress::new(&files, "replayed", output == Output::Text && Progress::watched(), true);
+    // The embedded examples are small: only files on disk count towards the bytes shown.
+    let on_disk: Vec<PathBuf> = files.iter().filter_map(Recording::path).map(Path::to_path_buf).collect();
+    let progress = Progress::new(&on_disk, "replayed", output == Output::Text && Progress::watched(), true);
     let reports = replay_all(&files, &args, input, &bundle, &rows, diff.as_deref(), &progress);
     let all_rows: Vec<RowResult> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
     let strictness = if args.strict {
@@ -373,7 +380,7 @@ fn collect_dir(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
 }
 
 fn replay_all(
-    files: &[PathBuf],
+    files: &[Recording],
     args: &Args,
     input: FormatArg,
     bundle: &Bundle,
@@ -388,7 +395,7 @@ fn replay_all(
 
 /// `each` applied to every file on as many threads as the machine has cores (files are
 /// independent), the results in the files' order, each file done told to `progress`.
-pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], progress: &Progress, each: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+pub(crate) fn in_parallel<F: Sync, T: Send>(files: &[F], progress: &Progress, each: impl Fn(&F) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<T>>> = Mutex::new(files.iter().map(|_| None).collect());
     let workers = std::thread::available_parallelism()
@@ -417,7 +424,7 @@ pub(crate) fn in_parallel<T: Send>(files: &[PathBuf], progress: &Progress, each:
 }
 
 fn replay_one(
-    file: &Path,
+    file: &Recording,
     args: &Args,
     input: FormatArg,
     bundle: &Bundle,
@@ -425,9 +432,9 @@ fn replay_one(
     diff: Option<&[Edit]>,
     progress: &Progress,
 ) -> FileReport {
-    let shown = file.display().to_string();
+    let shown = file.shown();
     let cx = ReadContext { bundle };
-    let mut trace = match sixfold_replay::read_file_counted(file, input.0, &cx, &|n| progress.read(n)) {
+    let mut trace = match file.read(input.0, &cx, &|n| progress.read(n)) {
         Ok(t) => t,
         Err(e) => {
             let error = format!("cannot read `{shown}`: {e}");

@@ -114,11 +114,7 @@ fn resolve(on: &On) -> Result<Resolved, u8> {
     if bundle.mode(&mode).is_none() {
         // Only the named mode was read; the hint lists them all.
         let (all, _) = Bundle::load(&sources);
-        let known: Vec<String> = all.modes().map(|m| format!("`{}`", m.id)).collect();
-        return Err(usage_error(
-            &format!("there is no mode `{mode}`"),
-            &format!("the modes are {}", known.join(", ")),
-        ));
+        return Err(crate::names::report(&all.unknown_mode(&mode)));
     }
     let spec = environment_of(&bundle, &mode)?.clone();
     let roots: Vec<PathBuf> = workspace.roots().iter().map(|r| r.path.clone()).collect();
@@ -186,10 +182,7 @@ impl sixfold_core::call::Sandboxes for Prover {
 /// The environment the mode names.
 fn environment_of<'b>(bundle: &'b Bundle, mode: &str) -> Result<&'b EnvironmentSpec, u8> {
     let Some(found) = bundle.mode(mode) else {
-        return Err(usage_error(
-            &format!("there is no mode `{mode}`"),
-            "see `sixfold modes`",
-        ));
+        return Err(crate::names::report(&bundle.unknown_mode(mode)));
     };
     let Some(name) = &found.environment else {
         return Err(usage_error(

@@ -168,6 +168,9 @@ pub(crate) fn run(args: Args) -> u8 {
             return 2;
         }
     };
+    if let Err(code) = crate::names::check_pinned_mode(&project, args.mode.as_deref()) {
+        return code;
+    }
     let sixfold = match std::env::current_exe().and_then(|p| p.canonicalize()) {
         Ok(p) => p,
         Err(e) => {

@@ -229,13 +229,7 @@ fn active_mode() -> String {
 pub(crate) fn check_modes(cmp: &Comparison<'_>) -> Option<u8> {
     for side in [&cmp.base, &cmp.new] {
         if side.bundle.mode(&side.mode).is_none() {
-            let known: Vec<String> = side.bundle.modes().map(|m| format!("`{}`", m.id)).collect();
-            errln!(
-                "error: there is no mode `{}`\n  = help: the modes are {}",
-                side.mode,
-                known.join(", ")
-            );
-            return Some(2);
+            return Some(crate::names::report(&side.bundle.unknown_mode(&side.mode)));
         }
     }
     None
@@ -465,6 +459,10 @@ fn print_text(reports: &[FileReport], cmp: &Comparison<'_>, total: &Tally, gatin
 /// `sixfold mode set ID --dry-run`: what the session's run so far would have met under the mode
 /// it is about to switch to, from its event log; nothing is changed.
 pub(crate) fn dry_run(project: &Path, session: Option<&str>, from: &str, to: &str, bundle: &Bundle) -> u8 {
+    // A slip in the mode's name is said first, whether or not a session was recorded.
+    if bundle.mode(to).is_none() {
+        return crate::names::report(&bundle.unknown_mode(to));
+    }
     let log = match session {
         Some(s) => Some(sixfold_hook::log::Log::new(project, s).path().to_path_buf()),
         None => newest_log(project),

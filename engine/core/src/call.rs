@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 mod explain;
 mod lease;
 pub use explain::{explain, Considered, Explanation, RuleTrace};
-pub use lease::{events as lease_events, in_force, unread_by, Leased};
+pub use lease::{events as lease_events, in_force, prices, unread_by, Leased};
 
 /// The policy setting (in any policy's `[settings]`) listing the MCP servers whose tool
 /// annotations are believed: `trust_annotations = ["files"]`.
@@ -315,7 +315,7 @@ impl Sandbox {
             missing: Some(why),
         };
         let Some(found) = under.bundle.mode(mode) else {
-            return not(format!("the mode `{mode}` is not in the bundle"));
+            return not(under.bundle.unknown_mode(mode).reason());
         };
         let Some(name) = &found.environment else {
             return not(format!("the mode `{mode}` names no environment"));
@@ -443,7 +443,7 @@ fn mapped(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> Result<(ToolEffec
             }
             let p = bundle
                 .provider(provider)
-                .ok_or_else(|| format!("the bundle has no provider `{provider}`"))?;
+                .ok_or_else(|| bundle.unknown_provider(provider).reason())?;
             // INVARIANT (fail closed): input the provider file cannot read is unjudgeable.
             if let Some(why) = p.unreadable_input(name, input) {
                 return Err(format!("the tool input cannot be read: {why}"));
@@ -519,7 +519,7 @@ fn rewritten_input(input: &Value, field: &str, command: &str) -> Option<Value> {
 fn judge_in(call: &Call<'_>, under: Under<'_>, place: &Place<'_>) -> Result<One, String> {
     let Under { bundle, mode, pattern } = under;
     if bundle.mode(mode).is_none() {
-        return Err(format!("the mode `{mode}` is not in the bundle"));
+        return Err(bundle.unknown_mode(mode).reason());
     }
     let (mut mapped, field) = mapped(bundle, &call.called, call.cwd)?;
     // A call whose input names the files it changes (a patch) writes those files, not the
@@ -647,7 +647,7 @@ fn judge_spawn(
 ) -> Result<Judgement, String> {
     let found = bundle
         .pattern(pattern)
-        .ok_or_else(|| format!("the active pattern `{pattern}` is not in the bundle"))?;
+        .ok_or_else(|| bundle.unknown_pattern(pattern).reason())?;
     let helper = Some(helper).filter(|h| !h.is_empty());
     let by_pattern = found.judge_spawn(helper, spawns);
     if by_pattern.decision > mode.decision {

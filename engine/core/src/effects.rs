@@ -152,17 +152,29 @@ impl EffectProfile {
     /// rules match on are every place as written: `.` listed beside `.env` still shows `.env` to
     /// the secrets rule.
     pub fn resolve(&self, workspace: &Workspace) -> Effects {
+        // Each place is resolved once (a resolution is an `lstat` per existing component), and
+        // the scopes are made from the same resolutions the places are.
+        let reads: Vec<Scopes> = self
+            .reads
+            .iter()
+            .map(|e| workspace.resolve(std::slice::from_ref(e)))
+            .collect();
+        let writes: Vec<Scopes> = self
+            .writes
+            .iter()
+            .map(|e| workspace.resolve(std::slice::from_ref(e)))
+            .collect();
         Effects {
-            reads: workspace.resolve(&self.reads),
-            writes: workspace.resolve(&self.writes),
+            reads: union(&reads),
+            writes: union(&writes),
             flags: Flags {
                 reaches: self.reaches,
                 reversible: self.reversible,
                 contained: self.contained,
                 costs: self.costs,
             },
-            read_places: places_as_written(workspace, &self.reads),
-            write_places: places_as_written(workspace, &self.writes),
+            read_places: places_as_written(workspace, &reads),
+            write_places: places_as_written(workspace, &writes),
         }
     }
 }
@@ -269,11 +281,24 @@ impl From<&Effects> for Profile {
 
 /// Each entry resolved on its own and classified, the same place once.
 // INVARIANT (fail closed): no place a step names is hidden from the rules by a wider one.
-fn places_as_written(workspace: &Workspace, written: &[String]) -> Vec<Touch> {
+/// What `Workspace::resolve` makes of the entries together, from each entry's resolution.
+fn union(each: &[Scopes]) -> Scopes {
+    let mut paths = Vec::new();
+    for scopes in each {
+        match scopes {
+            Scopes::Everything => return Scopes::Everything,
+            Scopes::Paths(found) => paths.extend(found.iter().cloned()),
+        }
+    }
+    Scopes::from_paths(paths)
+}
+
+/// Every place as written, from each entry's resolution (in order).
+fn places_as_written(workspace: &Workspace, resolved: &[Scopes]) -> Vec<Touch> {
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
-    for entry in written {
-        for touch in classify(workspace, &workspace.resolve(std::slice::from_ref(entry))) {
+    for scopes in resolved {
+        for touch in classify(workspace, scopes) {
             // A glob is also every existing place it names (resolved, so a link is followed),
             // found by a bounded look; where the look stops short, the rest is unknown.
             let expanded = match &touch.path {

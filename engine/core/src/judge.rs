@@ -5,10 +5,10 @@ use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{EffectFields, Effects, Flags, Touch};
 use crate::scope::{Place, Scopes, Workspace};
 use crate::script::{to_dynamic, Script, ScriptHost};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use rhai::Dynamic;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a judgement is made in: the workspace and anything else the caller knows
 /// (handed to scripts as `context`).
@@ -69,14 +69,15 @@ impl Context {
     }
 }
 
-/// A named set of path globs, compiled.
+/// A named set of path globs: parsed when loaded (a bad glob is reported then), compiled into
+/// matchers only when a path first needs them (see [`Globs`]).
 #[derive(Debug, Clone)]
 pub(crate) struct PathSet {
     /// Its name (`@NAME` in rules; an inline glob's name is the glob).
     pub(crate) name: String,
-    home: GlobSet,
-    absolute: GlobSet,
-    relative: GlobSet,
+    home: Globs,
+    absolute: Globs,
+    relative: Globs,
     /// Each glob's literal start, for [`PathSet::covers`].
     starts: Vec<GlobStart>,
     /// Each glob as written, split into components, for a place written as a glob.
@@ -122,40 +123,35 @@ impl PathSet {
     /// workspace root (and also tried against the absolute path, so `**/…` matches anywhere).
     /// `*` does not cross `/`; `**` does.
     pub(crate) fn new(name: &str, globs: &[String]) -> Result<PathSet, String> {
-        let mut home = GlobSetBuilder::new();
-        let mut absolute = GlobSetBuilder::new();
-        let mut relative = GlobSetBuilder::new();
+        let mut home = Globs::default();
+        let mut absolute = Globs::default();
+        let mut relative = Globs::default();
         let mut starts = Vec::new();
         let mut patterns = Vec::new();
         for raw in globs {
-            let (builder, pattern, anchor) = if let Some(rest) = raw.strip_prefix("~/") {
+            let (set, pattern, anchor) = if let Some(rest) = raw.strip_prefix("~/") {
                 (&mut home, rest, Anchor::Home)
             } else if raw.starts_with('/') {
                 (&mut absolute, raw.as_str(), Anchor::Absolute)
             } else {
                 (&mut relative, raw.as_str(), Anchor::Root)
             };
+            if pattern.len() > MAX_GLOB_LEN {
+                // INVARIANT (fail closed): compiled only when first needed, a glob must be one
+                // that compiles: a bounded length keeps its automaton under the regex limits.
+                return Err(format!(
+                    "`{}…` is not a valid glob: longer than {MAX_GLOB_LEN} bytes",
+                    raw.chars().take(40).collect::<String>()
+                ));
+            }
             starts.push(GlobStart::of(anchor, pattern));
             patterns.push((anchor, components(pattern)));
             let glob = GlobBuilder::new(pattern)
                 .literal_separator(true)
                 .build()
                 .map_err(|e| format!("`{raw}` is not a valid glob: {}", e.kind()))?;
-            builder.add(glob);
+            set.add(glob);
         }
-        // A set with no glob of an anchor is the empty set, made without building anything: most
-        // rules name one glob, so two of their three sets are empty.
-        let build = |b: GlobSetBuilder, anchor: Anchor| {
-            if !starts.iter().any(|s: &GlobStart| s.anchor == anchor) {
-                return Ok(GlobSet::empty());
-            }
-            b.build().map_err(|e| format!("the globs do not compile: {e}"))
-        };
-        let (home, absolute, relative) = (
-            build(home, Anchor::Home)?,
-            build(absolute, Anchor::Absolute)?,
-            build(relative, Anchor::Root)?,
-        );
         Ok(PathSet {
             name: name.to_string(),
             home,
@@ -193,6 +189,8 @@ impl PathSet {
             Place::Root { relative, .. } => Some(Path::new(relative.as_str())),
             _ => None,
         };
+        // Looked up at most once per place, however many deep globs reach it.
+        let is_dir = std::cell::OnceCell::new();
         let literal = self.starts.iter().any(|start| {
             let at = match start.anchor {
                 Anchor::Home => home,
@@ -200,7 +198,8 @@ impl PathSet {
                 Anchor::Root => root,
             };
             let Some(at) = at else { return false };
-            start.literal.starts_with(at) || (start.deep && at.starts_with(&start.literal) && path.is_dir())
+            start.literal.starts_with(at)
+                || (start.deep && at.starts_with(&start.literal) && *is_dir.get_or_init(|| path.is_dir()))
         });
         // A glob below a root (find's `{}` under `-name`) may name a member a root-anchored
         // glob names (`./**/state.toml` may be `.sixfold/state.toml`); one a `**/…` glob names
@@ -320,6 +319,80 @@ impl PathSet {
 /// A path or glob's components, `/` and empty parts left out.
 fn components(path: &str) -> Vec<String> {
     path.split('/').filter(|p| !p.is_empty()).map(str::to_owned).collect()
+}
+
+/// The longest glob a path set takes: compiled only when first needed, a glob must compile then,
+/// and this bound keeps any glob's automaton far below the regex size limit.
+const MAX_GLOB_LEN: usize = 1024;
+
+/// The globs of one anchor, compiled by need. Most globs start with literal text
+/// (`.git/hooks/**`, `/some/dir/**`) that every path they match starts with: such a glob is
+/// compiled only once a path starts with that text, so a thousand rules on paths a step does
+/// not touch cost a byte comparison each. Globs that start with a wildcard (`**/.env*`) are
+/// matched as one set, compiled the first time any path is tried.
+#[derive(Debug, Clone, Default)]
+struct Globs {
+    led: Vec<Led>,
+    free: Vec<Glob>,
+    free_set: OnceLock<Option<GlobSet>>,
+}
+
+/// A glob that starts with literal text.
+#[derive(Debug, Clone)]
+struct Led {
+    /// The glob's text before its first special character: every match starts with it.
+    literal: Vec<u8>,
+    glob: Glob,
+    matcher: OnceLock<Option<GlobSet>>,
+}
+
+impl Globs {
+    fn add(&mut self, glob: Glob) {
+        let text = glob.glob();
+        let end = text.find(['*', '?', '[', '{', '\\']).unwrap_or(text.len());
+        let literal = text.as_bytes().get(..end).unwrap_or_default().to_vec();
+        if literal.is_empty() {
+            self.free.push(glob);
+        } else {
+            self.led.push(Led {
+                literal,
+                glob,
+                matcher: OnceLock::new(),
+            });
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.led.is_empty() && self.free.is_empty()
+    }
+
+    fn is_match(&self, path: &Path) -> bool {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        let mut candidate = None;
+        let mut tried = |set: &Option<GlobSet>| match set {
+            Some(set) => set.is_match_candidate(candidate.get_or_insert_with(|| Candidate::new(path))),
+            // INVARIANT (fail closed): a glob that does not compile is taken to match (unreachable
+            // for globs within `MAX_GLOB_LEN`).
+            None => true,
+        };
+        for led in &self.led {
+            if bytes.starts_with(&led.literal)
+                && tried(led.matcher.get_or_init(|| compile(std::slice::from_ref(&led.glob))))
+            {
+                return true;
+            }
+        }
+        !self.free.is_empty() && tried(self.free_set.get_or_init(|| compile(&self.free)))
+    }
+}
+
+/// One set of globs; `None` when the regex engine refuses them (beyond its size limit).
+fn compile(globs: &[Glob]) -> Option<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for glob in globs {
+        builder.add(glob.clone());
+    }
+    builder.build().ok()
 }
 
 /// One entry of a `reads`/`writes` condition.

@@ -195,6 +195,9 @@ pub struct SettingSourcesFacts {
     /// The arguments that exclude them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
+    /// The variables that exclude them (`KEY=VALUE`), set in the run's environment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
     /// Why they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

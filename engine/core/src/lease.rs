@@ -4,7 +4,7 @@
 //! A lease is data: a mode or a pattern declares one (`[lease]`), a project or a session sets a
 //! narrower one (`sixfold lease set`), and the lease in force is the field-wise least of them,
 //! so nothing but the shipped files can widen it. What was spent is folded from the session's
-//! record (`charged` events, see [`crate::trace::SoFar`]); tokens are kept per model and turned
+//! record (`charged` events, folded into the session's `SoFar`); tokens are kept per model and turned
 //! into cents only here, with the bundle's price table ([`prices`]), so a project that is not
 //! trusted cannot make a run cheaper by pricing it.
 

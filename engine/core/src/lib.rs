@@ -27,6 +27,7 @@ pub mod launch_facts;
 pub mod lease;
 mod line_state;
 pub mod lines;
+pub mod names;
 pub mod narrow;
 pub mod project;
 mod provider;

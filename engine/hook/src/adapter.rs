@@ -304,6 +304,10 @@ fn stricter_rows(layered: Vec<RowResult>, shipped: Vec<RowResult>) -> Vec<RowRes
     out
 }
 
+/// A call decided: the judgement, the step as recorded, how the agent CLI is answered, notes, and
+/// the lease's events for the record (`charged`, `held`, `carved`).
+type Decided = (Judgement, Step, Answering, Vec<String>, Vec<Event>);
+
 /// The judgement of a call (the core's one path, `sixfold_core::call`): this gathers its facts —
 /// the project's layer and its standing, the state's mode and pattern, the spawns so far, the
 /// planned edits the vendor's reader vouches for, the sandbox layer — and how the agent CLI is
@@ -316,7 +320,7 @@ fn judge_narrowed(
     records: &dyn Records,
     store: Option<&TrustStore>,
     sandboxes: Option<&dyn Sandboxes>,
-) -> Result<(Judgement, Step, Answering, Vec<String>, Vec<Event>), String> {
+) -> Result<Decided, String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = &session.layer;
     let standing = crate::trust::standing(store, &session.project, layer);
@@ -969,7 +973,7 @@ mod tests {
                 ("m2", "claude-sonnet-4-5", 1000, 500),
             ],
         );
-        let over = read(t.path(), "t3", more.clone());
+        let over = read(t.path(), "t3", more);
         assert_eq!(decision(&over), "deny", "{over}");
         assert!(reason(&over).contains("cents ran out (2.10 of 2"), "{over}");
         // The record was read from where it stopped, never twice.
@@ -1018,7 +1022,7 @@ mod tests {
         let helper = json!({"agent_id": "a1", "agent_type": "general-purpose"});
         assert_eq!(decision(&read(t.path(), "h1", helper.clone())), "allow");
         assert_eq!(decision(&read(t.path(), "h2", helper.clone())), "allow");
-        let spent = read(t.path(), "h3", helper.clone());
+        let spent = read(t.path(), "h3", helper);
         assert_eq!(decision(&spent), "deny");
         assert!(
             reason(&spent).contains("carve of the helper spawned by `spawn`"),

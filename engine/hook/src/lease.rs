@@ -141,3 +141,67 @@ pub fn worth_writing(charge: &Event, so_far: &SoFar) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use sixfold_core::lease::usage;
+
+    #[test]
+    fn the_shipped_price_table_prices_the_models_the_tests_use() {
+        let (bundle, _) = sixfold_core::Bundle::load(&[sixfold_core::shipped::source()]);
+        let prices = sixfold_core::call::prices(&bundle);
+        assert!(prices.broken.is_none(), "{:?}", prices.broken);
+        assert!(!prices.dates.is_empty());
+        for model in ["claude-sonnet-4-5", "gpt-5"] {
+            assert!(
+                prices.cents(model, &sixfold_core::lease::Tokens::default()).is_ok(),
+                "{model}"
+            );
+        }
+    }
+
+    /// Both shipped providers' `[usage]` read their records: Claude Code's transcript (one message
+    /// on several lines, counted once) and Codex's rollout (totals so far, cached input priced apart).
+    #[test]
+    fn the_shipped_usage_maps_read_each_agent_clis_record_incrementally() {
+        let (bundle, _) = sixfold_core::Bundle::load(&[sixfold_core::shipped::source()]);
+        let spec = |id: &str| bundle.provider(id).unwrap().spec.usage.clone().unwrap();
+        let claude = spec("claude-code");
+        let line = |id: &str, output: u64| {
+            format!(
+                "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"claude-sonnet-4-5\",\"usage\":{{\"input_tokens\":100,\"output_tokens\":{output},\"cache_read_input_tokens\":7,\"cache_creation_input_tokens\":3}}}}}}\n"
+            )
+        };
+        let mut cursor = usage::Cursor::default();
+        let first = format!("{}{}", line("a", 1), line("a", 20));
+        let read = claude.read(&mut cursor, first.as_bytes());
+        let t = read.tokens["claude-sonnet-4-5"];
+        assert_eq!((t.input, t.output, t.cache_read, t.cache_write), (100, 20, 7, 3));
+        // The next chunk starts where the last stopped; the same message again adds nothing.
+        let next = format!("{}{}", line("a", 20), line("b", 5));
+        let read = claude.read(&mut cursor, next.as_bytes());
+        let t = read.tokens["claude-sonnet-4-5"];
+        assert_eq!((t.input, t.output), (100, 5));
+        assert_eq!(cursor.offset as usize, first.len() + next.len());
+
+        let codex = spec("codex");
+        let mut cursor = usage::Cursor::default();
+        let rollout = concat!(
+            "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5\"}}\n",
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":1000,\"cached_input_tokens\":400,\"output_tokens\":50}}}}\n",
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":1500,\"cached_input_tokens\":600,\"output_tokens\":80}}}}\n",
+        );
+        let read = codex.read(&mut cursor, rollout.as_bytes());
+        let t = read.tokens["gpt-5"];
+        // Totals: the last one counts, its cached input apart from the rest.
+        assert_eq!((t.input, t.cache_read, t.output), (900, 600, 80));
+        // A usage line before any model is named leaves the cents unknown.
+        let mut cursor = usage::Cursor::default();
+        let read = codex.read(
+            &mut cursor,
+            rollout.lines().nth(1).map(|l| format!("{l}\n")).unwrap().as_bytes(),
+        );
+        assert!(read.unread.is_some());
+        assert!(read.tokens.is_empty());
+    }
+}

@@ -4,7 +4,7 @@
 //! beside it in a checkpoint ([`Log::hold`]), so no call reads the whole log.
 //!
 //! Every writer (the hooks, the governed tools, the MCP proxy) appends through this file, and
-//! every line is made by [`lines`]: the event with its stamp (when, under which bundle, its id;
+//! every line is made by one function (`lines`): the event with its stamp (when, under which bundle, its id;
 //! see [`Stamp`]), so no writer can leave one out.
 
 use crate::checkpoint::Held;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use sixfold_core::decision::Decision;
 use sixfold_core::format::ActRuleFile;
+use sixfold_core::names::{Kind, Unknown};
 use std::path::{Path, PathBuf};
 
 /// A kept-rules file larger than this is refused (the same bound as any bundle file).
@@ -69,7 +70,8 @@ fn save(project: &Path, kept: &KeptFile) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
     let text = toml::to_string_pretty(kept).map_err(|e| format!("cannot write the rules: {e}"))?;
-    let header = "#:schema ../../docs/schema/policy.json\n# Kept by `sixfold rules add`; edit with `sixfold rules add|remove`.\n";
+    let header =
+        "#:schema ../schema/policy.json\n# Kept by `sixfold rules add`; edit with `sixfold rules add|remove`.\n";
     let tmp = file.with_extension(format!("toml.{}", std::process::id()));
     std::fs::write(&tmp, format!("{header}{text}")).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &file).map_err(|e| format!("cannot write `{}`: {e}", file.display()))
@@ -109,16 +111,26 @@ pub fn list(project: &Path) -> Result<Vec<ActRuleFile>, String> {
     Ok(load(project)?.acts)
 }
 
+/// Why a kept rule was not removed.
+#[derive(Debug)]
+pub enum NotRemoved {
+    /// There is no kept rule of that id.
+    Unknown(Unknown),
+    /// The kept rules could not be read or written.
+    Failed(String),
+}
+
 /// Removes a rule by id (`rule-3` or `kept/rule-3`).
-pub fn remove(project: &Path, id: &str) -> Result<(), String> {
+pub fn remove(project: &Path, id: &str) -> Result<(), NotRemoved> {
     let id = id.strip_prefix("kept/").unwrap_or(id);
-    let mut kept = load(project)?;
+    let mut kept = load(project).map_err(NotRemoved::Failed)?;
     let before = kept.acts.len();
+    let ids: Vec<String> = kept.acts.iter().map(|a| a.id.clone()).collect();
     kept.acts.retain(|a| a.id != id);
     if kept.acts.len() == before {
-        return Err(format!("there is no kept rule `{id}`"));
+        return Err(NotRemoved::Unknown(Unknown::new(Kind::Rule, id, ids)));
     }
-    save(project, &kept)
+    save(project, &kept).map_err(NotRemoved::Failed)
 }
 
 #[cfg(test)]

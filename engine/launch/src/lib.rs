@@ -149,7 +149,11 @@ fn launch_off(req: &Request, binary: &Path, run_dir: &Path) -> Result<Outcome, L
     argv.extend(headless.headless_args.iter().cloned());
     argv.extend(governed.iter().flat_map(|g| g.args.iter().cloned()));
     argv.extend(req.vendor_args.iter().cloned());
-    let env = control::env::inherited(&req.env)?;
+    let mut env = control::env::inherited(&req.env)?;
+    for (key, value) in governed.iter().flat_map(|g| g.env.iter()) {
+        env.retain(|(k, _)| k != key);
+        env.push((key.clone(), value.into()));
+    }
     let attestation = json!({
         "what": "intent, not evidence: what sixfold imposed on this run",
         "provider": req.provider.id,
@@ -204,7 +208,7 @@ fn launch_hermetic(
     let (workdir, workdir_facts) = control::workdir::prepare(&req.workdir, run_dir, &mut warnings)?;
     let scratch = Scratch::make(&provider.id, spec, run_dir, workdir)?;
     let operator = |key: &str| std::env::var_os(key);
-    let env = control::env::impose(&scratch, &operator, &req.env, req.api_key_env.as_deref())?;
+    let mut env = control::env::impose(&scratch, &operator, &req.env, req.api_key_env.as_deref())?;
     let credentials = control::credentials::impose(&scratch, req.credentials.as_deref())?;
     let mcp = control::mcp::impose(&scratch, req.mcp_config.as_deref())?;
     let setting_sources = control::setting_sources::impose(&scratch);
@@ -215,6 +219,14 @@ fn launch_hermetic(
     if let Some(g) = &governed {
         // The governed servers are given by the launch too: the MCP row counts them as given.
         mcp.servers.extend(g.facts.servers.iter().cloned());
+        // So are its variables: set by the launcher, accounted for like its own.
+        for (key, value) in &g.env {
+            env.vars.insert(key.clone(), value.into());
+            env.facts.set.push(key.clone());
+        }
+        env.facts.set.sort();
+        env.facts.set.dedup();
+        env.facts.keys = env.vars.keys().cloned().collect();
     }
     let mut argv = vec![binary.display().to_string()];
     argv.extend(headless.headless_args.iter().cloned());

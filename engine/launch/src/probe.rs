@@ -245,7 +245,7 @@ pub fn ask_version(
     parse_version(&text, pattern)?.ok_or_else(|| format!("{shown} printed no version"))
 }
 
-/// The numbers of a version, e.g. `2.1.197-beta` → `[2, 1, 197]`.
+/// The numbers of a version, e.g. `2.1.332-beta` → `[2, 1, 197]`.
 fn numbers(version: &str) -> Vec<u64> {
     version
         .trim_start_matches(|c: char| !c.is_ascii_digit())
@@ -361,8 +361,8 @@ mod tests {
     fn versions_are_parsed_and_compared() {
         let p = Some("(\\d+\\.\\d+\\.\\d+[0-9A-Za-z.+-]*)");
         assert_eq!(
-            parse_version("2.1.197 (Claude Code)\n", p).unwrap().as_deref(),
-            Some("2.1.197")
+            parse_version("2.1.332 (Claude Code)\n", p).unwrap().as_deref(),
+            Some("2.1.332")
         );
         assert_eq!(
             parse_version("codex-cli 0.171.0\n", p).unwrap().as_deref(),

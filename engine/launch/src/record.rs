@@ -190,9 +190,20 @@ pub(crate) fn dig<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
     (!at.is_null()).then_some(at)
 }
 
-/// Entries of a list named by objects with a `name` (or by bare strings) as objects with `name`.
+/// Entries of a list named by objects with a `name` (or by bare strings) as objects with `name`;
+/// a table of entries by name (`{"up": {…}}`) is such a list too.
 fn named_entries(value: &Value) -> Value {
     match value {
+        Value::Object(table) => Value::Array(
+            table
+                .iter()
+                .map(|(name, entry)| {
+                    let mut item = entry.as_object().cloned().unwrap_or_default();
+                    item.insert("name".into(), Value::String(name.clone()));
+                    Value::Object(item)
+                })
+                .collect(),
+        ),
         Value::Array(items) => Value::Array(
             items
                 .iter()
@@ -292,6 +303,7 @@ pub(crate) fn facts(record: &RecordFile, line: &Value, reports: &BTreeMap<String
                 let value = match name.as_str() {
                     "plugins" => plugins(record, &value),
                     "mcp_servers" => named_entries(&value),
+                    "tools" => offered(value),
                     _ => value,
                 };
                 fields.insert(name.clone(), value);
@@ -323,6 +335,21 @@ pub(crate) fn facts(record: &RecordFile, line: &Value, reports: &BTreeMap<String
             BuiltinPlugins::Counted => "counted",
         },
     })
+}
+
+/// The tools offered: a list as it is; a table of tool name → whether it is offered (OpenCode's
+/// agent report) as the names offered.
+fn offered(value: Value) -> Value {
+    match value {
+        Value::Object(table) => Value::Array(
+            table
+                .into_iter()
+                .filter(|(_, on)| on.as_bool() != Some(false))
+                .map(|(name, _)| Value::String(name))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// Plugin entries, each marked `builtin` when its `path` is one of the provider's built-in paths.
@@ -427,8 +454,8 @@ pub(crate) fn read(
             which
         }
     };
-    let taken = match scanner.found {
-        Some(_) => reports::take_all(spec, run),
+    let taken = match &scanner.found {
+        Some(line) => reports::take_all(spec, line, run),
         None => BTreeMap::new(),
     };
     let mut facts = scanner

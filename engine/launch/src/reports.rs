@@ -43,18 +43,46 @@ pub(crate) struct Taken {
     pub(crate) report: Result<Value, String>,
 }
 
-/// Every report the provider file declares, taken now.
-pub(crate) fn take_all(record: &RecordFile, run: &ReportRun<'_>) -> BTreeMap<String, Taken> {
+/// Every report the provider file declares, taken now; `line` is the record line found.
+pub(crate) fn take_all(record: &RecordFile, line: &Value, run: &ReportRun<'_>) -> BTreeMap<String, Taken> {
     record
         .reports
         .iter()
-        .map(|(name, spec)| (name.clone(), take(name, spec, run)))
+        .map(|(name, spec)| (name.clone(), take(name, spec, line, run)))
+        .collect()
+}
+
+/// A report's arguments with `{record:/POINTER}` replaced by the record line's string there, or
+/// the pointer the record lacks.
+fn expand_args(args: &[String], line: &Value) -> Result<Vec<String>, String> {
+    args.iter()
+        .map(
+            |arg| match arg.strip_prefix("{record:").and_then(|a| a.strip_suffix('}')) {
+                Some(pointer) => line
+                    .pointer(pointer)
+                    .and_then(Value::as_str)
+                    // INVARIANT (fail closed): a value from the vendor's output is one argument, never
+                    // an option of the vendor's CLI.
+                    .filter(|v| !v.is_empty() && !v.starts_with('-'))
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("the record has no usable `{pointer}`")),
+                None => Ok(arg.clone()),
+            },
+        )
         .collect()
 }
 
 /// One report.
-fn take(name: &str, spec: &ReportFile, run: &ReportRun<'_>) -> Taken {
-    let mut args = spec.args.clone();
+fn take(name: &str, spec: &ReportFile, line: &Value, run: &ReportRun<'_>) -> Taken {
+    let mut args = match expand_args(&spec.args, line) {
+        Ok(args) => args,
+        Err(why) => {
+            return Taken {
+                args: spec.args.clone(),
+                report: Err(format!("the report `{name}` was not taken: {why}")),
+            }
+        }
+    };
     let passed = match passed_args(spec, run.run_args) {
         Ok(passed) => passed,
         Err(why) => {
@@ -243,10 +271,22 @@ mod tests {
             [reports.slow]
             args = ["slow"]
             timeout_ms = 200
+            [reports.session]
+            args = ["ok", "{record:/session}"]
+            [reports.nosession]
+            args = ["ok", "{record:/missing}"]
+            [reports.flag]
+            args = ["ok", "{record:/flag}"]
             "#,
         )
         .unwrap();
-        let taken = take_all(&record, &run);
+        let line = serde_json::json!({"type": "x", "session": "ses_1", "flag": "--evil"});
+        let taken = take_all(&record, &line, &run);
+        assert_eq!(taken["session"].report.as_ref().unwrap()["args"], "ok ses_1");
+        for name in ["nosession", "flag"] {
+            let err = taken[name].report.as_ref().unwrap_err();
+            assert!(err.contains("not taken"), "{name}: {err}");
+        }
         let ok = taken["ok"].report.as_ref().unwrap();
         assert_eq!(ok["k"], "report", "the report's own variables win");
         assert_eq!(ok["args"], "ok -c x=1");

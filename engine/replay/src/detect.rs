@@ -13,17 +13,23 @@ pub enum Format {
     CodexExec,
     /// Codex's rollout file (`$CODEX_HOME/sessions/…/rollout-*.jsonl`).
     CodexRollout,
+    /// `opencode run --format json`.
+    OpenCodeRun,
+    /// `opencode export <session>`: one JSON document.
+    OpenCodeExport,
     /// sixfold's own event log (`.sixfold/runs/<session>.jsonl`).
     Events,
 }
 
 impl Format {
     /// Every format, for `--help` and parsing.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 7] = [
         Format::ClaudeStream,
         Format::ClaudeSession,
         Format::CodexExec,
         Format::CodexRollout,
+        Format::OpenCodeRun,
+        Format::OpenCodeExport,
         Format::Events,
     ];
 
@@ -34,6 +40,8 @@ impl Format {
             Format::ClaudeSession => "claude-session",
             Format::CodexExec => "codex-exec-json",
             Format::CodexRollout => "codex-rollout",
+            Format::OpenCodeRun => "opencode-run-json",
+            Format::OpenCodeExport => "opencode-export",
             Format::Events => "sixfold-events",
         }
     }
@@ -53,6 +61,12 @@ impl Format {
             "session_meta" | "response_item" | "event_msg" | "turn_context" => Some(Format::CodexRollout),
             "thread.started" | "turn.started" | "turn.completed" | "turn.failed" | "item.started" | "item.updated"
             | "item.completed" => Some(Format::CodexExec),
+            // Every line of the run carries the part it reports.
+            "step_start" | "step_finish" | "tool_use" | "text" | "reasoning" | "error"
+                if value.get("sessionID").is_some() =>
+            {
+                Some(Format::OpenCodeRun)
+            }
             "queue-operation" | "attachment" | "last-prompt" | "summary" | "file-history-snapshot" => {
                 Some(Format::ClaudeSession)
             }
@@ -72,6 +86,14 @@ impl Format {
 /// Looks at the first lines (without consuming them) and says which format they are in.
 pub fn detect<R: BufRead>(input: &mut R) -> std::io::Result<Option<Format>> {
     let buf = input.fill_buf()?;
+    // An export is one document whose first key is the session's `info`, indented or not.
+    let start = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
+    if let Some(rest) = buf.get(start..).and_then(|b| b.strip_prefix(b"{")) {
+        let key = rest.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(rest.len());
+        if rest.get(key..).is_some_and(|r| r.starts_with(b"\"info\"")) {
+            return Ok(Some(Format::OpenCodeExport));
+        }
+    }
     // Enough to see a few lines; a first line longer than the buffer still has its start.
     for line in buf.split(|b| *b == b'\n').take(32) {
         let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {

@@ -1,8 +1,9 @@
 //! Replay: recorded agent runs become traces of facts.
 //!
 //! Each reader turns one vendor format into a [`Trace`]: Claude Code's headless stream and session
-//! file, Codex's `exec --json` stream and rollout file, and sixfold's own event log. Files are
-//! streamed line by line, never loaded whole, and only regular files are read, no further than
+//! file, Codex's `exec --json` stream and rollout file, OpenCode's `run --format json` lines and
+//! `export` document, and sixfold's own event log. Files are streamed (line by line, an export
+//! message by message), never loaded whole, and only regular files are read, no further than
 //! their size when opened; unknown fields and line types are skipped and counted; a malformed
 //! line is recorded with its number and the rest still counts. A command's output is kept
 //! (bounded) where the record holds it, so rows can read a runner's count of tests run. Which tool
@@ -13,6 +14,7 @@ mod codex;
 mod detect;
 mod events;
 mod lines;
+mod opencode;
 mod reader;
 
 use reader::LineReader;
@@ -38,12 +40,18 @@ pub fn read<R: BufRead>(input: R, format: Format, cx: &ReadContext<'_>) -> Trace
         format: format.name().to_string(),
         ..Trace::default()
     };
+    if format == Format::OpenCodeExport {
+        opencode::read_export(input, cx, &mut trace);
+        return trace;
+    }
     let mut reader: Box<dyn LineReader + '_> = match format {
         Format::ClaudeStream => Box::new(claude::Reader::new(cx, false)),
         Format::ClaudeSession => Box::new(claude::Reader::new(cx, true)),
         Format::CodexExec => Box::new(codex::ExecReader::new(cx)),
         Format::CodexRollout => Box::new(codex::RolloutReader::new(cx)),
-        Format::Events => Box::new(events::Reader),
+        Format::OpenCodeRun => Box::new(opencode::RunReader::new(cx)),
+        // Read above, as one document.
+        Format::OpenCodeExport | Format::Events => Box::new(events::Reader),
     };
     lines::for_each(input, |number, line| {
         trace.lines = number;
@@ -161,7 +169,7 @@ mod tests {
         /// Untrusted transcripts: any bytes, in any format, never panic, and every line is
         /// accounted for.
         #[test]
-        fn arbitrary_input_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..2048), which in 0usize..5) {
+        fn arbitrary_input_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..2048), which in 0usize..Format::ALL.len()) {
             let b = bundle();
             let cx = ReadContext { bundle: &b };
             let trace = read(std::io::Cursor::new(&bytes), Format::ALL[which], &cx);
@@ -174,9 +182,10 @@ mod tests {
             kinds in prop::collection::vec(prop::sample::select(vec![
                 "system", "assistant", "user", "result", "item.completed", "item.started", "turn.completed",
                 "session_meta", "response_item", "event_msg", "judged", "observed",
+                "step_start", "tool_use", "step_finish", "text", "error",
             ]), 1..12),
             payload in "[a-z\"{}\\[\\]:,0-9 ]{0,60}",
-            which in 0usize..5,
+            which in 0usize..Format::ALL.len(),
         ) {
             let text: String = kinds
                 .iter()

@@ -278,7 +278,7 @@ impl Bundle {
         match self.modes.get(mode) {
             Some(m) => m.judge.judge(effects, context, &self.host),
             // INVARIANT (fail closed): a mode that did not load (or does not exist) refuses.
-            None => Judgement::refuse_unjudgeable(mode, format!("there is no mode `{mode}` in the bundle")),
+            None => Judgement::refuse_unjudgeable(mode, self.unknown_mode(mode).reason()),
         }
     }
 }

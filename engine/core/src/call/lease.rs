@@ -54,6 +54,11 @@ impl Leased {
     }
 }
 
+/// The prices a bundle's policies hold (`[settings.prices]`).
+pub fn prices(bundle: &Bundle) -> Prices {
+    Prices::of(bundle.policies().map(|p| (p.id.as_str(), &p.settings)))
+}
+
 /// The lease in force under a mode (and every mode it extends) and a pattern.
 pub fn in_force(bundle: &Bundle, mode: &str, pattern: &str) -> Lease {
     let mut lease = bundle.pattern(pattern).and_then(|p| p.spec.lease).unwrap_or_default();
@@ -74,7 +79,7 @@ pub fn in_force(bundle: &Bundle, mode: &str, pattern: &str) -> Lease {
 
 /// The lease of a call under one bundle; `spawns`: the call starts a helper.
 pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> Leased {
-    let prices = Prices::of(under.bundle);
+    let prices = prices(under.bundle);
     let so_far = leasing.so_far;
     let session = in_force(under.bundle, under.mode, under.pattern).narrowed(&leasing.set);
     let carved = leasing.agent.and_then(|(agent, helper)| so_far.carve_of(agent, helper));
@@ -158,3 +163,6 @@ pub fn unread_by(so_far: &mut crate::trace::SoFar, who: &str) -> Option<String> 
     so_far.spent.charge(0, 0, &Default::default(), Some(&why));
     Some(why)
 }
+
+#[cfg(test)]
+mod tests;

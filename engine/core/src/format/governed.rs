@@ -30,6 +30,11 @@ pub struct GovernedFile {
     /// Configuration values set with `config_flag`, by key.
     #[serde(default)]
     pub config: BTreeMap<String, serde_json::Value>,
+    /// Variables set in the vendor's environment, for a CLI that takes its configuration there
+    /// rather than from flags: a value exactly `{content:NAME}` is the JSON of `files.NAME`
+    /// itself (e.g. a whole configuration), any other is rendered like `args`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
     /// The MCP servers the governed launch adds, by the names the CLI knows them by.
     #[serde(default)]
     pub servers: Vec<String>,

@@ -160,6 +160,17 @@ pub struct HermeticFile {
     /// cannot be excluded, and the row about them is unk.
     #[serde(default)]
     pub setting_sources_args: Option<Vec<String>>,
+    /// Variables that exclude every setting source but the launcher's (e.g. a project's own
+    /// configuration), set in the run's environment; the run may not declare them itself.
+    /// Absent (and no `setting_sources_args`): they cannot be excluded, and the row about them
+    /// is unk.
+    #[serde(default)]
+    pub setting_sources_env: Option<BTreeMap<String, String>>,
+    /// Files the launcher writes before the run, by path (`{home}` and `{config_home}` as in
+    /// `env_set`; a path must lie inside one of them), each as its JSON value: e.g. a lock file
+    /// that keeps the CLI from installing a package from the registry.
+    #[serde(default)]
+    pub files: BTreeMap<String, serde_json::Value>,
     /// Arguments that load one declared plugin directory; `{path}` is its path. Absent: plugin
     /// directories cannot be declared.
     #[serde(default)]
@@ -299,7 +310,9 @@ pub struct RecordFile {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportFile {
-    /// The arguments that print it, e.g. `["mcp", "list", "--json"]`.
+    /// The arguments that print it, e.g. `["mcp", "list", "--json"]`. `{record:/POINTER}` in an
+    /// argument is the string at that JSON pointer of the record line (e.g. the run's session
+    /// id); a record without it means no report.
     pub args: Vec<String>,
     /// The run's own arguments that are given again to the report, each with its value
     /// (`-c KEY=VALUE`, `--enable NAME`): the report then describes the configuration the run had.

@@ -2,7 +2,6 @@
 //! policy's `[settings.prices]` (the shipped `policies/prices.toml`), never code.
 
 use super::Tokens;
-use crate::bundle::Bundle;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -51,11 +50,12 @@ pub struct Prices {
 }
 
 impl Prices {
-    /// The price tables of every policy in `bundle` (`[settings.prices]`), in the bundle's order.
-    pub fn of(bundle: &Bundle) -> Prices {
+    /// The price tables of policies, each given by its id and its `[settings]` (a table under
+    /// [`SETTING`]), in order: a later one's model replaces an earlier one's.
+    pub fn of<'a>(policies: impl IntoIterator<Item = (&'a str, &'a serde_json::Value)>) -> Prices {
         let mut prices = Prices::default();
-        for policy in bundle.policies() {
-            let Some(table) = policy.settings.get(SETTING) else {
+        for (id, settings) in policies {
+            let Some(table) = settings.get(SETTING) else {
                 continue;
             };
             match Table::deserialize(table) {
@@ -64,7 +64,7 @@ impl Prices {
                     prices.models.extend(table.models);
                 }
                 Err(e) => {
-                    prices.broken = Some(format!("the price table of policy `{}` cannot be read: {e}", policy.id));
+                    prices.broken = Some(format!("the price table of policy `{id}` cannot be read: {e}"));
                 }
             }
         }

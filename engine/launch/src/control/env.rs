@@ -39,6 +39,10 @@ pub(crate) fn impose(
         vars.insert(key.clone(), OsString::from(scratch.expand(template)));
         set.push(key.clone());
     }
+    for (key, value) in spec.setting_sources_env.iter().flatten() {
+        vars.insert(key.clone(), OsString::from(value));
+        set.push(key.clone());
+    }
     vars.insert(
         spec.config_home_env.clone(),
         scratch.config_home.clone().into_os_string(),
@@ -52,6 +56,13 @@ pub(crate) fn impose(
                 e.name
             ))
             .hint("declare credentials with `--credentials FILE`; settings come from the scratch config home only"));
+        }
+        if spec.setting_sources_env.iter().flatten().any(|(k, _)| *k == e.name) {
+            return Err(LaunchError::new(format!(
+                "`--env {}` would undo what keeps other setting sources out of the run",
+                e.name
+            ))
+            .hint("settings come from the scratch config home and what the run declares only"));
         }
         vars.insert(e.name.clone(), declared_value(e, operator)?);
         declared.push(e.name.clone());

@@ -20,10 +20,12 @@ pub struct Governed {
     pub session: String,
 }
 
-/// What the launch needs: the arguments to add, and the facts.
+/// What the launch needs: the arguments and variables to add, and the facts.
 #[derive(Debug)]
 pub(crate) struct Imposed {
     pub(crate) args: Vec<String>,
+    /// Variables set in the vendor's environment.
+    pub(crate) env: Vec<(String, String)>,
     pub(crate) facts: GovernedFacts,
 }
 
@@ -123,6 +125,7 @@ pub(crate) fn impose(
         serve_args,
     };
     let mut files = Vec::new();
+    let mut contents = std::collections::BTreeMap::new();
     for (name, content) in &spec.files {
         if !plain_name(name) {
             return Err(LaunchError::new(format!(
@@ -130,8 +133,10 @@ pub(crate) fn impose(
             )));
         }
         let path = run_dir.join(name);
-        let text = serde_json::to_string_pretty(&values.value(content))
-            .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+        let rendered = values.value(content);
+        let text =
+            serde_json::to_string_pretty(&rendered).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+        contents.insert(name.clone(), rendered.to_string());
         std::fs::write(&path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
         files.push(path.display().to_string());
     }
@@ -153,7 +158,22 @@ pub(crate) fn impose(
             args.push(format!("{key}={rendered}"));
         }
     }
+    // A variable whose value is exactly `{content:NAME}` holds that file's JSON itself (written
+    // by serde: paths inside it are escaped, never spliced into the text).
+    let mut env = Vec::new();
+    for (key, value) in &spec.env {
+        let value = match value.strip_prefix("{content:").and_then(|v| v.strip_suffix('}')) {
+            Some(name) => contents.get(name).cloned().ok_or_else(|| {
+                LaunchError::new(format!(
+                    "providers/{provider}.toml: `[governed.env]` `{key}` names no file `{name}` of `[governed.files]`"
+                ))
+            })?,
+            None => values.text(value),
+        };
+        env.push((key.clone(), value));
+    }
     Ok(Imposed {
+        env,
         facts: GovernedFacts {
             imposed: true,
             args: args.clone(),
@@ -194,6 +214,37 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_variable_holds_a_files_json_escaped_or_a_rendered_text() {
+        let t = tempfile::tempdir().unwrap();
+        let spec: GovernedFile = toml::from_str(
+            r#"
+            [env]
+            CONFIG = "{content:c.json}"
+            WHERE = "{file:c.json}"
+            [files."c.json".mcp.s]
+            command = ["{sixfold}", "serve-tools", "--root", "{workdir}", "{serve_args}"]
+            "#,
+        )
+        .unwrap();
+        let asked = Governed {
+            session: "s1".into(),
+            ..Governed::default()
+        };
+        let odd = Path::new("/w/a \"quoted\" dir");
+        let done = impose("p", Some(&spec), &asked, Path::new("/bin/sixfold"), odd, t.path()).unwrap();
+        let env: BTreeMap<_, _> = done.env.into_iter().collect();
+        let config: Value = serde_json::from_str(&env["CONFIG"]).unwrap();
+        assert_eq!(
+            config["mcp"]["s"]["command"],
+            json!(["/bin/sixfold", "serve-tools", "--root", "/w/a \"quoted\" dir"])
+        );
+        assert_eq!(env["WHERE"], t.path().join("c.json").display().to_string());
+        let missing: GovernedFile = toml::from_str("[env]\nX = \"{content:none.json}\"").unwrap();
+        assert!(impose("p", Some(&missing), &asked, Path::new("/bin/sixfold"), odd, t.path()).is_err());
+    }
 
     #[test]
     fn arguments_files_and_config_are_rendered_from_the_provider_file() {

@@ -20,6 +20,17 @@ pub(crate) fn impose(scratch: &Scratch<'_>, spec: Option<&HooksFile>, exe: &Path
             ..HooksFacts::default()
         });
     };
+    // The launcher writes hooks into a settings file; a CLI whose hooks are a plugin of its own
+    // (`opencode-plugin`) is not governed by hooks here, and the row about them says so.
+    if !matches!(spec.format.as_str(), "settings-json" | "config-toml") {
+        return Ok(HooksFacts {
+            reason: Some(format!(
+                "the launcher cannot install hooks of the format `{}` (providers/{}.toml) in a scratch config home",
+                spec.format, scratch.provider
+            )),
+            ..HooksFacts::default()
+        });
+    }
     let done = crate::hooks::install(&scratch.config_home, spec, exe)
         .map_err(|e| LaunchError::new(format!("cannot install sixfold's hooks: {e}")))?;
     Ok(HooksFacts {

@@ -57,7 +57,33 @@ impl<'a> Scratch<'a> {
             std::fs::create_dir(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
         carry_trust(&scratch.home);
+        scratch.write_files()?;
         Ok(scratch)
+    }
+
+    /// Writes the provider file's `files` (each a JSON value) inside the scratch `HOME` or
+    /// config home.
+    fn write_files(&self) -> Result<(), LaunchError> {
+        for (template, value) in &self.spec.files {
+            let path = PathBuf::from(self.expand(template));
+            // INVARIANT (fail closed): the launcher writes nowhere but the run's own scratch.
+            let inside = [&self.home, &self.config_home]
+                .iter()
+                .any(|root| path.starts_with(root))
+                && path.components().all(|c| !matches!(c, std::path::Component::ParentDir));
+            if !inside {
+                return Err(LaunchError::new(format!(
+                    "providers/{}.toml: the file `{template}` lies outside the scratch `HOME` and config home",
+                    self.provider
+                )));
+            }
+            let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot write `{template}`: {e}"))?;
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+            }
+            std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+        }
+        Ok(())
     }
 
     /// A provider file's template with `{home}`, `{config_home}` and `{workdir}` filled in.
@@ -93,4 +119,35 @@ fn carry_trust(home: &Path) {
 pub(crate) fn spec_for_test(toml_text: &str) -> HermeticFile {
     #[allow(clippy::expect_used)]
     toml::from_str(toml_text).expect("a test's [hermetic]")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn declared_files_are_written_inside_the_scratch_only() {
+        let t = tempfile::tempdir().unwrap();
+        let spec = spec_for_test(
+            "config_home_env = \"C\"\n[files]\n\"{config_home}/a/lock.json\" = { packages = 1 }\n\"{home}/.config/x/node_modules/.keep\" = {}",
+        );
+        let run = t.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let scratch = Scratch::make("p", &spec, &run, t.path().to_path_buf()).unwrap();
+        let lock: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(scratch.config_home.join("a/lock.json")).unwrap()).unwrap();
+        assert_eq!(lock["packages"], 1);
+        assert!(scratch.home.join(".config/x/node_modules").is_dir());
+        for outside in ["{workdir}/x.json", "{home}/../escape.json", "/tmp/x.json"] {
+            let spec = spec_for_test(&format!("config_home_env = \"C\"\n[files]\n\"{outside}\" = 1"));
+            let run = t.path().join(format!("run{}", outside.len()));
+            std::fs::create_dir(&run).unwrap();
+            assert!(
+                Scratch::make("p", &spec, &run, t.path().to_path_buf()).is_err(),
+                "{outside}"
+            );
+        }
+        assert!(!t.path().join("run/escape.json").exists());
+    }
 }

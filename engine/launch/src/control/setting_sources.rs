@@ -1,24 +1,34 @@
 //! Setting sources: every source but the scratch config home excluded, by the provider file's
-//! `setting_sources_args` (absent: they cannot be, and the row about them says so).
+//! `setting_sources_args` and `setting_sources_env` (neither: they cannot be, and the row about
+//! them says so). The variables are set by the environment control.
 
 use super::Scratch;
 use sixfold_core::launch_facts::SettingSourcesFacts;
 
-/// The arguments that exclude the setting sources, or why there are none.
+/// The arguments and variables that exclude the setting sources, or why there are none.
 pub(crate) fn impose(scratch: &Scratch<'_>) -> SettingSourcesFacts {
-    match &scratch.spec.setting_sources_args {
-        Some(args) => SettingSourcesFacts {
-            imposed: true,
-            args: Some(args.clone()),
-            reason: None,
-        },
-        None => SettingSourcesFacts {
+    let spec = scratch.spec;
+    let env: Vec<String> = spec
+        .setting_sources_env
+        .iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    match (&spec.setting_sources_args, env.is_empty()) {
+        (None, true) => SettingSourcesFacts {
             imposed: false,
             args: None,
+            env,
             reason: Some(format!(
-                "providers/{}.toml gives no arguments that exclude setting sources (`setting_sources_args`)",
+                "providers/{}.toml gives no arguments or variables that exclude setting sources (`setting_sources_args`, `setting_sources_env`)",
                 scratch.provider
             )),
+        },
+        (args, _) => SettingSourcesFacts {
+            imposed: true,
+            args: Some(args.clone().unwrap_or_default()),
+            env,
+            reason: None,
         },
     }
 }
@@ -40,5 +50,13 @@ mod tests {
         let facts = impose(&scratch);
         assert!(!facts.imposed);
         assert!(facts.reason.unwrap().contains("providers/p.toml"));
+        let by_env = spec_for_test("config_home_env = \"C\"\nsetting_sources_env = { NO_PROJECT = \"1\" }");
+        let scratch = Scratch {
+            spec: &by_env,
+            ..scratch
+        };
+        let facts = impose(&scratch);
+        assert!(facts.imposed);
+        assert_eq!(facts.env, ["NO_PROJECT=1"]);
     }
 }
