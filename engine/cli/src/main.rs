@@ -3,9 +3,9 @@
 mod approvals;
 mod bundles;
 mod check;
-mod doctor;
 mod ci;
 mod completions;
+mod doctor;
 mod examples;
 mod explain;
 mod judge;
@@ -16,10 +16,10 @@ mod log;
 mod mcp_install;
 mod modes;
 mod modes_diff;
+mod names;
+mod opencode_ask;
 #[cfg(feature = "otel")]
 mod otel;
-mod opencode_ask;
-mod names;
 mod output;
 mod progress;
 mod proofs;

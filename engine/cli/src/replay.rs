@@ -248,8 +248,17 @@ pub(crate) fn run(args: Args) -> u8 {
     let rows = bundle.rows_about(FactsKind::Trace);
     // Progress is for a person watching the text output, never in JSON or a CI format.
     // The embedded examples are small: only files on disk count towards the bytes shown.
-    let on_disk: Vec<PathBuf> = files.iter().filter_map(Recording::path).map(Path::to_path_buf).collect();
-    let progress = Progress::new(&on_disk, "replayed", output == Output::Text && Progress::watched(), true);
+    let on_disk: Vec<PathBuf> = files
+        .iter()
+        .filter_map(Recording::path)
+        .map(Path::to_path_buf)
+        .collect();
+    let progress = Progress::new(
+        &on_disk,
+        "replayed",
+        output == Output::Text && Progress::watched(),
+        true,
+    );
     let reports = replay_all(&files, &args, input, &bundle, &rows, diff.as_deref(), &progress);
     let all_rows: Vec<RowResult> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
     let strictness = if args.strict {
