@@ -110,7 +110,8 @@ fn every_line_the_hook_writes_is_stamped() {
     let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["started", "prompted", "judged", "observed", "mode_changed", "judged"],
+        // Each step that runs is charged to the session's lease (counted even without one).
+        ["started", "prompted", "judged", "charged", "observed", "mode_changed", "judged", "charged"],
         "{lines:#?}"
     );
     let mut ids = std::collections::BTreeSet::new();
@@ -208,9 +209,11 @@ fn a_record_with_old_unstamped_lines_goes_on() {
         pre(&project, s, "1", "Read", json!({ "file_path": project.join("a.txt") })),
     );
     let lines = record(&project, s);
-    assert_eq!(lines.len(), 3, "{lines:#?}");
+    // The new judgement, and the step charged to the session's lease.
+    assert_eq!(lines.len(), 4, "{lines:#?}");
     assert!(lines[..2].iter().all(|l| l.get("timestamp").is_none()));
-    assert!(lines[2]["decision_id"].is_string());
+    assert_eq!(lines[2]["event"], "judged");
+    assert!(lines[2..].iter().all(|l| l["decision_id"].is_string()));
     let out = sixfold(&project)
         .args(["replay", "--json"])
         .arg(runs.join(format!("{s}.jsonl")))

@@ -1142,7 +1142,10 @@ fn claude_code_calls_mcp_tools_only_through_the_proxy() {
             .env("HOME", &p.home)
             .env("XDG_STATE_HOME", &p.state)
             .env("PATH", plain_path())
-            .env("CLAUDE_CONFIG_DIR", &claude_home);
+            .env("CLAUDE_CONFIG_DIR", &claude_home)
+            // As users run it: Claude Code 2.1.332 shows a re-list only through its ToolSearch
+            // (the model server reads the tools it names in the conversation).
+            .env("ENABLE_TOOL_SEARCH", "true");
     });
     let results = tool_results(&stream);
     assert_eq!(results.len(), 5, "{results:?}");

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import os
 import signal
@@ -189,13 +190,28 @@ def anthropic_last_tool_result(messages: list[Any]) -> dict[str, Any] | None:
 # model, so a test sees the agent re-list its tools after `notifications/tools/list_changed`.
 
 
-def mcp_log_fields(tools: Any) -> dict[str, Any]:
-    names = []
+# Claude Code (2.1.332) with its ToolSearch on offers MCP tools by name in the conversation instead
+# of in `tools`: "… before calling them:\nNAME\nNAME…", and later "… no longer available …:\nNAME…"
+# after a re-list. Read in order, they say which MCP tools the request offered.
+DEFERRED = re.compile(r"(calling them:|no longer available\.[^:]*:)((?:\\n[A-Za-z0-9_-]+)+)")
+
+
+def mcp_log_fields(tools: Any, body: Any = None) -> dict[str, Any]:
+    names = set()
     for t in tools or []:
         if isinstance(t, dict):
             name = t.get("name") or ""
             if isinstance(name, str) and name.startswith("mcp__"):
-                names.append(name)
+                names.add(name)
+    if body is not None:
+        deferred: set[str] = set()
+        for m in DEFERRED.finditer(json.dumps(body.get("messages") or [])):
+            listed = {n for n in m.group(2).split("\\n") if n.startswith("mcp__")}
+            if m.group(1) == "calling them:":
+                deferred |= listed
+            else:
+                deferred -= listed
+        names |= deferred
     return {"mcp_tools": sorted(names)}
 
 
@@ -723,7 +739,7 @@ class Handler(BaseHTTPRequestHandler):
             "messages": len(messages),
             "last_tool_result": anthropic_last_tool_result(messages),
         }
-        entry.update(mcp_log_fields(tools))
+        entry.update(mcp_log_fields(tools, body))
         if main:
             helper = st.script.helper_turns(anthropic_first_prompt(messages))
             index, turn = st.pick_turn(anthropic_turn_index(messages), helper)

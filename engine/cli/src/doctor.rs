@@ -96,10 +96,7 @@ pub(crate) fn run(args: Args) -> u8 {
     agents(project.as_deref(), &mut checks);
     let fails_open = checks.iter().filter(|c| c.status == Status::FailsOpen).count();
     if args.json {
-        outln!(
-            "{}",
-            serde_json::json!({ "project": project, "fails_open": fails_open, "checks": checks })
-        );
+        crate::output::json(&serde_json::json!({ "project": project, "fails_open": fails_open, "checks": checks }));
     } else {
         for c in &checks {
             outln!("{:<12} {:<11} {}", c.status.word(), c.id, c.summary);

@@ -148,7 +148,7 @@ pub(crate) fn run(args: Args) -> u8 {
             .iter()
             .map(|e| serde_json::json!({ "name": e.name, "file": e.path(), "about": e.about() }))
             .collect();
-        outln!("{}", serde_json::json!({ "examples": listed }));
+        crate::output::json(&serde_json::json!({ "examples": listed }));
         return 0;
     }
     let width = EXAMPLES.iter().map(|e| e.name.len()).max().unwrap_or(0);

@@ -197,7 +197,7 @@ fn show(project: &std::path::Path, state: &State, session: Option<&str>, json: b
         }
     }
     if json {
-        outln!("{out}");
+        crate::output::json(&out);
     } else {
         for line in lines {
             outln!("{line}");

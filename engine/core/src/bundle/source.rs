@@ -47,6 +47,9 @@ pub struct BundleSource {
     pub origin: Origin,
     /// Path relative to the bundle root → text.
     pub files: BTreeMap<String, String>,
+    /// The content hash made when the files were embedded (the shipped bundle's, by the build
+    /// script), so a call does not hash them again.
+    pub embedded_hash: Option<&'static str>,
 }
 
 impl BundleSource {
@@ -60,6 +63,7 @@ impl BundleSource {
         BundleSource {
             origin,
             files: files.into_iter().map(|(p, t)| (p.into(), t.into())).collect(),
+            embedded_hash: None,
         }
     }
 
@@ -81,9 +85,9 @@ impl BundleSource {
     /// This layer's content hash (`sha256:…`): its files' paths and texts, wherever they were
     /// read from. The shipped bundle's was made when it was embedded.
     pub fn content_hash(&self) -> String {
-        match self.origin {
-            Origin::Shipped => crate::shipped::content_hash().to_string(),
-            _ => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_str()))),
+        match self.embedded_hash {
+            Some(hash) => hash.to_string(),
+            None => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_str()))),
         }
     }
 

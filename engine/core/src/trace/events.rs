@@ -186,7 +186,7 @@ pub struct Stamp {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     /// The content hash of the bundle in force (`sha256:…`, see
-    /// [`crate::bundle::content_hash`]): the shipped bundle and the project's `.sixfold/` over it.
+    /// the bundle's `content_hash`): the shipped bundle and the project's `.sixfold/` over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle: Option<String>,
     /// A random UUID (v4) unique to the line: on a `judged` line, the id of that judgement. Random
