@@ -157,7 +157,10 @@ fn bench() -> Result<(), String> {
         )?,
         in_project(Subject::new("sixfold check", SIXFOLD, &["check"], "ok"), "check")?,
         Subject::new("sixfold modes", SIXFOLD, &["modes"], "workspace-write"),
-    ];
+    ]
+    .into_iter()
+    .chain(sandbox_peers()?)
+    .collect::<Vec<_>>();
     for subject in &subjects {
         let (_, stdout) = subject.run()?;
         if !stdout.contains(subject.expect) {
@@ -249,6 +252,53 @@ fn bench() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The peers of `sixfold sandbox run -- true`, where this machine has them: bubblewrap alone
+/// (a read-only root, every namespace unshared) and Codex's own sandbox (`codex sandbox`, run
+/// as a person runs it, through its Node launcher), from the repository's `node_modules`.
+fn sandbox_peers() -> Result<Vec<Subject>, String> {
+    let mut peers = Vec::new();
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+    };
+    if on_path("bwrap") {
+        peers.push(Subject::new(
+            "bwrap -- true",
+            "bwrap",
+            &[
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--unshare-all",
+                "--",
+                "true",
+            ],
+            "",
+        ));
+    } else {
+        println!("(no bwrap on PATH: its figure is left out)");
+    }
+    let codex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../node_modules/.bin/codex");
+    if codex.is_file() {
+        let program: &'static str = String::leak(codex.to_string_lossy().into_owned());
+        peers.push(in_project(
+            Subject::new(
+                "codex sandbox -- true",
+                program,
+                &["sandbox", "-c", "sandbox_mode=\"workspace-write\"", "--", "true"],
+                "",
+            ),
+            "codex",
+        )?);
+    } else {
+        println!("(no node_modules/.bin/codex: `npm ci` first for Codex's figure)");
+    }
+    Ok(peers)
 }
 
 /// What a scratch project holds besides its state.

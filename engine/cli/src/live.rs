@@ -167,7 +167,7 @@ impl Agent {
 #[derive(Debug, clap::Args)]
 pub(crate) struct HookArgs {
     /// Which agent CLI is asking.
-    agent: Agent,
+    pub(crate) agent: Agent,
 }
 
 /// `sixfold hook`: answers one hook event. A judgement is answered on stdout with exit 0 (a

@@ -22,6 +22,8 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Duration;
 
+mod mixed;
+
 /// Short runs: the machine has two cores and the figures are medians of many iterations anyway.
 fn config() -> Criterion {
     Criterion::default()
@@ -356,9 +358,47 @@ fn classifying(c: &mut Criterion) {
     group.finish();
 }
 
+/// The ten mixed `workspace-write` steps of `mixed::STEPS`, one iteration judging all ten (so a
+/// step costs a tenth): on effects resolved once, and with resolution of the effects as written
+/// included (what a caller holding a step's effects does). The peer bench times Cedar and
+/// regorus on the same steps.
+fn mixed_ten(c: &mut Criterion) {
+    let bundle = load(&[shipped::source()]);
+    let ctx = Context::example();
+    let profiles: Vec<EffectProfile> = mixed::STEPS
+        .iter()
+        .map(|(_, json, _)| serde_json::from_str(json).expect("effects JSON"))
+        .collect();
+    let resolved: Vec<Effects> = profiles.iter().map(|p| p.resolve(&ctx.workspace)).collect();
+    for ((name, _, expected), e) in mixed::STEPS.iter().zip(&resolved) {
+        assert_eq!(
+            bundle.judge_effects("workspace-write", e, &ctx).decision,
+            *expected,
+            "{name}"
+        );
+    }
+    let mut group = c.benchmark_group("judge/mixed-ten");
+    group.throughput(Throughput::Elements(mixed::STEPS.len() as u64));
+    group.bench_function("resolved", |b| {
+        b.iter(|| {
+            for e in &resolved {
+                black_box(bundle.judge_effects(black_box("workspace-write"), black_box(e), black_box(&ctx)));
+            }
+        })
+    });
+    group.bench_function("with-resolution", |b| {
+        b.iter(|| {
+            for p in &profiles {
+                black_box(bundle.judge(black_box("workspace-write"), black_box(p), black_box(&ctx)));
+            }
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = data_only, one_script, ceiling_paths, scaling, resolution, classifying, loading
+    targets = data_only, mixed_ten, one_script, ceiling_paths, scaling, resolution, classifying, loading
 }
 criterion_main!(benches);
