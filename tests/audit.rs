@@ -111,7 +111,16 @@ fn every_line_the_hook_writes_is_stamped() {
     assert_eq!(
         kinds,
         // Each step that runs is charged to the session's lease (counted even without one).
-        ["started", "prompted", "judged", "charged", "observed", "mode_changed", "judged", "charged"],
+        [
+            "started",
+            "prompted",
+            "judged",
+            "charged",
+            "observed",
+            "mode_changed",
+            "judged",
+            "charged"
+        ],
         "{lines:#?}"
     );
     let mut ids = std::collections::BTreeSet::new();
