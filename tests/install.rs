@@ -647,3 +647,43 @@ fn the_committed_hook_runs_from_a_clone_at_another_path() {
         "a hook that cannot start must not let the Write run"
     );
 }
+
+/// OpenCode's plugin: doctor says it runs, that the deny-all rule is what holds while it cannot
+/// load (fails open without it), and that a plugin whose program is gone refuses every call.
+#[test]
+fn doctor_checks_opencodes_plugin_and_the_rule_that_holds_without_it() {
+    fn plugin(p: &Project) -> Vec<Value> {
+        findings(p, "hook")
+            .into_iter()
+            .filter(|c| c["summary"].as_str().unwrap().contains("sixfold.js"))
+            .collect()
+    }
+    let p = Project::new();
+    p.on_path();
+    p.ok(&["install", "opencode"]);
+    let found = plugin(&p);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["status"], "ok", "{found:?}");
+    let (code, report) = doctor(&p);
+    assert_eq!(code, Some(0), "{report}");
+    // The rule gone: a plugin that fails to load lets OpenCode run every tool.
+    p.write(".opencode/opencode.json", "{}\n");
+    let (code, report) = doctor(&p);
+    assert_eq!(code, Some(1), "{report}");
+    let found = plugin(&p);
+    assert!(
+        found
+            .iter()
+            .any(|c| c["status"] == "fails-open" && c["summary"].as_str().unwrap().contains("deny-all")),
+        "{found:?}"
+    );
+    // The program gone: the plugin refuses every call.
+    let q = Project::new();
+    q.on_path();
+    q.ok(&["install", "opencode"]);
+    std::fs::remove_file(q.bin.join("sixfold")).unwrap();
+    let found = plugin(&q);
+    assert!(found.iter().any(|c| c["status"] == "fails-closed"), "{found:?}");
+    let (code, report) = doctor(&q);
+    assert_eq!(code, Some(0), "{report}");
+}

@@ -8,7 +8,7 @@ use sixfold_core::bundle::Bundle;
 use sixfold_core::call::Sandboxes;
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings;
-use sixfold_hook::{install, install_codex, program};
+use sixfold_hook::{install, install_codex, install_opencode, program};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -84,6 +84,7 @@ pub(crate) fn run(args: Args) -> u8 {
     let project = sixfold_hook::project_of(&cwd).ok();
     let mut checks = Vec::new();
     hooks(project.as_deref(), &cwd, &mut checks);
+    opencode(project.is_some(), &mut checks);
     match &project {
         Some(project) => mode_and_sandbox(project, &mut checks),
         None => checks.push(check(
@@ -230,6 +231,80 @@ fn hooks(project: Option<&Path>, cwd: &Path, checks: &mut Vec<Check>) {
             "no sixfold hook is installed for Claude Code or Codex here".into(),
             Some("`sixfold install claude-code` or `sixfold install codex` to govern a live agent".into()),
         ));
+    }
+}
+
+/// OpenCode's plugin, in the project's `.opencode/` and the user's config: OpenCode runs every
+/// tool when a plugin fails to load, so what holds the line is the deny-all rule the plugin lifts
+/// once loaded. A plugin whose program cannot start refuses every call (fails closed).
+fn opencode(in_project: bool, checks: &mut Vec<Check>) {
+    let Ok(spec) = shipped_hooks(Agent::OpenCode) else {
+        return;
+    };
+    let scopes: &[bool] = if in_project { &[false, true] } else { &[true] };
+    for &user in scopes {
+        let Some(dir) = settings_file(Agent::OpenCode, user)
+            .ok()
+            .and_then(|config| config.parent().map(Path::to_path_buf))
+        else {
+            continue;
+        };
+        let plugin = dir.join(&spec.file);
+        let Ok(Some(text)) = install_opencode::read_text(&plugin) else {
+            continue;
+        };
+        if !install_opencode::is_sixfold_plugin(&text) {
+            continue;
+        }
+        let shown = plugin.display();
+        let fix = Some(format!(
+            "run `sixfold install opencode{}` again",
+            if user { " --user" } else { "" }
+        ));
+        let config = dir.join(install_opencode::CONFIG_FILE);
+        let config_text = install_opencode::read_text(&config).ok().flatten().unwrap_or_default();
+        let denied = install_opencode::deny_text(&config_text).is_ok_and(|after| after == config_text);
+        if !denied {
+            checks.push(check(
+                "hook",
+                Status::FailsOpen,
+                format!(
+                    "{}: no deny-all rule last in `permission`, so if {shown} fails to load OpenCode runs every tool unjudged",
+                    config.display()
+                ),
+                fix,
+            ));
+            continue;
+        }
+        // The plugin names its program on one line: `const COMMAND = "…";`.
+        let command: Option<String> = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("const COMMAND = "))
+            .and_then(|rest| serde_json::from_str(rest.trim_end_matches(';')).ok());
+        let named = command.as_deref().and_then(hook_settings::program).unwrap_or_default();
+        let starts = if named == program::NAME {
+            std::env::var_os("PATH").is_some_and(|p| program::on_path(program::NAME, &p).is_some())
+        } else {
+            program::is_executable(Path::new(&named))
+        };
+        checks.push(if starts {
+            check(
+                "hook",
+                Status::Ok,
+                format!(
+                    "{shown}: runs `{}`, and OpenCode denies every tool until it loads",
+                    command.unwrap_or_default()
+                ),
+                None,
+            )
+        } else {
+            check(
+                "hook",
+                Status::FailsClosed,
+                format!("{shown}: `{named}` cannot start here, so the plugin refuses every call"),
+                fix,
+            )
+        });
     }
 }
 
