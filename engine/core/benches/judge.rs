@@ -293,12 +293,13 @@ fn loading(c: &mut Criterion) {
     group.bench_function("shipped-bundle-without-drop", |b| {
         b.iter_with_large_drop(|| Bundle::load(black_box(&[shipped::source()])))
     });
-    // Only what `workspace-write` judges with: the modes, the three policies they include and
-    // the environments they name.
+    // Only what the modes judge with: the modes, the policies they include (`keep-work` adds
+    // `uncommitted` to the three) and the environments they name.
     let needed = [
         "policies/secrets.toml",
         "policies/protected.toml",
         "policies/boundaries.toml",
+        "policies/uncommitted.toml",
         "policies/environments.toml",
     ];
     let subset = BundleSource::new(
