@@ -23,9 +23,10 @@ const MAX_DIFF_BYTES: u64 = 256 * 1024 * 1024;
 /// Replay recorded agent runs and check them against the bundle's trace rows (invariants such as
 /// suite-before-success-claim and no-assertion-weakening), printing each row's verdict and evidence.
 ///
-/// Formats, detected from the content unless --format says: Claude Code's stream-json output and
-/// session file, Codex's `exec --json` output and rollout file, OpenCode's `run --format json`
-/// output and `export` of a session, and sixfold's own event log.
+/// Formats, detected from the content unless --input-format says: Claude Code's stream-json
+/// output and session file, Codex's `exec --json` output and rollout file, OpenCode's `run
+/// --format json` output and `export` of a session, and sixfold's own event log. The verdicts
+/// print as text, JSON, JUnit XML, SARIF or GitHub annotations (--format).
 /// A directory stands for the `*.jsonl` files in it and in its subdirectories, in path order
 /// (symbolic links to directories are not followed; other files, such as a recording's notes or
 /// an OpenCode export, which is named by its path, are left out).

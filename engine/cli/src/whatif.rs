@@ -52,7 +52,7 @@ pub(crate) struct Args {
     /// Do not layer the project's `.sixfold/` under either bundle.
     #[arg(long)]
     no_project: bool,
-    /// The recordings' format (as `sixfold replay --format`).
+    /// The recordings' format (as `sixfold replay --input-format`).
     #[arg(long, default_value = "auto", value_name = "FORMAT", value_parser = replay::parse_format)]
     format: FormatArg,
     /// Print one JSON object instead of text.
