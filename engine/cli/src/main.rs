@@ -160,7 +160,15 @@ fn fast_path() -> Option<u8> {
         }
         ("hook", Some(agent), None) => {
             let agent = live::Agent::from_str(agent.to_str()?, false).ok()?;
-            Some(live::hook(live::HookArgs { agent }))
+            // The hook writes event logs: they are exported as on the slow path.
+            #[cfg(feature = "otel")]
+            let export = otel::start();
+            let code = live::hook(live::HookArgs { agent });
+            #[cfg(feature = "otel")]
+            if let Some(export) = export {
+                export.finish();
+            }
+            Some(code)
         }
         _ => None,
     }
