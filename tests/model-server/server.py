@@ -777,49 +777,6 @@ class Handler(BaseHTTPRequestHandler):
                                                           "finish_reason": "tool_calls" if calls else "stop"}],
                              "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}})
 
-    def _chat(self, n: int, path: str, body: dict[str, Any]) -> None:
-        st = self.state
-        messages = body.get("messages") or []
-        names = chat_tool_names(body)
-        model = body.get("model") or "chat-scripted"
-        main = bool(names)
-        want = st.script.main_system_contains
-        system = "\n".join(content_text(m.get("content")) for m in messages
-                           if isinstance(m, dict) and m.get("role") == "system")
-        if main and want is not None and want not in system:
-            main = False
-        entry: dict[str, Any] = {
-            "n": n, "method": "POST", "path": path, "api": "chat",
-            "stream": bool(body.get("stream")), "tools": bool(names), "main": main,
-            "tool_names": names, "messages": len(messages),
-            "last_tool_result": chat_last_tool_result(messages),
-        }
-        if main:
-            index, turn = st.pick_turn(chat_turn_index(messages))
-            entry["turn"] = index
-            if turn is None:
-                entry["exhausted"] = True
-                turn = [{"text": st.script.done_text}]
-            turn = st.script.run_hooks(index, turn, st.ran)
-            text, calls = chat_parts(turn, index)
-        else:
-            text, calls = st.script.side_text, []
-        entry["answer"] = ([{"type": "text", "text": text}] if text else []) + \
-            [{"tool_use": c["name"], "id": c["id"]} for c in calls]
-        st.log(entry)
-        chat_id = f"chatcmpl_tg{n:04d}"
-        if body.get("stream"):
-            self._send(200, chat_stream(text, calls, model, chat_id), "text/event-stream")
-        else:
-            message: dict[str, Any] = {"role": "assistant", "content": text or None}
-            if calls:
-                message["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
-                    "name": c["name"], "arguments": json.dumps(c["arguments"])}} for c in calls]
-            self._json(200, {"id": chat_id, "object": "chat.completion", "created": int(time.time()),
-                             "model": model, "choices": [{"index": 0, "message": message,
-                                                          "finish_reason": "tool_calls" if calls else "stop"}],
-                             "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}})
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
