@@ -1,7 +1,8 @@
 //! End-to-end: `sixfold launch opencode` with the real OpenCode (pinned in package.json) driven
 //! by the scripted model server on loopback: a hermetic launch whose rows are evidenced from
-//! OpenCode's own output and reports, and a governed launch that offers the model sixfold's tools
-//! only.
+//! OpenCode's own output and reports (strict exits 0), one whose plugin did not load and whose
+//! key came from OpenCode's store (strict fails, naming the rows), and a governed launch that
+//! offers the model sixfold's tools only.
 //!
 //! The CLI is found by `SIXFOLD_OPENCODE_BIN`, else `node_modules/.bin/opencode`, else PATH; when
 //! absent a test prints `skipped: <reason>` and returns, unless `SIXFOLD_REQUIRE_E2E=1`. OpenCode
@@ -203,32 +204,39 @@ fn a_hermetic_launch_ignores_the_projects_config_and_holds_its_rows() {
         ],
     );
     let verdicts = run.verdicts();
-    // Every row OpenCode's own output and reports can evidence holds.
-    for row in ["H1a", "H1b", "H2", "H3", "H5", "H7", "H9", "H10", "H11"] {
+    // Every gating row is evidenced by OpenCode's own output and reports, and holds.
+    for row in ["H1a", "H1b", "H2", "H3", "H4", "H5", "H7", "H8", "H9", "H10", "H11"] {
         assert_eq!(verdicts[row], "ok", "{row}\n{}\n{}", run.summary(), run.stderr);
     }
-    // Not evidenced: where the key came from (no JSON report says), and sixfold's hooks (a
-    // plugin the launcher does not install): unk, never ok.
-    assert_eq!(verdicts["H4"], "unk", "{}", run.summary());
-    assert_eq!(verdicts["H8"], "unk", "{}", run.summary());
     assert_eq!(run.code, 0, "`on` exits with the vendor's code\n{}", run.stderr);
-    // The run went through the scripted model: it read the file and answered.
+    // The run went through the scripted model: it read the file and answered. The read ran, so
+    // sixfold's plugin loaded, lifted the deny-all rule and had sixfold's hook allow the call.
     let lines = run.vendor_lines();
-    assert!(lines
-        .iter()
-        .any(|l| l["type"] == "tool_use" && l["part"]["state"]["status"] == "completed"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "tool_use" && l["part"]["state"]["status"] == "completed"),
+        "{lines:?}"
+    );
     assert!(lines.iter().any(|l| l["part"]["text"] == "It says hello."));
     // The project's own plugin never ran, and nothing was installed into the config directory.
     assert!(!s.root.join("project-plugin-ran").exists(), "the project's plugin ran");
     let run_dir = PathBuf::from(run.report["run_dir"].as_str().unwrap());
     assert!(!run_dir.join("config/node_modules/@opencode-ai").exists());
+    // sixfold's plugin, and the rule it lifts, in the scratch config home.
+    assert!(run_dir.join("config/plugin/sixfold.js").is_file());
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("config/opencode.json")).unwrap()).unwrap();
+    assert_eq!(config["permission"]["*"]["*"], "deny", "{config}");
     // The record's facts name what the rows read.
     let fields = &run.report["facts"]["record"]["fields"];
     assert_eq!(fields["version"], "1.18.33", "{fields}");
     assert_eq!(fields["plugins"], json!([]), "{fields}");
     assert_eq!(fields["mcp_servers"], json!([]), "{fields}");
+    assert_eq!(fields["api_key_source"], "none", "{fields}");
+    assert_eq!(fields["hooks"], "loaded", "{fields}");
 
-    // strict: the unevidenced gating rows fail the run (exit 3 for an unk), and nothing gaps.
+    // strict, with a key the run declares: every gating row ok, exit 0.
     let server2 = ModelServer::start(
         &json!({"turns": [[{"text": "Hi."}]]}),
         &project,
@@ -248,12 +256,96 @@ fn a_hermetic_launch_ignores_the_projects_config_and_holds_its_rows() {
             bin.to_str().unwrap(),
             "--env",
             &env2,
+            "--env",
+            "OPENAI_API_KEY=sk-declared",
+            "--api-key-env",
+            "OPENAI_API_KEY",
             "--",
             "hello",
         ],
     );
-    assert_eq!(strict.code, 3, "{}\n{}", strict.summary(), strict.stderr);
-    assert!(!strict.verdicts().values().any(|v| v == "gap"), "{}", strict.summary());
+    assert_eq!(strict.code, 0, "{}\n{}", strict.summary(), strict.stderr);
+    let verdicts = strict.verdicts();
+    assert!(!verdicts.values().any(|v| v != "ok"), "{}", strict.summary());
+    assert_eq!(
+        strict.report["facts"]["record"]["fields"]["api_key_source"],
+        "OPENAI_API_KEY",
+        "{}",
+        strict.summary()
+    );
+}
+
+/// A wrapper around OpenCode that the launcher cannot see into: it skips every external plugin
+/// (`OPENCODE_PURE`, set inside it) and stores a credential in OpenCode's store before it runs.
+fn undermining(s: &Scratch, bin: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = s.root.join("opencode-undermined");
+    let script = format!(
+        "#!/bin/sh\nmkdir -p \"$XDG_DATA_HOME/opencode\"\nprintf '{{\"openai\":{{\"type\":\"api\",\"key\":\"sk-stored\"}}}}' > \"$XDG_DATA_HOME/opencode/auth.json\"\nOPENCODE_PURE=1 exec {:?} \"$@\"\n",
+        bin.display().to_string()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_plugin_that_did_not_load_or_a_key_from_elsewhere_fails_strict_naming_the_row() {
+    let Some(bin) = agent_cli("SIXFOLD_OPENCODE_BIN", "opencode") else {
+        return;
+    };
+    let s = Scratch::new();
+    let project = s.project();
+    let server = ModelServer::start(
+        &json!({"turns": [
+            [{"text": "Let me look."}, {"tool_use": {"name": "read", "input": {"filePath": "README.md"}}}],
+            [{"text": "Done."}]
+        ]}),
+        &project,
+        &s.root,
+        &s.root.join("server"),
+    );
+    let model = s.model_config(&server);
+    let env = format!("OPENCODE_CONFIG={}", model.display());
+    let wrapper = undermining(&s, &bin);
+    let run = launch(
+        &s,
+        &[
+            "--hermetic",
+            "strict",
+            "--copy",
+            project.to_str().unwrap(),
+            "--binary",
+            wrapper.to_str().unwrap(),
+            "--env",
+            &env,
+            "--",
+            "read the readme",
+        ],
+    );
+    let verdicts = run.verdicts();
+    assert_eq!(verdicts["H8"], "gap", "{}\n{}", run.summary(), run.stderr);
+    assert_eq!(verdicts["H4"], "gap", "{}\n{}", run.summary(), run.stderr);
+    assert_eq!(run.code, 1, "strict fails on a gating gap\n{}", run.summary());
+    // The gating rows that fail it are named, and they are exactly these two.
+    let failing: Vec<&str> = run.report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["severity"] == "gating" && r["verdict"] != "ok")
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(failing, ["H4", "H8"], "{}", run.summary());
+    let fields = &run.report["facts"]["record"]["fields"];
+    assert_eq!(fields["api_key_source"], "auth.json (a stored credential)", "{fields}");
+    assert!(fields["hooks"].as_str().unwrap().starts_with("not loaded"), "{fields}");
+    // Fail closed all the same: with the plugin skipped, the deny-all rule stood, so the model
+    // was offered no tool and the read never ran.
+    assert!(offered(&server.log).is_empty(), "{:?}", offered(&server.log));
+    assert!(!run
+        .vendor_lines()
+        .iter()
+        .any(|l| l["type"] == "tool_use" && l["part"]["state"]["status"] == "completed"));
 }
 
 #[test]

@@ -232,6 +232,10 @@ pub struct HooksFacts {
     /// Why they were not installed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The vendor's record field that must say they loaded (`loaded`), where the vendor skips
+    /// hooks it cannot load (OpenCode's plugin): written is not enough there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_by: Option<String>,
 }
 
 /// What the run passes that skips hooks or customizations.

@@ -20,6 +20,7 @@ pub mod effects;
 pub mod environment;
 pub mod format;
 mod glob_place;
+pub mod hook_opencode;
 pub mod hook_settings;
 pub mod hook_toml;
 pub mod judge;

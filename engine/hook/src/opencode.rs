@@ -1,6 +1,6 @@
 //! OpenCode's hooks: the shared judgement path ([`crate::adapter`]) with OpenCode's provider file.
 //!
-//! OpenCode runs no hook commands, only plugins. sixfold's plugin (`opencode_plugin.js`, written
+//! OpenCode runs no hook commands, only plugins. sixfold's plugin (the core's `opencode_plugin.js`, written
 //! by `sixfold install opencode`) sends each of its plugin events as JSON on the hook command's
 //! standard input: `{hook_event_name, session_id, call_id, tool, args, directory, mcp_servers,
 //! result?}`, where `hook_event_name` is `tool.execute.before` or `tool.execute.after`. This reads

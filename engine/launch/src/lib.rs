@@ -213,7 +213,12 @@ fn launch_hermetic(
     let mcp = control::mcp::impose(&scratch, req.mcp_config.as_deref())?;
     let setting_sources = control::setting_sources::impose(&scratch);
     let plugins = control::plugins::impose(&scratch, &req.plugins)?;
-    let hooks = control::hooks::impose(&scratch, provider.hooks.as_ref(), &req.sixfold_exe)?;
+    let hooks = control::hooks::impose(
+        &scratch,
+        provider.hooks.as_ref(),
+        provider.record.as_ref(),
+        &req.sixfold_exe,
+    )?;
     let governed = governed(req, &scratch.workdir, run_dir)?;
     let mut mcp = mcp;
     if let Some(g) = &governed {

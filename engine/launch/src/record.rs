@@ -224,6 +224,7 @@ fn field(
     at: Option<&str>,
     root: Option<&Value>,
     reports: &BTreeMap<String, Taken>,
+    config_home: &Path,
 ) -> Result<Value, String> {
     let (source, place, prefix) = match &spec.report {
         Some(report) => match reports.get(report).map(|t| &t.report) {
@@ -245,13 +246,18 @@ fn field(
             let matched = match &case.pattern {
                 None => Some(found.clone()),
                 Some(pattern) => {
-                    let re = regex::RegexBuilder::new(pattern)
+                    // `{config_home}` is the run's scratch config home, matched as written.
+                    let expanded = pattern.replace("{config_home}", &regex::escape(&config_home.display().to_string()));
+                    let re = regex::RegexBuilder::new(&expanded)
                         .size_limit(1 << 20)
                         .build()
                         .map_err(|e| format!("`{name}`: `{pattern}` is not a valid regular expression: {e}"))?;
-                    found
-                        .as_str()
-                        .and_then(|text| re.captures(text))
+                    // A value that is not a string is matched as its JSON text.
+                    let text = match found {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    re.captures(&text)
                         .and_then(|c| c.get(1).or_else(|| c.get(0)))
                         .map(|m| Value::String(m.as_str().to_string()))
                 }
@@ -282,7 +288,7 @@ fn field(
 /// (fact name → why it is not there), `defaults` (fact name → the value meaning nothing was
 /// configured), `no_surface` (fact name → the versions that have no such surface) and `reports`
 /// (each report taken, and whether it answered).
-pub(crate) fn facts(record: &RecordFile, line: &Value, reports: &BTreeMap<String, Taken>) -> Value {
+pub(crate) fn facts(record: &RecordFile, line: &Value, reports: &BTreeMap<String, Taken>, config_home: &Path) -> Value {
     let root = match record.at.as_deref() {
         Some(at) => dig(line, at),
         None => Some(line),
@@ -298,7 +304,7 @@ pub(crate) fn facts(record: &RecordFile, line: &Value, reports: &BTreeMap<String
         if !spec.no_surface_in.is_empty() {
             no_surface.insert(name.clone(), serde_json::json!(spec.no_surface_in));
         }
-        match field(name, spec, record.at.as_deref(), root, reports) {
+        match field(name, spec, record.at.as_deref(), root, reports, config_home) {
             Ok(value) => {
                 let value = match name.as_str() {
                     "plugins" => plugins(record, &value),
@@ -461,7 +467,7 @@ pub(crate) fn read(
     let mut facts = scanner
         .found
         .as_ref()
-        .map(|line| facts(spec, line, &taken))
+        .map(|line| facts(spec, line, &taken, config_home))
         .unwrap_or(Value::Null);
     if let Some(map) = facts.as_object_mut() {
         map.insert("source".into(), Value::String(source));
@@ -506,7 +512,7 @@ mod tests {
         s.finish();
         assert_eq!(s.lines, 3, "scanning stops at the record");
         let line = s.found.clone().unwrap();
-        let f = facts(&r, &line, &BTreeMap::new());
+        let f = facts(&r, &line, &BTreeMap::new(), Path::new("/run/config"));
         assert_eq!(f["fields"]["version"], "2.1.0");
         assert_eq!(f["fields"]["plugins"][0]["builtin"], true);
         assert_eq!(f["fields"]["plugins"][1]["builtin"], false);
@@ -550,7 +556,10 @@ mod tests {
                 .unwrap();
         let mut s = LineScanner::new(&r);
         scan_file(&found[0], &mut s).unwrap();
-        assert_eq!(facts(&r, &s.found.unwrap(), &BTreeMap::new())["fields"]["cwd"], "/w");
+        assert_eq!(
+            facts(&r, &s.found.unwrap(), &BTreeMap::new(), Path::new("/run/config"))["fields"]["cwd"],
+            "/w"
+        );
     }
 
     #[test]
@@ -622,7 +631,7 @@ mod tests {
                 },
             ),
         ]);
-        let f = facts(&r, &line, &reports);
+        let f = facts(&r, &line, &reports, Path::new("/run/config"));
         assert_eq!(f["fields"]["version"], "0.171.0");
         assert_eq!(f["fields"]["api_key_source"], "X_KEY");
         assert_eq!(f["fields"]["mcp_servers"][0]["name"], "docs");
@@ -634,16 +643,94 @@ mod tests {
             "doctor".into(),
             doctor(serde_json::json!({}), "no Codex credentials were found"),
         );
-        assert_eq!(facts(&r, &line, &reports)["fields"]["api_key_source"], "none");
+        assert_eq!(
+            facts(&r, &line, &reports, Path::new("/run/config"))["fields"]["api_key_source"],
+            "none"
+        );
         reports.insert(
             "doctor".into(),
             doctor(serde_json::json!({ "provider auth env var": "X_KEY (missing)" }), "?"),
         );
-        let f = facts(&r, &line, &reports);
+        let f = facts(&r, &line, &reports, Path::new("/run/config"));
         assert!(
             f["fields"].get("api_key_source").is_none(),
             "no case matches: missing, never a guess"
         );
         assert!(f["missing"]["api_key_source"].as_str().unwrap().contains("recognises"));
+    }
+
+    /// OpenCode's record as shipped, over what its reports printed here (1.18.33, colours left
+    /// in as it prints them): where a key came from (H4) and whether sixfold's plugin loaded (H8).
+    #[test]
+    fn opencodes_reports_say_where_a_key_came_from_and_whether_the_plugin_loaded() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../providers/opencode.toml")).unwrap();
+        let provider: ProviderFile = toml::from_str(&text).unwrap();
+        let r = provider.record.unwrap();
+        let line = serde_json::json!({ "type": "step_start", "sessionID": "ses_1" });
+        let home = Path::new("/runs/sixfold-launch-opencode-1/config");
+        let said = |auth: &str, config: Value| {
+            let reports = BTreeMap::from([
+                (
+                    "auth".to_string(),
+                    Taken {
+                        args: vec![],
+                        report: Ok(Value::String(auth.into())),
+                    },
+                ),
+                (
+                    "config".to_string(),
+                    Taken {
+                        args: vec![],
+                        report: Ok(config),
+                    },
+                ),
+            ]);
+            let f = facts(&r, &line, &reports, home);
+            (f["fields"]["api_key_source"].clone(), f["fields"]["hooks"].clone(), f)
+        };
+        let store = "\n┌  Credentials ~/.local/share/opencode/auth.json\n│\n";
+        let none = format!("{store}└  0 credentials\n\n");
+        let one_var = format!("{none}┌  Environment\n│\n●  OpenAI OPENAI_API_KEY\n│\n└  1 environment variable\n\n");
+        let two_vars = format!("{none}┌  Environment\n│\n●  Anthropic ANTHROPIC_API_KEY\n│\n●  OpenAI OPENAI_API_KEY\n│\n└  2 environment variables\n\n");
+        let stored = format!("{store}●  OpenAI api\n│\n└  1 credentials\n\n");
+        let elsewhere = "\n┌  Credentials /home/me/.local/share/opencode/auth.json\n│\n└  0 credentials\n\n";
+        let loaded = serde_json::json!({
+            "permission": {},
+            "plugin_origins": [{ "spec": format!("file://{}/plugin/sixfold.js", home.display()), "source": home, "scope": "global" }],
+        });
+        for (auth, want) in [
+            (none.as_str(), Some("none")),
+            (one_var.as_str(), Some("OPENAI_API_KEY")),
+            (two_vars.as_str(), Some("several key variables")),
+            (stored.as_str(), Some("auth.json (a stored credential)")),
+            // A store the launcher did not make, or output it does not know: missing, never none.
+            (elsewhere, None),
+            ("Credentials\n", None),
+            ("", None),
+        ] {
+            let (key, _, f) = said(auth, loaded.clone());
+            assert_eq!(key.as_str(), want, "{auth:?}: {f}");
+        }
+        let (_, hooks, _) = said(&none, loaded.clone());
+        assert_eq!(hooks, "loaded");
+        // The rule the plugin lifts is still there: it did not load, whatever else is listed.
+        let mut kept = loaded.clone();
+        kept["permission"] = serde_json::json!({ "*": { "sixfold: the plugin did not load": "deny", "*": "deny" } });
+        let (_, hooks, _) = said(&none, kept);
+        assert!(hooks.as_str().unwrap().starts_with("not loaded"), "{hooks}");
+        // Listed from another directory (or not at all): missing, never loaded.
+        for origins in [
+            serde_json::json!([{ "spec": "file:///elsewhere/config/plugin/sixfold.js" }]),
+            serde_json::json!([{ "spec": format!("file://{}/plugin/sixfold.js.bak", home.display()) }]),
+            serde_json::json!([]),
+        ] {
+            let (_, hooks, f) = said(
+                &none,
+                serde_json::json!({ "permission": {}, "plugin_origins": origins }),
+            );
+            assert!(hooks.is_null(), "{origins}: {f}");
+            assert!(f["missing"]["hooks"].as_str().unwrap().contains("recognises"), "{f}");
+        }
     }
 }

@@ -109,6 +109,9 @@ fn take(name: &str, spec: &ReportFile, line: &Value, run: &ReportRun<'_>) -> Tak
     let report = probe::run_capped(run.binary, &args, Some(&env), Some(run.workdir), timeout, Some(max))
         .and_then(|ran| match ran.code {
             _ if ran.truncated => Err(format!("{shown} printed more than {max} bytes")),
+            Some(code) if ok_exit.contains(&code) && spec.text => text_report(&ran.stdout)
+                .map(Value::String)
+                .ok_or_else(|| format!("{shown} printed no text report (not UTF-8)")),
             Some(code) if ok_exit.contains(&code) => {
                 serde_json::from_slice::<Value>(&ran.stdout).map_err(|e| format!("{shown} printed no JSON report: {e}"))
             }
@@ -117,6 +120,26 @@ fn take(name: &str, spec: &ReportFile, line: &Value, run: &ReportRun<'_>) -> Tak
         })
         .map_err(|why| format!("the report `{name}` failed: {why}"));
     Taken { args, report }
+}
+
+/// A text report as one string without its terminal control sequences (colours): what a
+/// field's pattern matches is the text a person would read. Not UTF-8: no report.
+fn text_report(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        // CSI (`ESC [ … final`): parameters and intermediates, then one final byte.
+        if chars.next_if_eq(&'[').is_some() {
+            while chars.next_if(|c| matches!(c, '\u{20}'..='\u{3f}')).is_some() {}
+            chars.next_if(|c| matches!(c, '\u{40}'..='\u{7e}'));
+        }
+    }
+    Some(out)
 }
 
 /// The run's own arguments the report is given again (each flag of `pass_args` with its value),
@@ -241,7 +264,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let bin = script(
             t.path(),
-            "case \"$1\" in\n ok) echo \"{\\\"k\\\": \\\"$K\\\", \\\"args\\\": \\\"$*\\\"}\";;\n fail) echo '{}'; exit 2;;\n text) echo 'not json';;\n big) yes '{}' | head -c 5000;;\n slow) sleep 5;;\nesac\n",
+            "case \"$1\" in\n ok) echo \"{\\\"k\\\": \\\"$K\\\", \\\"args\\\": \\\"$*\\\"}\";;\n fail) echo '{}'; exit 2;;\n text) echo 'not json';;\n colours) printf '\\033[0m\\342\\224\\214  Credentials \\033[90m~/a\\n\\342\\224\\224  0 credentials\\n';;\n big) yes '{}' | head -c 5000;;\n slow) sleep 5;;\nesac\n",
         );
         let env = vec![
             ("K".to_string(), OsString::from("run")),
@@ -265,6 +288,9 @@ mod tests {
             args = ["fail"]
             [reports.text]
             args = ["text"]
+            [reports.colours]
+            args = ["colours"]
+            text = true
             [reports.big]
             args = ["big"]
             max_bytes = 1000
@@ -290,6 +316,11 @@ mod tests {
         let ok = taken["ok"].report.as_ref().unwrap();
         assert_eq!(ok["k"], "report", "the report's own variables win");
         assert_eq!(ok["args"], "ok -c x=1");
+        assert_eq!(
+            taken["colours"].report.as_ref().unwrap(),
+            "┌  Credentials ~/a\n└  0 credentials\n",
+            "a text report is read without its colours"
+        );
         for (name, why) in [
             ("fail", "exited with 2"),
             ("text", "no JSON"),

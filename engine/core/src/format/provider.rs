@@ -335,6 +335,10 @@ pub struct ReportFile {
     /// The most it may print, in bytes (default 1 MiB); more is no report.
     #[serde(default)]
     pub max_bytes: Option<usize>,
+    /// The report is text, not JSON (OpenCode's `auth list`): it is read as one string, with
+    /// its terminal colour codes taken out, for a field's cases to match with a pattern.
+    #[serde(default)]
+    pub text: bool,
 }
 
 /// One fact of a provider's record: where it is, or why the record cannot evidence it.

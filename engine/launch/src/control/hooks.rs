@@ -3,14 +3,23 @@
 
 use super::Scratch;
 use crate::error::LaunchError;
-use sixfold_core::format::{HermeticFile, HooksFile};
+use sixfold_core::format::{HermeticFile, HooksFile, RecordFile};
 use sixfold_core::launch_facts::{HooksFacts, SkipFacts};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 
-/// Installs the hooks the provider file's `[hooks]` table describes, running `exe`.
-pub(crate) fn impose(scratch: &Scratch<'_>, spec: Option<&HooksFile>, exe: &Path) -> Result<HooksFacts, LaunchError> {
+/// The record field in which a vendor says whether sixfold's hooks loaded (`loaded`, or why not).
+const CONFIRMING_FIELD: &str = "hooks";
+
+/// Installs the hooks the provider file's `[hooks]` table describes, running `exe`; where the
+/// provider's `record` has a `hooks` field, the row needs the vendor to say they loaded.
+pub(crate) fn impose(
+    scratch: &Scratch<'_>,
+    spec: Option<&HooksFile>,
+    record: Option<&RecordFile>,
+    exe: &Path,
+) -> Result<HooksFacts, LaunchError> {
     let Some(spec) = spec else {
         return Ok(HooksFacts {
             reason: Some(format!(
@@ -20,9 +29,12 @@ pub(crate) fn impose(scratch: &Scratch<'_>, spec: Option<&HooksFile>, exe: &Path
             ..HooksFacts::default()
         });
     };
-    // The launcher writes hooks into a settings file; a CLI whose hooks are a plugin of its own
-    // (`opencode-plugin`) is not governed by hooks here, and the row about them says so.
-    if !matches!(spec.format.as_str(), "settings-json" | "config-toml") {
+    // The launcher writes hooks into a settings file, or (`opencode-plugin`) a plugin and the
+    // deny-all rule it lifts; any other format is not installed, and the row about them says so.
+    if !matches!(
+        spec.format.as_str(),
+        "settings-json" | "config-toml" | crate::hooks::OPENCODE_PLUGIN
+    ) {
         return Ok(HooksFacts {
             reason: Some(format!(
                 "the launcher cannot install hooks of the format `{}` (providers/{}.toml) in a scratch config home",
@@ -39,6 +51,10 @@ pub(crate) fn impose(scratch: &Scratch<'_>, spec: Option<&HooksFile>, exe: &Path
         events: Some(done.events),
         command: Some(done.command),
         reason: None,
+        // A vendor that skips a hook it cannot load (OpenCode's plugin) must say they loaded.
+        confirmed_by: record
+            .filter(|r| r.fields.contains_key(CONFIRMING_FIELD))
+            .map(|_| CONFIRMING_FIELD.to_string()),
     })
 }
 
@@ -75,12 +91,12 @@ mod tests {
         )
         .unwrap();
         let scratch = Scratch::make("p", &spec, t.path(), t.path().to_path_buf()).unwrap();
-        let facts = impose(&scratch, Some(&hooks), Path::new("/usr/bin/sixfold")).unwrap();
+        let facts = impose(&scratch, Some(&hooks), None, Path::new("/usr/bin/sixfold")).unwrap();
         assert!(facts.installed);
         assert_eq!(facts.events.unwrap(), ["PreToolUse", "Stop"]);
         assert_eq!(facts.command.unwrap(), "/usr/bin/sixfold hook claude-code");
         assert!(t.path().join("config/settings.json").is_file());
-        let facts = impose(&scratch, None, Path::new("/usr/bin/sixfold")).unwrap();
+        let facts = impose(&scratch, None, None, Path::new("/usr/bin/sixfold")).unwrap();
         assert!(!facts.installed && facts.reason.unwrap().contains("[hooks]"));
     }
 
