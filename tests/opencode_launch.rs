@@ -372,6 +372,32 @@ fn a_hermetic_launch_refuses_to_let_the_run_read_the_projects_config() {
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("OPENCODE_DISABLE_PROJECT_CONFIG"), "{}", run.stderr);
+    // A configuration the run declares that would keep the deny-all rule's place (a `*` rule,
+    // merged before it) is refused too, before anything runs.
+    let star = s.root.join("star.json");
+    std::fs::write(&star, r#"{"permission": {"*": "allow", "bash": "allow"}}"#).unwrap();
+    let env = format!("OPENCODE_CONFIG={}", star.display());
+    let run = launch(
+        &s,
+        &[
+            "--hermetic",
+            "on",
+            "--copy",
+            project.to_str().unwrap(),
+            "--binary",
+            bin.to_str().unwrap(),
+            "--env",
+            &env,
+            "--",
+            "hello",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("`*` permission rule"), "{}", run.stderr);
+    assert!(
+        std::fs::read_dir(s.root.join("runs")).unwrap().next().is_none(),
+        "no run directory is left"
+    );
 }
 
 #[test]

@@ -217,6 +217,7 @@ fn launch_hermetic(
         &scratch,
         provider.hooks.as_ref(),
         provider.record.as_ref(),
+        &env.vars,
         &req.sixfold_exe,
     )?;
     let governed = governed(req, &scratch.workdir, run_dir)?;

@@ -230,6 +230,12 @@ pub struct HooksFile {
     /// its scratch config home: where the CLI skips hooks nobody trusted, the flag that runs them.
     #[serde(default)]
     pub launch_args: Vec<String>,
+    /// Variables a hermetic run may declare that name a configuration file the agent CLI merges
+    /// before the hooks' own (OpenCode's `OPENCODE_CONFIG`). A hermetic launch refuses one whose
+    /// file has a `*` permission rule: the merged deny-all rule would keep that rule's place,
+    /// and the rules after it could let a tool through while the plugin is missing.
+    #[serde(default)]
+    pub launch_config_env: Vec<String>,
 }
 
 /// Something a run is exposed to that the launcher reports rather than removes.
