@@ -715,7 +715,7 @@ mod tests {
         let (_, hooks, _) = said(&none, loaded.clone());
         assert_eq!(hooks, "loaded");
         // The rule the plugin lifts is still there: it did not load, whatever else is listed.
-        let mut kept = loaded.clone();
+        let mut kept = loaded;
         kept["permission"] = serde_json::json!({ "*": { "sixfold: the plugin did not load": "deny", "*": "deny" } });
         let (_, hooks, _) = said(&none, kept);
         assert!(hooks.as_str().unwrap().starts_with("not loaded"), "{hooks}");
