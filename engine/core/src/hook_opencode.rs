@@ -305,6 +305,8 @@ mod tests {
         );
         assert!(text.contains(&format!("const MARKER = \"{MARKER}\";")));
         assert!(!text.contains("__SIXFOLD"));
+        // Once loaded it marks the resolved configuration with its own file (the launcher's H8).
+        assert!(text.contains("cfg.sixfold_plugin = import.meta.url;"), "{text}");
         assert!(!is_sixfold_plugin("export const mine = async () => ({});"));
     }
 }

@@ -110,6 +110,9 @@ export const sixfold = async (ctx) => {
       if (star && typeof star === "object" && star[MARKER] === "deny") {
         delete rules["*"];
       }
+      // Says, in the resolved configuration (`opencode debug config` prints it), that this file
+      // loaded: a hermetic launch's evidence that sixfold's hooks are in place.
+      cfg.sixfold_plugin = import.meta.url;
     },
     "tool.execute.before": async (input, output) => {
       const answer = await judge(event("tool.execute.before", input, { args: output.args }), WAIT_MS);

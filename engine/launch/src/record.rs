@@ -252,12 +252,9 @@ fn field(
                         .size_limit(1 << 20)
                         .build()
                         .map_err(|e| format!("`{name}`: `{pattern}` is not a valid regular expression: {e}"))?;
-                    // A value that is not a string is matched as its JSON text.
-                    let text = match found {
-                        Value::String(text) => text.clone(),
-                        other => other.to_string(),
-                    };
-                    re.captures(&text)
+                    found
+                        .as_str()
+                        .and_then(|text| re.captures(text))
                         .and_then(|c| c.get(1).or_else(|| c.get(0)))
                         .map(|m| Value::String(m.as_str().to_string()))
                 }
@@ -698,6 +695,7 @@ mod tests {
         let loaded = serde_json::json!({
             "permission": {},
             "plugin_origins": [{ "spec": format!("file://{}/plugin/sixfold.js", home.display()), "source": home, "scope": "global" }],
+            "sixfold_plugin": format!("file://{}/plugin/sixfold.js", home.display()),
         });
         for (auth, want) in [
             (none.as_str(), Some("none")),
@@ -715,21 +713,22 @@ mod tests {
         let (_, hooks, _) = said(&none, loaded.clone());
         assert_eq!(hooks, "loaded");
         // The rule the plugin lifts is still there: it did not load, whatever else is listed.
-        let mut kept = loaded;
+        let mut kept = loaded.clone();
         kept["permission"] = serde_json::json!({ "*": { "sixfold: the plugin did not load": "deny", "*": "deny" } });
         let (_, hooks, _) = said(&none, kept);
         assert!(hooks.as_str().unwrap().starts_with("not loaded"), "{hooks}");
-        // Listed from another directory (or not at all): missing, never loaded.
-        for origins in [
-            serde_json::json!([{ "spec": "file:///elsewhere/config/plugin/sixfold.js" }]),
-            serde_json::json!([{ "spec": format!("file://{}/plugin/sixfold.js.bak", home.display()) }]),
-            serde_json::json!([]),
+        // The mark of a plugin from another file, or none (a plugin listed is not one that ran):
+        // missing, never loaded.
+        for mark in [
+            serde_json::json!("file:///elsewhere/config/plugin/sixfold.js"),
+            serde_json::json!(format!("file://{}/plugin/sixfold.js.bak", home.display())),
+            serde_json::json!(format!("file://{}/plugin/sixfold.js", home.display()).to_uppercase()),
+            Value::Null,
         ] {
-            let (_, hooks, f) = said(
-                &none,
-                serde_json::json!({ "permission": {}, "plugin_origins": origins }),
-            );
-            assert!(hooks.is_null(), "{origins}: {f}");
+            let mut config = loaded.clone();
+            config["sixfold_plugin"] = mark.clone();
+            let (_, hooks, f) = said(&none, config);
+            assert!(hooks.is_null(), "{mark}: {f}");
             assert!(f["missing"]["hooks"].as_str().unwrap().contains("recognises"), "{f}");
         }
     }
