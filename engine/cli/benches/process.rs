@@ -448,13 +448,11 @@ fn hook_subject(label: &'static str, name: &str, prior: usize, extra: Extra) -> 
     if prior > 0 {
         write(&dir.join(".sixfold/runs/bench.jsonl"), &session_events(&dir, prior)?)?;
     }
-    let mut event = serde_json::json!({
+    let event = serde_json::json!({
         "hook_event_name": "PreToolUse", "session_id": "bench", "cwd": dir,
         "tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_use_id": "t",
+        "transcript_path": grows.as_ref().map(|_| &transcript),
     });
-    if grows.is_some() {
-        event["transcript_path"] = serde_json::json!(transcript);
-    }
     let mut subject = Subject::new(
         label,
         SIXFOLD,

@@ -753,12 +753,14 @@ mod tests {
             assert_eq!(decision(&answer), "allow", "{out}");
         };
         let so_far = || Log::new(t.path(), "s").hold().unwrap().so_far().clone();
-        let mut state = State::default();
-        state.mode = Some("workspace-write".into());
-        state.lease = Some(sixfold_core::lease::Lease {
-            steps: Some(100),
-            ..Default::default()
-        });
+        let mut state = State {
+            mode: Some("workspace-write".into()),
+            lease: Some(sixfold_core::lease::Lease {
+                steps: Some(100),
+                ..Default::default()
+            }),
+            ..State::default()
+        };
         state.save(t.path()).unwrap();
         call(1);
         let before = so_far();
