@@ -97,7 +97,7 @@ fn the_price_table_is_loaded_only_when_asked_and_cents_are_counted_only_under_a_
     let (with, diags) = crate::Bundle::load_for(&sources, &needs);
     assert!(diags.is_empty(), "{diags:?}");
     assert!(!super::prices(&with).dates.is_empty());
-    let (without, diags) = crate::Bundle::load_for(&sources, &needs.clone().with_prices(false));
+    let (without, diags) = crate::Bundle::load_for(&sources, &needs.with_prices(false));
     assert!(diags.is_empty(), "{diags:?}");
     assert!(super::prices(&without).dates.is_empty());
     // Everything else a judgement needs is there all the same.
