@@ -33,6 +33,9 @@ struct Subject {
     dir: Option<PathBuf>,
     /// Variables set for it.
     env: Vec<(&'static str, PathBuf)>,
+    /// A file and a line appended to it before each run (the agent CLI's transcript growing by
+    /// one message a step); the append is this process's work, not the subject's.
+    grows: Option<(PathBuf, String)>,
     times: Vec<Duration>,
 }
 
@@ -46,12 +49,21 @@ impl Subject {
             stdin: None,
             dir: None,
             env: Vec::new(),
+            grows: None,
             times: Vec::new(),
         }
     }
 
     /// Runs it once with output captured (as a hook caller reads it); the wall-clock time.
     fn run(&self) -> Result<(Duration, String), String> {
+        if let Some((file, line)) = &self.grows {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(file)
+                .map_err(|e| format!("cannot grow {}: {e}", file.display()))?;
+            f.write_all(line.as_bytes())
+                .map_err(|e| format!("cannot grow {}: {e}", file.display()))?;
+        }
         let start = Instant::now();
         let mut command = Command::new(self.program);
         command
@@ -146,6 +158,13 @@ fn bench() -> Result<(), String> {
         hook_subject("hook, 100k events", "100k", 100_000, Extra::None)?,
         hook_subject("hook, 1k kept rules", "kept", 0, Extra::KeptRules(1_000))?,
         hook_subject("hook, 1k project rules", "rules", 0, Extra::ProjectRules(1_000))?,
+        hook_subject(
+            "hook, transcript, no lease",
+            "nolease",
+            0,
+            Extra::Transcript { lease: false },
+        )?,
+        hook_subject("hook, transcript, lease", "lease", 0, Extra::Transcript { lease: true })?,
         in_project(
             Subject::new(
                 "sandbox run -- true",
@@ -250,6 +269,23 @@ fn bench() -> Result<(), String> {
             }
             println!();
         }
+        // The lease clause: checking and charging (steps, seconds and cents, the transcript read
+        // and priced) against the same hook and transcript with no lease.
+        let of = |label: &str| {
+            subjects
+                .iter()
+                .zip(&cpu)
+                .find(|(s, _)| s.label == label)
+                .map(|(_, t)| *t)
+        };
+        if let (Some(lease), Some(none)) = (of("hook, transcript, lease"), of("hook, transcript, no lease")) {
+            println!();
+            println!(
+                "{:<26} {:>6.2}x the hook with no lease",
+                "lease / no lease",
+                ratio(&lease, &none)
+            );
+        }
     }
     Ok(())
 }
@@ -308,6 +344,11 @@ enum Extra {
     KeptRules(usize),
     /// A mode of the project's own over `workspace-write`, with this many rules.
     ProjectRules(usize),
+    /// A Claude Code transcript carrying usage, one assistant message more before each call;
+    /// with `lease`, a lease of steps, seconds and cents set for the project (never spent here).
+    Transcript {
+        lease: bool,
+    },
 }
 
 /// A scratch project named `name` with `workspace-write` set the way a person sets it, so the
@@ -381,13 +422,36 @@ fn hook_subject(label: &'static str, name: &str, prior: usize, extra: Extra) -> 
             write(&dir.join(".sixfold/modes/bench.toml"), &mode)?;
             sixfold(&dir, &["mode", "set", "bench"])?;
         }
+        Extra::Transcript { lease } => {
+            if lease {
+                let big = "1000000000";
+                sixfold(
+                    &dir,
+                    &["lease", "set", "--steps", big, "--seconds", big, "--cents", big],
+                )?;
+            }
+        }
     }
+    let transcript = dir.join("transcript.jsonl");
+    let grows = match extra {
+        Extra::Transcript { .. } => {
+            let message = |n: usize| {
+                format!(
+                    "{{\"type\":\"assistant\",\"message\":{{\"id\":\"msg-{n}\",\"model\":\"claude-sonnet-4-5\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Bash\",\"input\":{{\"command\":\"cargo test\"}}}}],\"usage\":{{\"input_tokens\":1200,\"output_tokens\":80,\"cache_read_input_tokens\":30000,\"cache_creation_input_tokens\":500}}}}}}\n"
+                )
+            };
+            write(&transcript, &(0..50).map(message).collect::<String>())?;
+            Some((transcript.clone(), message(50)))
+        }
+        _ => None,
+    };
     if prior > 0 {
         write(&dir.join(".sixfold/runs/bench.jsonl"), &session_events(&dir, prior)?)?;
     }
     let event = serde_json::json!({
         "hook_event_name": "PreToolUse", "session_id": "bench", "cwd": dir,
         "tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_use_id": "t",
+        "transcript_path": grows.as_ref().map(|_| &transcript),
     });
     let mut subject = Subject::new(
         label,
@@ -402,6 +466,7 @@ fn hook_subject(label: &'static str, name: &str, prior: usize, extra: Extra) -> 
     env.push(("SIXFOLD_SANDBOX", PathBuf::from("off")));
     subject.env = env;
     subject.dir = Some(dir);
+    subject.grows = grows;
     Ok(subject)
 }
 

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 mod explain;
 mod lease;
 pub use explain::{explain, Considered, Explanation, RuleTrace};
-pub use lease::{events as lease_events, in_force, prices, unread_by, Leased};
+pub use lease::{counts_cents, events as lease_events, in_force, prices, unread_by, Leased};
 
 /// The policy setting (in any policy's `[settings]`) listing the MCP servers whose tool
 /// annotations are believed: `trust_annotations = ["files"]`.

@@ -326,17 +326,30 @@ fn judge_narrowed(
     let standing = crate::trust::standing(store, &session.project, layer);
     let provider_id = session.provider.as_str();
     let pattern = session.state.pattern();
+    let set = session.state.lease_for(&session.id);
+    let agent = event
+        .agent_id
+        .as_deref()
+        .map(|a| (a, event.agent_type.as_deref().unwrap_or("")));
+    let carved = agent.and_then(|(a, t)| so_far.carve_of(a, t));
+    // The price table is read only where a lease with `cents` may apply: set for the project or
+    // session, or a helper's carve, both known before loading; a mode's or pattern's own is known
+    // once loaded (then the bundle is loaded again with it, which only such a lease pays for).
+    let prices = set.cents.is_some() || carved.is_some_and(|c| c.lease.cents.is_some());
     // Only what judging this step needs is loaded: the hook runs before every tool call.
-    let needs = Needs::mode(mode).with_provider(provider_id).with_pattern(&pattern);
-    let bundle = loaded(Some(layer), Some(&needs))?;
+    let load = |layer: Option<&ProjectLayer>, mode: &str, pattern: &str| -> Result<Bundle, String> {
+        let needs = Needs::mode(mode).with_provider(provider_id).with_pattern(pattern);
+        let bundle = loaded(layer, Some(&needs.clone().with_prices(prices)))?;
+        match prices || sixfold_core::call::in_force(&bundle, mode, pattern).cents.is_none() {
+            true => Ok(bundle),
+            false => loaded(layer, Some(&needs)),
+        }
+    };
+    let bundle = load(Some(layer), mode, &pattern)?;
     // Without the project layer, its state is not read either: the default mode and pattern.
-    let without = if standing == Standing::Untrusted {
-        let needs = Needs::mode(crate::DEFAULT_MODE)
-            .with_provider(provider_id)
-            .with_pattern(crate::DEFAULT_PATTERN);
-        Some(loaded(None, Some(&needs))?)
-    } else {
-        None
+    let without = match standing {
+        Standing::Untrusted => Some(load(None, crate::DEFAULT_MODE, crate::DEFAULT_PATTERN)?),
+        _ => None,
     };
     let tool = event.tool_name.clone().ok_or("the event names no tool")?;
     let input = event.tool_input.clone().unwrap_or(Value::Null);
@@ -345,41 +358,59 @@ fn judge_narrowed(
         .map(|edits| edits.into_iter().map(|e| e.path).collect());
     let context = Context::new(workspace(session));
     let id = event.tool_use_id.clone().unwrap_or_default();
+    let layered = Under {
+        bundle: &bundle,
+        mode,
+        pattern: &pattern,
+    };
+    let bare = without.as_ref().map(|bundle| Under {
+        bundle,
+        mode: crate::DEFAULT_MODE,
+        pattern: crate::DEFAULT_PATTERN,
+    });
+    let now = crate::lease::now();
     // The lease: the usage read since the last charge, charged to the helper's carve where the
     // call comes from a helper that has one, else to the session; checked with it folded in.
+    // The agent CLI's record is read only where the account's lease counts cents.
+    let before = sixfold_core::call::Leasing {
+        so_far,
+        set,
+        now,
+        agent,
+    };
+    let counts_cents = [Some(layered), bare]
+        .into_iter()
+        .flatten()
+        .any(|under| sixfold_core::call::counts_cents(under, &before));
     // INVARIANT (fail closed): an untrusted project does not say where its usage is.
     let usage = without
         .as_ref()
         .unwrap_or(&bundle)
         .provider(provider_id)
         .and_then(|p| p.spec.usage.clone());
-    let agent = event
-        .agent_id
-        .as_deref()
-        .map(|a| (a, event.agent_type.as_deref().unwrap_or("")));
-    let carve = agent.and_then(|(a, t)| so_far.carve_of(a, t)).map(|c| c.id.clone());
+    let carve = carved.map(|c| c.id.clone());
     let transcript = event.transcript_path.as_ref().map(|p| p.to_string_lossy().into_owned());
     let record = match (agent, &usage, &transcript) {
         (Some((a, _)), Some(spec), Some(t)) => spec.helper_record(t, a),
         (None, _, t) => t.clone(),
         _ => None,
     };
-    let now = crate::lease::now();
-    let mut charge = crate::lease::charge(
-        usage.as_ref(),
-        record.as_deref().map(std::path::Path::new),
-        so_far,
-        carve,
-        event.agent_id.clone(),
-        now,
-    );
+    let mut charge = match counts_cents {
+        true => crate::lease::charge(
+            usage.as_ref(),
+            record.as_deref().map(std::path::Path::new),
+            so_far,
+            carve,
+            event.agent_id.clone(),
+            now,
+        ),
+        false => crate::lease::steps_only(carve, event.agent_id.clone(), now),
+    };
     let mut so_far_now = so_far.clone();
     so_far_now.apply(&charge);
     let leasing = sixfold_core::call::Leasing {
         so_far: &so_far_now,
-        set: session.state.lease_for(&session.id),
-        now,
-        agent,
+        ..before
     };
     let call = Call {
         called: Called::Tool {
@@ -394,18 +425,7 @@ fn judge_narrowed(
         spawns: so_far.spawns,
         leasing: Some(leasing),
     };
-    let layers = Layers {
-        layered: Under {
-            bundle: &bundle,
-            mode,
-            pattern: &pattern,
-        },
-        without: without.as_ref().map(|bundle| Under {
-            bundle,
-            mode: crate::DEFAULT_MODE,
-            pattern: crate::DEFAULT_PATTERN,
-        }),
-    };
+    let layers = Layers { layered, without: bare };
     let judged = sixfold_core::call::judge(&call, layers, Sandboxing { sandboxes });
     // INVARIANT (fail closed): an untrusted project cannot say its agent CLI can ask a person.
     let cannot_ask = |b: &Bundle| {
@@ -701,6 +721,77 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join(".sixfold")).unwrap();
         t
+    }
+
+    /// Without a lease that counts cents, no record is read and no cents are noted, but each step
+    /// that runs is still charged; a cents lease set later reads the record from where it stood,
+    /// so the usage of the whole run is counted.
+    #[test]
+    fn the_record_is_read_only_under_a_cents_lease_and_then_from_where_it_stood() {
+        let t = project();
+        let transcript = t.path().join("transcript.jsonl");
+        let line = |id: &str| {
+            format!("{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"claude-sonnet-4-5\",\"usage\":{{\"input_tokens\":100,\"output_tokens\":10}}}}}}\n")
+        };
+        std::fs::write(&transcript, format!("{}{}", line("a"), line("b"))).unwrap();
+        let store = TrustStore::at(t.path().join("trust.json"));
+        let call = |n: u32| {
+            let event = json!({
+                "hook_event_name": "PreToolUse", "session_id": "s", "cwd": t.path(),
+                "transcript_path": transcript, "tool_name": "Bash",
+                "tool_input": {"command": "ls"}, "tool_use_id": format!("t{n}"),
+            });
+            store.record(t.path()).unwrap();
+            let (out, _) = handle(
+                "claude-code",
+                event.to_string().as_bytes(),
+                &NoRecords,
+                Some(&store),
+                None,
+            );
+            let answer: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(decision(&answer), "allow", "{out}");
+        };
+        let so_far = || Log::new(t.path(), "s").hold().unwrap().so_far().clone();
+        let mut state = State {
+            mode: Some("workspace-write".into()),
+            lease: Some(sixfold_core::lease::Lease {
+                steps: Some(100),
+                ..Default::default()
+            }),
+            ..State::default()
+        };
+        state.save(t.path()).unwrap();
+        call(1);
+        let before = so_far();
+        assert_eq!(before.spent.steps, 1);
+        assert!(before.read.is_empty() && before.spent.tokens.is_empty(), "{before:?}");
+        let charged = Log::new(t.path(), "s").events();
+        assert!(
+            charged.iter().any(|e| matches!(
+                e,
+                Event::Charged {
+                    steps: 1,
+                    cents: None,
+                    read: None,
+                    ..
+                }
+            )),
+            "{charged:?}"
+        );
+        // A cents lease from now on: the record is read from its start, both messages counted.
+        state.lease = Some(sixfold_core::lease::Lease {
+            steps: Some(100),
+            cents: Some(1_000),
+            ..Default::default()
+        });
+        state.save(t.path()).unwrap();
+        call(2);
+        let after = so_far();
+        assert_eq!(after.spent.steps, 2);
+        let tokens = after.spent.tokens["claude-sonnet-4-5"];
+        assert_eq!((tokens.input, tokens.output), (200, 20), "{after:?}");
+        assert_eq!(after.read.len(), 1);
     }
 
     #[test]

@@ -199,17 +199,26 @@ impl Held {
         let text = serde_json::to_string(&checkpoint).map_err(|e| e.to_string())?;
         let target = checkpoint_of(&self.log);
         let partial = target.with_extension("json.partial");
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        }
-        // Under the lock no other writer makes this file; one left by a writer that died is
-        // removed, and `create_new` never follows a link planted in its place.
-        let _ = std::fs::remove_file(&partial);
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&partial)
-            .map_err(|e| e.to_string())?;
+        // Under the lock no other writer makes this file: `create_new` never follows a link
+        // planted in its place, and one left by a writer that died (or planted) is removed first.
+        // The folder is made only where it is missing. Not written in place: a hard link planted
+        // at the checkpoint's name would carry the write into another file; a rename replaces
+        // the name, never what it pointed to.
+        let create = || OpenOptions::new().write(true).create_new(true).open(&partial);
+        let mut file = match create() {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = target.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+                }
+                create().map_err(|e| e.to_string())?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(&partial).map_err(|e| e.to_string())?;
+                create().map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         let written = file.write_all(text.as_bytes()).map_err(|e| e.to_string());
         drop(file);
         match written.and_then(|()| std::fs::rename(&partial, &target).map_err(|e| e.to_string())) {

@@ -77,6 +77,23 @@ pub fn charge(
     }
 }
 
+/// The charge of a call whose account counts no cents: no record is read (its offset stays where
+/// it was, so a cents lease set later reads the usage from there); `steps` is set once the step
+/// is known to run.
+pub fn steps_only(carve: Option<String>, agent: Option<String>, at: u64) -> Event {
+    Event::Charged {
+        carve,
+        agent,
+        at,
+        steps: 0,
+        tokens: Default::default(),
+        unread: None,
+        read: None,
+        lease: None,
+        cents: None,
+    }
+}
+
 /// The record from the cursor's offset, at most [`MAX_READ_BYTES`]. A record shorter than the
 /// offset was replaced: it is read again from its start (charging again rather than missing).
 fn chunk(path: &Path, cursor: &mut Cursor) -> Result<Vec<u8>, String> {

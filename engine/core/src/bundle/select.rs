@@ -19,6 +19,9 @@ pub struct Needs {
     pub provider: Option<String>,
     /// The pattern that judges sub-agents, if any.
     pub pattern: Option<String>,
+    /// Whether the price table (`policies/prices.toml`) is left unread: only a lease with `cents`
+    /// needs it, so a caller that knows none applies leaves it out. Read by default.
+    pub skip_prices: bool,
 }
 
 impl Needs {
@@ -28,6 +31,7 @@ impl Needs {
             mode: mode.to_string(),
             provider: None,
             pattern: None,
+            skip_prices: false,
         }
     }
 
@@ -40,6 +44,12 @@ impl Needs {
     /// The same, also with a pattern.
     pub fn with_pattern(mut self, pattern: &str) -> Needs {
         self.pattern = Some(pattern.to_string());
+        self
+    }
+
+    /// The same, with the price table read or not (by default it is).
+    pub fn with_prices(mut self, prices: bool) -> Needs {
+        self.skip_prices = !prices;
         self
     }
 }
@@ -85,8 +95,9 @@ impl<'a> Selection<'a> {
             (Phase::Rest, "modes") => false,
             (Phase::Rest, "policies") => {
                 adds_to_the_whole_bundle(text)
-                    || written_id(text)
-                        .is_none_or(|id| self.policies.contains(id) || id == crate::lease::prices::POLICY)
+                    || written_id(text).is_none_or(|id| {
+                        self.policies.contains(id) || (!self.needs.skip_prices && id == crate::lease::prices::POLICY)
+                    })
             }
             (Phase::Rest, "patterns") => wanted(written_id(text), self.needs.pattern.as_deref()),
             (Phase::Rest, "providers") => wanted(written_id(text), self.needs.provider.as_deref()),

@@ -77,9 +77,26 @@ pub fn in_force(bundle: &Bundle, mode: &str, pattern: &str) -> Lease {
     lease
 }
 
+/// Whether the account a call is charged to (a helper's carve, else the session) runs under a
+/// lease that bounds `cents`: only then is the model's usage read from the agent CLI's record and
+/// priced, which a layer would otherwise pay for on every call. Usage left unread meanwhile is not
+/// lost: the record's read offset stays where it was, and the first call that needs the cents
+/// reads on from there.
+pub fn counts_cents(under: Under<'_>, leasing: &Leasing<'_>) -> bool {
+    match leasing
+        .agent
+        .and_then(|(agent, helper)| leasing.so_far.carve_of(agent, helper))
+    {
+        Some(carve) => carve.lease.cents.is_some(),
+        None => in_force(under.bundle, under.mode, under.pattern)
+            .narrowed(&leasing.set)
+            .cents
+            .is_some(),
+    }
+}
+
 /// The lease of a call under one bundle; `spawns`: the call starts a helper.
 pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> Leased {
-    let prices = prices(under.bundle);
     let so_far = leasing.so_far;
     let session = in_force(under.bundle, under.mode, under.pattern).narrowed(&leasing.set);
     let carved = leasing.agent.and_then(|(agent, helper)| so_far.carve_of(agent, helper));
@@ -94,6 +111,11 @@ pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> L
             spent: &so_far.spent,
             carved: so_far.carved(),
         },
+    };
+    // Only a lease with `cents` turns tokens into cents: without one the price table is not read.
+    let prices = match account.lease.cents {
+        Some(_) => prices(under.bundle),
+        None => Prices::default(),
     };
     let held = match account.lease.is_open() {
         true => None,
@@ -112,7 +134,7 @@ pub(super) fn leased(under: Under<'_>, leasing: &Leasing<'_>, spawns: bool) -> L
         held,
         carve: carved.map(|c| c.id.clone()),
         lease: account.lease,
-        cents: account.spent.cents(&prices).ok(),
+        cents: account.lease.cents.and_then(|_| account.spent.cents(&prices).ok()),
         gives,
     }
 }

@@ -85,3 +85,48 @@ fn a_lease_is_declared_by_modes_and_patterns_and_only_narrowed() {
         }
     );
 }
+
+/// A judgement's load leaves the price table out when asked to (no lease with cents applies), and
+/// reads it by default; whether a call's account counts cents follows the lease in force.
+#[test]
+fn the_price_table_is_loaded_only_when_asked_and_cents_are_counted_only_under_a_cents_lease() {
+    let sources = [crate::shipped::source()];
+    let needs = crate::bundle::Needs::mode("workspace-write")
+        .with_provider("claude-code")
+        .with_pattern("single");
+    let (with, diags) = crate::Bundle::load_for(&sources, &needs);
+    assert!(diags.is_empty(), "{diags:?}");
+    assert!(!super::prices(&with).dates.is_empty());
+    let (without, diags) = crate::Bundle::load_for(&sources, &needs.with_prices(false));
+    assert!(diags.is_empty(), "{diags:?}");
+    assert!(super::prices(&without).dates.is_empty());
+    // Everything else a judgement needs is there all the same.
+    assert!(without.mode("workspace-write").is_some() && without.provider("claude-code").is_some());
+
+    let so_far = crate::trace::SoFar::default();
+    let under = super::Under {
+        bundle: &without,
+        mode: "workspace-write",
+        pattern: "single",
+    };
+    let leasing = |set: Lease| super::Leasing {
+        so_far: &so_far,
+        set,
+        now: 0,
+        agent: None,
+    };
+    let steps = Lease {
+        steps: Some(3),
+        ..Lease::default()
+    };
+    assert!(!super::counts_cents(under, &leasing(Lease::default())));
+    assert!(!super::counts_cents(under, &leasing(steps)));
+    let cents = Lease {
+        cents: Some(5),
+        ..steps
+    };
+    assert!(super::counts_cents(under, &leasing(cents)));
+    // A steps lease is checked without prices, and notes no cents.
+    let leased = super::leased(under, &leasing(steps), false);
+    assert_eq!((leased.held, leased.cents), (None, None));
+}
