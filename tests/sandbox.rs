@@ -939,7 +939,16 @@ fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
 /// hook does), and the proof digest it hands to `sandbox run`.
 fn rewritten(s: &Scratch, mode: &str, command: &str) -> (String, String) {
     let input = serde_json::json!({ "command": command }).to_string();
-    let out = s.sixfold(&["judge", "--no-project", "--mode", mode, "--tool", "Bash", "--input", &input]);
+    let out = s.sixfold(&[
+        "judge",
+        "--no-project",
+        "--mode",
+        mode,
+        "--tool",
+        "Bash",
+        "--input",
+        &input,
+    ]);
     let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     let line = judged["updated_input"]["command"]
         .as_str()
@@ -966,7 +975,10 @@ fn run_with_proof(s: &Scratch, mode: &str, digest: &str, script: &str) -> Output
 fn the_hooks_rewrite_hands_its_proof_and_runs_that_environment() {
     let s = Scratch::new();
     let outside = s.outside.join("escaped");
-    let command = format!("touch made; touch '{}'; cat \"$HOME/.ssh/id_ed25519\"", outside.display());
+    let command = format!(
+        "touch made; touch '{}'; cat \"$HOME/.ssh/id_ed25519\"",
+        outside.display()
+    );
     let (line, _) = rewritten(&s, "workspace-write", &command);
     // The line as the agent's shell runs it.
     let shell = s.command(&[]);
@@ -1004,8 +1016,20 @@ fn a_proof_never_widens_what_the_command_line_says() {
     let second = s.outside.join("second-root");
     let script = format!("touch '{}'", second.display());
     let out = s.sixfold(&[
-        "sandbox", "run", "--mode", "workspace-write", "--root", root, "--root", &other, "--proof", &digest, "--",
-        "bash", "-c", &script,
+        "sandbox",
+        "run",
+        "--mode",
+        "workspace-write",
+        "--root",
+        root,
+        "--root",
+        &other,
+        "--proof",
+        &digest,
+        "--",
+        "bash",
+        "-c",
+        &script,
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(exists(&second), "{}", show(&out));
@@ -1013,7 +1037,11 @@ fn a_proof_never_widens_what_the_command_line_says() {
     // A digest that is a path, or names no proof: the long way, confined as ever.
     for bad in ["../../../../etc/passwd", &"0".repeat(64), &digest.to_uppercase(), ""] {
         let out = run_with_proof(&s, "workspace-write", bad, "cat \"$HOME/.ssh/id_ed25519\"");
-        assert!(!text(&out.stdout).contains("ssh-private-key-secret"), "{bad}: {}", show(&out));
+        assert!(
+            !text(&out.stdout).contains("ssh-private-key-secret"),
+            "{bad}: {}",
+            show(&out)
+        );
     }
 
     // A proof file whose environment was widened after it was written (the secrets dropped, a

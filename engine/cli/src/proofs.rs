@@ -11,8 +11,8 @@
 //! hands that digest to the `sandbox run` it writes (`--proof`), which then reads the
 //! environment from the proof instead of loading the bundle a second time ([`proven_by`]).
 
-use sixfold_sandbox::{Environment, Proof};
 use sha2::{Digest, Sha256};
+use sixfold_sandbox::{Environment, Proof};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -113,7 +113,11 @@ pub(crate) fn proven_by(mode: &str, digest: &str, roots: &[PathBuf]) -> Option<(
     // INVARIANT (fail closed): the environment is taken only when everything it confines is in
     // the key the digest names, and the workspace, home and temp dir are this run's.
     let bound = key_digest(key) == digest && cache_key(mode, id, &environment) == key;
-    let placed = environment.roots.iter().chain(environment.read_only_roots.iter()).eq(roots.iter())
+    let placed = environment
+        .roots
+        .iter()
+        .chain(environment.read_only_roots.iter())
+        .eq(roots.iter())
         && environment.home == home()
         && environment.tmp.as_ref().is_none_or(|tmp| *tmp == std::env::temp_dir());
     (proof.proven && bound && placed).then(|| (id.to_string(), environment))
@@ -150,7 +154,8 @@ fn write(dir: &Path, key: &str, (id, environment): Made<'_>, proof: &Proof, now:
         return;
     }
     let file = cache_file(dir, key);
-    let text = serde_json::json!({"key": key, "id": id, "environment": environment, "proof": proof, "at": now}).to_string();
+    let text =
+        serde_json::json!({"key": key, "id": id, "environment": environment, "proof": proof, "at": now}).to_string();
     let partial = dir.join(format!(".{}.partial", std::process::id()));
     if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &file).is_err() {
         let _ = std::fs::remove_file(&partial);

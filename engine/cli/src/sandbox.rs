@@ -87,10 +87,12 @@ fn usage_error(message: &str, hint: &str) -> u8 {
 /// `sixfold sandbox`.
 pub(crate) fn run(args: Args) -> u8 {
     match args.command {
-        SandboxCommand::Run { on, proof, command } => match resolve_proven(&on, proof.as_deref()).map_or_else(|| resolve(&on), Ok) {
-            Ok(resolved) => run_confined(&resolved, &command),
-            Err(code) => code,
-        },
+        SandboxCommand::Run { on, proof, command } => {
+            match resolve_proven(&on, proof.as_deref()).map_or_else(|| resolve(&on), Ok) {
+                Ok(resolved) => run_confined(&resolved, &command),
+                Err(code) => code,
+            }
+        }
         SandboxCommand::Check { on, json } => match resolve(&on) {
             Ok(resolved) => check(&resolved, json),
             Err(code) => code,

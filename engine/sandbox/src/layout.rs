@@ -705,12 +705,7 @@ struct Trees {
 
 impl Trees {
     /// Every entry under `root`, at any depth, whose name matches (not looked into further).
-    fn find_below(
-        &mut self,
-        root: &Path,
-        matcher: &Name,
-        written: &str,
-    ) -> Result<Vec<PathBuf>, SandboxError> {
+    fn find_below(&mut self, root: &Path, matcher: &Name, written: &str) -> Result<Vec<PathBuf>, SandboxError> {
         if !self.read.iter().any(|(r, _)| r == root) {
             let entries = read_tree(root);
             self.read.push((root.to_path_buf(), entries));
@@ -1043,12 +1038,44 @@ mod tests {
                 .unwrap()
                 .compile_matcher()
         };
-        let entries = [".ssh", ".SSH", ".ssh2", "x.ssh", ".env", ".env.local", "a.pem", "a{b", "ab", "a\\b", "[x]", "x"];
-        for name in [".ssh", ".git", "credentials.json", ".env*", "*.pem", "id_rsa*", "a{b,c}", "a\\b", "[x]", "x"] {
+        let entries = [
+            ".ssh",
+            ".SSH",
+            ".ssh2",
+            "x.ssh",
+            ".env",
+            ".env.local",
+            "a.pem",
+            "a{b",
+            "ab",
+            "a\\b",
+            "[x]",
+            "x",
+        ];
+        for name in [
+            ".ssh",
+            ".git",
+            "credentials.json",
+            ".env*",
+            "*.pem",
+            "id_rsa*",
+            "a{b,c}",
+            "a\\b",
+            "[x]",
+            "x",
+        ] {
             let ours = matcher(name, name).unwrap();
-            assert_eq!(matches!(ours, Name::Literal(_)), !name.contains(['*', '[', '{', '\\']), "{name}");
+            assert_eq!(
+                matches!(ours, Name::Literal(_)),
+                !name.contains(['*', '[', '{', '\\']),
+                "{name}"
+            );
             for entry in entries {
-                assert_eq!(ours.is_match(entry), glob(name).is_match(entry), "{name} against {entry}");
+                assert_eq!(
+                    ours.is_match(entry),
+                    glob(name).is_match(entry),
+                    "{name} against {entry}"
+                );
             }
         }
     }
