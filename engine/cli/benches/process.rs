@@ -377,7 +377,10 @@ fn hook_line_subject() -> Result<Subject, String> {
         .output()
         .map_err(|e| format!("cannot run `sixfold judge`: {e}"))?;
     let judged: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("`sixfold judge`: {e}"))?;
-    let line = judged["updated_input"]["command"].as_str().unwrap_or_default();
+    let line = judged
+        .pointer("/updated_input/command")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
     let digest = line
         .split(' ')
         .skip_while(|w| *w != "--proof")
