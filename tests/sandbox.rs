@@ -934,3 +934,136 @@ fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     assert!(!exists(&s.home.join(".bashrc-planted")));
 }
+
+/// The command line the hook writes for `command` in mode `mode` (`sixfold judge` answers as the
+/// hook does), and the proof digest it hands to `sandbox run`.
+fn rewritten(s: &Scratch, mode: &str, command: &str) -> (String, String) {
+    let input = serde_json::json!({ "command": command }).to_string();
+    let out = s.sixfold(&[
+        "judge",
+        "--no-project",
+        "--mode",
+        mode,
+        "--tool",
+        "Bash",
+        "--input",
+        &input,
+    ]);
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let line = judged["updated_input"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no rewrite: {}", show(&out)))
+        .to_string();
+    let digest = line
+        .split(' ')
+        .skip_while(|w| *w != "--proof")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no --proof in {line}"))
+        .to_string();
+    (line, digest)
+}
+
+/// `sixfold sandbox run --mode MODE --root ROOT --proof DIGEST -- bash -c SCRIPT`.
+fn run_with_proof(s: &Scratch, mode: &str, digest: &str, script: &str) -> Output {
+    let root = s.root.to_str().unwrap();
+    s.sixfold(&[
+        "sandbox", "run", "--mode", mode, "--root", root, "--proof", digest, "--", "bash", "-c", script,
+    ])
+}
+
+#[test]
+fn the_hooks_rewrite_hands_its_proof_and_runs_that_environment() {
+    let s = Scratch::new();
+    let outside = s.outside.join("escaped");
+    let command = format!(
+        "touch made; touch '{}'; cat \"$HOME/.ssh/id_ed25519\"",
+        outside.display()
+    );
+    let (line, _) = rewritten(&s, "workspace-write", &command);
+    // The line as the agent's shell runs it.
+    let shell = s.command(&[]);
+    let out = Command::new("bash")
+        .args(["-c", &line])
+        .current_dir(&s.root)
+        .envs(shell.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(exists(&s.root.join("made")), "{}", show(&out));
+    assert!(!exists(&outside), "{}", show(&out));
+    assert!(!text(&out.stdout).contains("ssh-private-key-secret"), "{}", show(&out));
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+#[test]
+fn a_proof_never_widens_what_the_command_line_says() {
+    let s = Scratch::new();
+    let (_, digest) = rewritten(&s, "workspace-write", "touch made");
+    // Still allowed: the digest the hook wrote runs its environment (a write inside the root).
+    let out = run_with_proof(&s, "workspace-write", &digest, "touch inside");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(exists(&s.root.join("inside")));
+
+    // Another mode's digest: the mode on the line decides (read-only's environment, loaded from
+    // the bundle), never the proof's.
+    let out = run_with_proof(&s, "read-only", &digest, "touch by-read-only");
+    assert!(!exists(&s.root.join("by-read-only")), "{}", show(&out));
+
+    // Other roots on the line: the proof is for the one root only, so the bundle's environment
+    // around the roots named runs (each of them writable, as without a proof).
+    let root = s.root.to_str().unwrap();
+    let other = format!("other={}", s.outside.display());
+    let second = s.outside.join("second-root");
+    let script = format!("touch '{}'", second.display());
+    let out = s.sixfold(&[
+        "sandbox",
+        "run",
+        "--mode",
+        "workspace-write",
+        "--root",
+        root,
+        "--root",
+        &other,
+        "--proof",
+        &digest,
+        "--",
+        "bash",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(exists(&second), "{}", show(&out));
+
+    // A digest that is a path, or names no proof: the long way, confined as ever.
+    for bad in ["../../../../etc/passwd", &"0".repeat(64), &digest.to_uppercase(), ""] {
+        let out = run_with_proof(&s, "workspace-write", bad, "cat \"$HOME/.ssh/id_ed25519\"");
+        assert!(
+            !text(&out.stdout).contains("ssh-private-key-secret"),
+            "{bad}: {}",
+            show(&out)
+        );
+    }
+
+    // A proof file whose environment was widened after it was written (the secrets dropped, a
+    // directory outside made a root): its key no longer matches, so it is not taken.
+    let file = s.cache.join("sixfold/proofs").join(format!("{digest}.json"));
+    let mut cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    cached["environment"]["secrets"] = serde_json::json!([]);
+    cached["environment"]["tmp"] = serde_json::json!(s.outside);
+    std::fs::write(&file, cached.to_string()).unwrap();
+    let escaped = s.outside.join("escaped");
+    let script = format!("cat \"$HOME/.ssh/id_ed25519\"; touch '{}'", escaped.display());
+    let out = run_with_proof(&s, "workspace-write", &digest, &script);
+    assert!(!text(&out.stdout).contains("ssh-private-key-secret"), "{}", show(&out));
+    assert!(!exists(&escaped), "{}", show(&out));
+
+    // A proof that did not hold is never taken either.
+    let (_, digest) = rewritten(&s, "workspace-write", "touch made");
+    let file = s.cache.join("sixfold/proofs").join(format!("{digest}.json"));
+    let mut cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    cached["proof"]["proven"] = serde_json::json!(false);
+    std::fs::write(&file, cached.to_string()).unwrap();
+    let out = run_with_proof(&s, "workspace-write", &digest, "touch after-failed");
+    // Proven afresh from the bundle (this machine can), then run.
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}

@@ -3,7 +3,9 @@
 //! load the shipped bundle (the hook: only what its judgement needs), judge one step, print one
 //! line, exit (the hook also reads the event on stdin, finds the project and appends to its event
 //! log). The hook is timed in a fresh session, in sessions with 10,000 and 100,000 events on
-//! record, and in projects with 1,000 kept rules and 1,000 rules of their own.
+//! record, and in projects with 1,000 kept rules and 1,000 rules of their own. `sandbox run --
+//! true` is timed as a person writes it (the bundle loaded) and as the hook writes it (`--proof`:
+//! the environment read from the cached proof).
 //! `/bin/true` is timed the same way as the floor (what spawning and waiting for any process
 //! costs here), and `sixfold --version` shows the binary's own start-up without a bundle. Wall-clock times are interleaved runs; CPU times
 //! (user + system, from `/proc/self/stat`) are blocks of runs, and are what to compare when the
@@ -174,6 +176,7 @@ fn bench() -> Result<(), String> {
             ),
             "sandbox",
         )?,
+        hook_line_subject()?,
         in_project(Subject::new("sixfold check", SIXFOLD, &["check"], "ok"), "check")?,
         Subject::new("sixfold modes", SIXFOLD, &["modes"], "workspace-write"),
     ]
@@ -390,6 +393,56 @@ fn scratch_env(dir: &Path) -> Vec<(&'static str, PathBuf)> {
 /// `subject` run in a scratch project of its own.
 fn in_project(mut subject: Subject, name: &str) -> Result<Subject, String> {
     let dir = scratch(name)?;
+    subject.env = scratch_env(&dir);
+    subject.dir = Some(dir);
+    Ok(subject)
+}
+
+/// `sixfold sandbox run … -- true` as the hook writes it: with `--proof`, the digest of the proof
+/// the hook found (taken from `sixfold judge`, which answers as the hook does), so the run reads
+/// the environment from the proof instead of loading the bundle.
+fn hook_line_subject() -> Result<Subject, String> {
+    let dir = scratch("hook-line")?;
+    let out = Command::new(SIXFOLD)
+        .args([
+            "judge",
+            "--mode",
+            "workspace-write",
+            "--tool",
+            "Bash",
+            "--input",
+            r#"{"command":"true"}"#,
+        ])
+        .current_dir(&dir)
+        .envs(scratch_env(&dir))
+        .output()
+        .map_err(|e| format!("cannot run `sixfold judge`: {e}"))?;
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("`sixfold judge`: {e}"))?;
+    let line = judged
+        .pointer("/updated_input/command")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let digest = line
+        .split(' ')
+        .skip_while(|w| *w != "--proof")
+        .nth(1)
+        .ok_or_else(|| format!("no sandbox proven here to write `--proof` for: {line:?}"))?;
+    let mut subject = Subject::new("sandbox run --proof -- true (the hook's line)", SIXFOLD, &[], "");
+    let root = dir.to_string_lossy().into_owned();
+    subject.args = [
+        "sandbox",
+        "run",
+        "--mode",
+        "workspace-write",
+        "--root",
+        &root,
+        "--proof",
+        digest,
+        "--",
+        "true",
+    ]
+    .map(String::from)
+    .to_vec();
     subject.env = scratch_env(&dir);
     subject.dir = Some(dir);
     Ok(subject)

@@ -6,9 +6,13 @@
 //! (a machine that cannot prove is not probed at every Bash call, and one that can again is
 //! found soon). The directory keeps at most [`MAX_CACHED_PROOFS`] files: keys name roots and temp
 //! directories, so without a bound it grows with every workspace ever used.
+//!
+//! A file is named by its key's digest ([`digest`]) and holds the environment it proved: the hook
+//! hands that digest to the `sandbox run` it writes (`--proof`), which then reads the
+//! environment from the proof instead of loading the bundle a second time ([`proven_by`]).
 
+use sha2::{Digest, Sha256};
 use sixfold_sandbox::{Environment, Proof};
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -25,20 +29,38 @@ pub(crate) const MAX_CACHED_PROOFS: usize = 64;
 #[derive(Debug)]
 pub(crate) enum Cached {
     /// It held: the environment is enforced here.
-    Proven(Proof),
+    Proven,
     /// It failed, less than [`FAILED_FOR`] ago.
     Failed(Proof),
 }
 
-/// What a cached proof must match exactly: sixfold's version, the kernel, the mode and the
-/// environment as enforced (its roots, temp dir, home, path lists and network).
-fn cache_key(mode: &str, environment: &Environment) -> String {
+/// What a cached proof must match exactly: sixfold's version, the kernel, the mode, the
+/// environment's name and the environment as enforced (its roots, temp dir, home, path lists,
+/// network, variables and placeholders).
+fn cache_key(mode: &str, id: &str, environment: &Environment) -> String {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
-        "sixfold {}\nkernel {}\nmode {mode}\n{environment:?}",
+        "sixfold {}\nkernel {}\nmode {mode}\nenvironment {id}\n{environment:?}",
         env!("CARGO_PKG_VERSION"),
         kernel.trim()
     )
+}
+
+/// A key's digest: SHA-256, in lowercase hex. It names the key's file and is what `sandbox run
+/// --proof` is handed.
+fn key_digest(key: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(64);
+    for b in Sha256::digest(key.as_bytes()) {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// The digest of the proof of mode `mode`'s environment `id` as `environment` (what the hook
+/// hands to `sandbox run --proof`).
+pub(crate) fn digest(mode: &str, id: &str, environment: &Environment) -> String {
+    key_digest(&cache_key(mode, id, environment))
 }
 
 /// Where proofs are cached.
@@ -47,9 +69,7 @@ fn cache_dir() -> Option<PathBuf> {
 }
 
 fn cache_file(dir: &Path, key: &str) -> PathBuf {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut hasher);
-    dir.join(format!("{:016x}.json", hasher.finish()))
+    dir.join(format!("{}.json", key_digest(key)))
 }
 
 fn now() -> u64 {
@@ -60,16 +80,52 @@ fn now() -> u64 {
 }
 
 /// The proof cached for exactly this mode and environment, where there is one still good.
-pub(crate) fn cached_proof(mode: &str, environment: &Environment) -> Option<Cached> {
-    read(&cache_dir()?, &cache_key(mode, environment), now())
+pub(crate) fn cached_proof(mode: &str, id: &str, environment: &Environment) -> Option<Cached> {
+    read(&cache_dir()?, &cache_key(mode, id, environment), now())
 }
 
-/// Keeps a proof for next time (a failed one for [`FAILED_FOR`]). A cache that cannot be written
-/// is no error: the next run proves again.
-pub(crate) fn store_proof(mode: &str, environment: &Environment, proof: &Proof) {
+/// Keeps a proof for next time (a failed one for [`FAILED_FOR`]), with the environment it
+/// proved. A cache that cannot be written is no error: the next run proves again.
+pub(crate) fn store_proof(mode: &str, id: &str, environment: &Environment, proof: &Proof) {
     if let Some(dir) = cache_dir() {
-        write(&dir, &cache_key(mode, environment), proof, now());
+        write(&dir, &cache_key(mode, id, environment), (id, environment), proof, now());
     }
+}
+
+/// The environment of mode `mode` that a proof which held is cached for under `digest`, with
+/// the environment's name, read from the proof. `None` unless the file's key is the digest's,
+/// the key is the one this binary computes for the environment read back (this version, this
+/// kernel, this mode), and it confines exactly the workspace `roots` with this process's `$HOME`
+/// and temp dir: then it is the environment the bundle gave when the proof was made, bound to
+/// the digest by SHA-256.
+pub(crate) fn proven_by(mode: &str, digest: &str, roots: &[PathBuf]) -> Option<(String, Environment)> {
+    // INVARIANT (fail closed): a digest names one file in the cache, never a path.
+    if digest.len() != 64 || !digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let dir = cache_dir()?;
+    let text = sixfold_core::bounded::read_text(&dir.join(format!("{digest}.json")), MAX_CACHED_PROOF_BYTES).ok()?;
+    let cached: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let key = cached.get("key")?.as_str()?;
+    let id = cached.get("id")?.as_str()?;
+    let environment: Environment = serde_json::from_value(cached.get("environment")?.clone()).ok()?;
+    let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
+    // INVARIANT (fail closed): the environment is taken only when everything it confines is in
+    // the key the digest names, and the workspace, home and temp dir are this run's.
+    let bound = key_digest(key) == digest && cache_key(mode, id, &environment) == key;
+    let placed = environment
+        .roots
+        .iter()
+        .chain(environment.read_only_roots.iter())
+        .eq(roots.iter())
+        && environment.home == home()
+        && environment.tmp.as_ref().is_none_or(|tmp| *tmp == std::env::temp_dir());
+    (proof.proven && bound && placed).then(|| (id.to_string(), environment))
+}
+
+/// The `$HOME` an environment's `~` stands for.
+pub(crate) fn home() -> PathBuf {
+    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default()
 }
 
 fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
@@ -83,19 +139,23 @@ fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
     }
     let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
     if proof.proven {
-        return Some(Cached::Proven(proof));
+        return Some(Cached::Proven);
     }
     // A failure is believed only for a while, and never from a time that has not come yet.
     let at = cached.get("at").and_then(serde_json::Value::as_u64)?;
     (at <= now && now - at < FAILED_FOR.as_secs()).then_some(Cached::Failed(proof))
 }
 
-fn write(dir: &Path, key: &str, proof: &Proof, now: u64) {
+/// What a proof was made for: the environment's name and what it confined.
+type Made<'e> = (&'e str, &'e Environment);
+
+fn write(dir: &Path, key: &str, (id, environment): Made<'_>, proof: &Proof, now: u64) {
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let file = cache_file(dir, key);
-    let text = serde_json::json!({"key": key, "proof": proof, "at": now}).to_string();
+    let text =
+        serde_json::json!({"key": key, "id": id, "environment": environment, "proof": proof, "at": now}).to_string();
     let partial = dir.join(format!(".{}.partial", std::process::id()));
     if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &file).is_err() {
         let _ = std::fs::remove_file(&partial);
@@ -137,6 +197,11 @@ mod tests {
     use super::*;
     use sixfold_sandbox::Check;
 
+    fn made() -> Made<'static> {
+        static NOTHING: std::sync::OnceLock<Environment> = std::sync::OnceLock::new();
+        ("env", NOTHING.get_or_init(Environment::default))
+    }
+
     fn proof(held: bool) -> Proof {
         Proof::from_checks(vec![Check::new("sandbox", held, "observed")])
     }
@@ -144,10 +209,10 @@ mod tests {
     #[test]
     fn a_proven_proof_is_kept_and_a_failed_one_only_for_a_while() {
         let t = tempfile::tempdir().unwrap();
-        write(t.path(), "k", &proof(true), 1_000);
-        assert!(matches!(read(t.path(), "k", 1_000_000), Some(Cached::Proven(_))));
+        write(t.path(), "k", made(), &proof(true), 1_000);
+        assert!(matches!(read(t.path(), "k", 1_000_000), Some(Cached::Proven)));
         assert!(read(t.path(), "other key", 1_000).is_none());
-        write(t.path(), "k", &proof(false), 1_000);
+        write(t.path(), "k", made(), &proof(false), 1_000);
         assert!(matches!(read(t.path(), "k", 1_000), Some(Cached::Failed(_))));
         assert!(matches!(read(t.path(), "k", 1_059), Some(Cached::Failed(_))));
         assert!(read(t.path(), "k", 1_060).is_none(), "expired: proven again");
@@ -172,7 +237,7 @@ mod tests {
     fn the_cache_keeps_a_bounded_number_of_proofs_the_newest() {
         let t = tempfile::tempdir().unwrap();
         for i in 0..(MAX_CACHED_PROOFS + 20) {
-            write(t.path(), &format!("key {i}"), &proof(true), 1_000);
+            write(t.path(), &format!("key {i}"), made(), &proof(true), 1_000);
             let file = cache_file(t.path(), &format!("key {i}"));
             let at = UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64);
             std::fs::File::options()
@@ -190,13 +255,13 @@ mod tests {
             .unwrap()
             .set_modified(UNIX_EPOCH)
             .unwrap();
-        write(t.path(), "last", &proof(true), 1_000);
+        write(t.path(), "last", made(), &proof(true), 1_000);
         let left = std::fs::read_dir(t.path()).unwrap().count();
         assert_eq!(left, MAX_CACHED_PROOFS);
         assert!(!old_partial.exists());
-        assert!(matches!(read(t.path(), "last", 1_000), Some(Cached::Proven(_))));
+        assert!(matches!(read(t.path(), "last", 1_000), Some(Cached::Proven)));
         let newest = format!("key {}", MAX_CACHED_PROOFS + 19);
-        assert!(matches!(read(t.path(), &newest, 1_000), Some(Cached::Proven(_))));
+        assert!(matches!(read(t.path(), &newest, 1_000), Some(Cached::Proven)));
         assert!(read(t.path(), "key 0", 1_000).is_none(), "the oldest went");
     }
 }

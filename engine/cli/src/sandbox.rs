@@ -4,7 +4,7 @@
 
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, outln};
-use crate::proofs::{cached_proof, store_proof, Cached};
+use crate::proofs::{cached_proof, proven_by, store_proof, Cached};
 use sixfold_core::bundle::{Bundle, Needs};
 use sixfold_core::environment::EnvironmentSpec;
 use sixfold_hook::trust::Standing;
@@ -32,6 +32,12 @@ enum SandboxCommand {
     Run {
         #[command(flatten)]
         on: On,
+        /// The digest of a proof already made for the mode's environment around these roots
+        /// (the hook writes it): the environment is read from that proof instead of the bundle.
+        /// When no proof that held matches the mode, the roots and the digest, the bundle is
+        /// loaded and the environment proven as without it.
+        #[arg(long, value_name = "DIGEST", requires = "mode")]
+        proof: Option<String>,
         /// The command and its arguments (the program is looked up on `$PATH`).
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<OsString>,
@@ -65,9 +71,12 @@ struct On {
 /// A mode's environment, resolved for this run.
 struct Resolved {
     mode: String,
-    spec: EnvironmentSpec,
+    /// The environment's name.
+    id: String,
     /// `None` when the environment confines nothing.
     environment: Option<Environment>,
+    /// Whether a cached proof that held was found for it already.
+    proven: bool,
 }
 
 fn usage_error(message: &str, hint: &str) -> u8 {
@@ -78,10 +87,12 @@ fn usage_error(message: &str, hint: &str) -> u8 {
 /// `sixfold sandbox`.
 pub(crate) fn run(args: Args) -> u8 {
     match args.command {
-        SandboxCommand::Run { on, command } => match resolve(&on) {
-            Ok(resolved) => run_confined(&resolved, &command),
-            Err(code) => code,
-        },
+        SandboxCommand::Run { on, proof, command } => {
+            match resolve_proven(&on, proof.as_deref()).map_or_else(|| resolve(&on), Ok) {
+                Ok(resolved) => run_confined(&resolved, &command),
+                Err(code) => code,
+            }
+        }
         SandboxCommand::Check { on, json } => match resolve(&on) {
             Ok(resolved) => check(&resolved, json),
             Err(code) => code,
@@ -116,21 +127,37 @@ fn resolve(on: &On) -> Result<Resolved, u8> {
         let (all, _) = Bundle::load(&sources);
         return Err(crate::names::report(&all.unknown_mode(&mode)));
     }
-    let spec = environment_of(&bundle, &mode)?.clone();
+    let spec = environment_of(&bundle, &mode)?;
     let roots: Vec<PathBuf> = workspace.roots().iter().map(|r| r.path.clone()).collect();
-    let environment = environment_around(&spec, &roots);
+    let environment = environment_around(spec, &roots);
     Ok(Resolved {
         mode,
-        spec,
+        id: spec.id.clone(),
         environment,
+        proven: false,
+    })
+}
+
+/// The environment a proof already made holds, when `--proof` names one that held for this
+/// mode around these roots: the bundle is not loaded (the hook loaded it when it wrote the
+/// command). `None` sends the run the long way.
+fn resolve_proven(on: &On, digest: Option<&str>) -> Option<Resolved> {
+    let (mode, digest) = (on.mode.as_ref()?, digest?);
+    let workspace = crate::judge::workspace(&on.roots).ok()?;
+    let roots: Vec<PathBuf> = workspace.roots().iter().map(|r| r.path.clone()).collect();
+    let (id, environment) = proven_by(mode, digest, &roots)?;
+    Some(Resolved {
+        mode: mode.clone(),
+        id,
+        environment: Some(environment),
+        proven: true,
     })
 }
 
 /// What `spec` confines around `roots` in this process (its temp dir and `$HOME`): the same
 /// for `sixfold sandbox run` and for the hook, so both find the same cached proof.
 fn environment_around(spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<Environment> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    Environment::from_spec(spec, roots, std::env::temp_dir(), home)
+    Environment::from_spec(spec, roots, std::env::temp_dir(), crate::proofs::home())
 }
 
 /// `SIXFOLD_SANDBOX=off`: the hook and the governed tools never judge a command contained (every step is judged
@@ -158,12 +185,12 @@ impl sixfold_core::call::Sandboxes for Prover {
         };
         // A cached proof is a file read: the hook never probes per call. A failed one is kept a
         // short while too, so a machine that cannot prove does not probe at every command.
-        let proof = match cached_proof(mode, &environment) {
-            Some(Cached::Proven(_)) => return Ok(()),
+        let proof = match cached_proof(mode, &spec.id, &environment) {
+            Some(Cached::Proven) => return Ok(()),
             Some(Cached::Failed(proof)) => proof,
             None => {
                 let proof = sixfold_sandbox::prove(&environment);
-                store_proof(mode, &environment, &proof);
+                store_proof(mode, &spec.id, &environment, &proof);
                 proof
             }
         };
@@ -172,6 +199,11 @@ impl sixfold_core::call::Sandboxes for Prover {
         }
         let failed: Vec<String> = proof.failed().map(|c| format!("{}: {}", c.name, c.detail)).collect();
         Err(failed.join("; "))
+    }
+
+    fn proof(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<String> {
+        let environment = environment_around(spec, roots)?;
+        Some(crate::proofs::digest(mode, &spec.id, &environment))
     }
 
     fn program(&self) -> Option<PathBuf> {
@@ -234,20 +266,24 @@ fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
         return run_plainly(command, &cwd);
     };
     // A failed proof cached by the hook is not taken here: a person's run proves afresh.
-    let proof = match cached_proof(&resolved.mode, environment) {
-        Some(Cached::Proven(proof)) => proof,
-        _ => {
+    let cached = resolved.proven
+        || matches!(
+            cached_proof(&resolved.mode, &resolved.id, environment),
+            Some(Cached::Proven)
+        );
+    let failed = (!cached)
+        .then(|| {
             let proof = sixfold_sandbox::prove(environment);
-            store_proof(&resolved.mode, environment, &proof);
+            store_proof(&resolved.mode, &resolved.id, environment, &proof);
             proof
-        }
-    };
-    if !proof.proven {
+        })
+        .filter(|proof| !proof.proven);
+    if let Some(proof) = failed {
         // INVARIANT (fail closed): an environment this machine does not enforce runs nothing,
         // never the command with less confinement.
         errln!(
             "error: the environment `{}` of mode `{}` cannot be proven on this machine, so the command did not run",
-            resolved.spec.id,
+            resolved.id,
             resolved.mode
         );
         for failed in proof.failed() {
@@ -315,7 +351,7 @@ fn explain_failure(resolved: &Resolved, environment: &Environment, status: i32) 
         .collect();
     let prefix = format!(
         "sixfold sandbox: the command exited with status {status} inside the environment `{}` of mode `{}`",
-        resolved.spec.id, resolved.mode
+        resolved.id, resolved.mode
     );
     if !named.is_empty() {
         let more = named.len().saturating_sub(MAX_NAMED);
@@ -367,7 +403,7 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
         Some(environment) => {
             // A check always proves afresh; what it observed replaces the cached proof.
             let proof = sixfold_sandbox::prove(environment);
-            store_proof(&resolved.mode, environment, &proof);
+            store_proof(&resolved.mode, &resolved.id, environment, &proof);
             proof
         }
         None => Proof::from_checks(vec![Check::new(
@@ -375,7 +411,7 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
             true,
             format!(
                 "the environment `{}` confines nothing: a command runs as it is",
-                resolved.spec.id
+                resolved.id
             ),
         )]),
     };
@@ -393,7 +429,7 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
         let verdict = if proof.proven { "proven" } else { "not proven" };
         outln!(
             "{verdict}: the environment `{}` of mode `{}`",
-            resolved.spec.id,
+            resolved.id,
             resolved.mode
         );
     }

@@ -42,6 +42,13 @@ pub trait Sandboxes {
     /// Whether mode `mode`'s environment `spec`, enforced around the workspace `roots`, is
     /// proven on this machine. `Err` says what is missing.
     fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<(), String>;
+    /// The digest of the proof [`proven`](Sandboxes::proven) found, handed to the rewritten
+    /// command (`sandbox run --proof`) so that it reads the environment from that proof instead
+    /// of loading the bundle again; `None` hands nothing (the run then loads the bundle).
+    fn proof(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<String> {
+        let _ = (mode, spec, roots);
+        None
+    }
     /// The `sixfold` program that runs a command confined (`sixfold sandbox run`); `None` when
     /// it cannot be found.
     fn program(&self) -> Option<PathBuf>;
@@ -356,6 +363,10 @@ impl Sandbox {
             } else {
                 words.push(format!("{}={}", root.name, root.path.display()));
             }
+        }
+        if let Some(digest) = sandboxes.proof(mode, spec, &roots) {
+            words.push("--proof".into());
+            words.push(digest);
         }
         if !with_project {
             words.push("--no-project".into());

@@ -4,7 +4,9 @@
 Usage: python3 engine/sandbox/benches/sandbox_cli.py [RUNS] (after `cargo build --release -p
 sixfold-cli`). Prints a Markdown table (median, p90, min). Figures: docs/performance.md.
 """
+import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -14,6 +16,16 @@ import time
 # `$SIXFOLD_BIN`, else the release binary under `$CARGO_TARGET_DIR`, else under the repository.
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../target")
 BINARY = os.environ.get("SIXFOLD_BIN") or os.path.join(TARGET, "release/sixfold")
+
+
+def hook_line(env: dict, cwd: str) -> list:
+    """The command line the hook writes for `true` in `workspace-write` (`sixfold judge` answers as
+    the hook does), with `true` run directly instead of through `bash -c`."""
+    judged = subprocess.run([BINARY, "judge", "--no-project", "--mode", "workspace-write", "--tool", "Bash",
+                             "--input", json.dumps({"command": "true"})],
+                            cwd=cwd, env=env, capture_output=True, check=True, text=True)
+    words = shlex.split(json.loads(judged.stdout)["updated_input"]["command"])
+    return words[:words.index("--") + 1] + ["true"]
 
 
 def main() -> None:
@@ -28,12 +40,16 @@ def main() -> None:
         env = dict(os.environ, TMPDIR=os.path.join(scratch, "tmp"), XDG_CACHE_HOME=os.path.join(scratch, "cache"),
                    XDG_STATE_HOME=os.path.join(scratch, "state"))
         run = [BINARY, "sandbox", "run", "--no-project", "--mode"]
+        subprocess.run(run + ["workspace-write", "--", "true"], cwd=ws, env=env, stdout=subprocess.DEVNULL, check=True)
         cases = [
             ("`/bin/true`", ["/bin/true"], ws),
             ("`sandbox run --mode full -- true`", run + ["full", "--", "true"], ws),
             ("`sandbox run --mode workspace-write -- true`, cached, protected paths present",
              run + ["workspace-write", "--", "true"], ws),
             ("the same in a fresh workspace (placeholders)", run + ["workspace-write", "--", "true"], fresh),
+            ("the same as the hook writes it (`--proof`: the environment read from the proof, no bundle)",
+             hook_line(env, ws), ws),
+            ("the same, `--proof`, fresh workspace", hook_line(env, fresh), fresh),
             ("`sandbox check --mode workspace-write`",
              [BINARY, "sandbox", "check", "--no-project", "--mode", "workspace-write"], ws),
         ]

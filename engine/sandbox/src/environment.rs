@@ -5,6 +5,7 @@
 //! This is plain data: [`Environment::from_spec`] builds it from what the bundle says (the
 //! core's [`EnvironmentSpec`]) and the facts of one run (the roots, the temp dir, the home).
 
+use serde::{Deserialize, Serialize};
 use sixfold_core::environment::EnvironmentSpec;
 use std::path::PathBuf;
 
@@ -48,7 +49,7 @@ use std::path::PathBuf;
 /// };
 /// assert!(environment.network.is_cut());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Environment {
     /// The writable roots: absolute directories the command may change (the workspace roots).
     pub roots: Vec<PathBuf>,
@@ -96,7 +97,7 @@ pub struct Environment {
 /// assert!(variables.passes("GITHUB_TOKEN_FOR_TESTS"));
 /// assert!(!variables.passes("ANTHROPIC_API_KEY"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Variables {
     /// Names and patterns that pass.
     pub pass: Vec<String>,
@@ -138,7 +139,7 @@ fn wildcard(pattern: &str, name: &str) -> bool {
 }
 
 /// Whether a confined command may reach the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Network {
     /// No network at all: an empty network namespace (not even the host's loopback), no new
     /// sockets but Unix ones, no TCP where Landlock can say so.

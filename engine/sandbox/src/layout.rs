@@ -547,7 +547,7 @@ impl Layout {
     }
 
     /// Hides the entries of `dir` named `last` (a literal name or a glob).
-    fn hide_in(&mut self, dir: &Path, last: &str, matcher: &globset::GlobMatcher) {
+    fn hide_in(&mut self, dir: &Path, last: &str, matcher: &Name) {
         if !has_wildcard(last) {
             self.push_hidden(&dir.join(last));
             return;
@@ -659,14 +659,41 @@ fn expand(dir: &Path, components: &[&str], written: &str) -> Result<Vec<PathBuf>
     Ok(found)
 }
 
+/// One name as written, ready to match directory entries against.
+#[derive(Debug)]
+enum Name {
+    /// A name without any character a glob gives a meaning to: matched as it is, with no glob
+    /// compiled (most names an environment lists are such, and each glob costs a regex).
+    Literal(std::ffi::OsString),
+    /// A glob (`.env*`, `*.pem`).
+    Glob(globset::GlobMatcher),
+}
+
+impl Name {
+    /// Whether an entry's name matches.
+    fn is_match(&self, name: impl AsRef<std::ffi::OsStr>) -> bool {
+        match self {
+            Name::Literal(literal) => name.as_ref() == literal,
+            Name::Glob(glob) => glob.is_match(name.as_ref()),
+        }
+    }
+}
+
 /// A matcher for one name as written (a literal, or a glob in a secret's last component).
-fn matcher(name: &str, written: &str) -> Result<globset::GlobMatcher, SandboxError> {
-    Ok(globset::GlobBuilder::new(name)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| invalid(format!("`{written}`: {e}")))?
-        .compile_matcher())
+fn matcher(name: &str, written: &str) -> Result<Name, SandboxError> {
+    // Every character a glob (with `\` escapes and `{a,b}` alternatives) reads specially: a
+    // name without them matches only itself, as its glob would.
+    if !name.contains(['*', '?', '[', ']', '{', '}', '\\']) && !name.is_empty() {
+        return Ok(Name::Literal(name.into()));
+    }
+    Ok(Name::Glob(
+        globset::GlobBuilder::new(name)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| invalid(format!("`{written}`: {e}")))?
+            .compile_matcher(),
+    ))
 }
 
 /// The entries under each root, read once (bounded) and sorted, so a directory's descendants
@@ -678,12 +705,7 @@ struct Trees {
 
 impl Trees {
     /// Every entry under `root`, at any depth, whose name matches (not looked into further).
-    fn find_below(
-        &mut self,
-        root: &Path,
-        matcher: &globset::GlobMatcher,
-        written: &str,
-    ) -> Result<Vec<PathBuf>, SandboxError> {
+    fn find_below(&mut self, root: &Path, matcher: &Name, written: &str) -> Result<Vec<PathBuf>, SandboxError> {
         if !self.read.iter().any(|(r, _)| r == root) {
             let entries = read_tree(root);
             self.read.push((root.to_path_buf(), entries));
@@ -1004,6 +1026,58 @@ mod tests {
                 is_dir: false
             }]
         );
+    }
+
+    #[test]
+    fn a_literal_name_matches_as_its_glob_would_without_compiling_one() {
+        let glob = |name: &str| {
+            globset::GlobBuilder::new(name)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .unwrap()
+                .compile_matcher()
+        };
+        let entries = [
+            ".ssh",
+            ".SSH",
+            ".ssh2",
+            "x.ssh",
+            ".env",
+            ".env.local",
+            "a.pem",
+            "a{b",
+            "ab",
+            "a\\b",
+            "[x]",
+            "x",
+        ];
+        for name in [
+            ".ssh",
+            ".git",
+            "credentials.json",
+            ".env*",
+            "*.pem",
+            "id_rsa*",
+            "a{b,c}",
+            "a\\b",
+            "[x]",
+            "x",
+        ] {
+            let ours = matcher(name, name).unwrap();
+            assert_eq!(
+                matches!(ours, Name::Literal(_)),
+                !name.contains(['*', '[', '{', '\\']),
+                "{name}"
+            );
+            for entry in entries {
+                assert_eq!(
+                    ours.is_match(entry),
+                    glob(name).is_match(entry),
+                    "{name} against {entry}"
+                );
+            }
+        }
     }
 
     #[test]
