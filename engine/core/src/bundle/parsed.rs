@@ -51,7 +51,8 @@ pub(crate) enum ParsedDoc {
     Mode(ModeFile),
     Policy(PolicyFile),
     Pattern(PatternFile),
-    Provider(ProviderFile),
+    /// Boxed: a provider's file is several times the size of the others.
+    Provider(Box<ProviderFile>),
 }
 
 /// One layer's entry: the documents found stored, and whether any was parsed afresh (then the
@@ -231,7 +232,7 @@ mod tests {
                 "modes" => ParsedDoc::Mode(toml::from_str(text).unwrap()),
                 "policies" if relative.ends_with(".toml") => ParsedDoc::Policy(toml::from_str(text).unwrap()),
                 "patterns" => ParsedDoc::Pattern(toml::from_str(text).unwrap()),
-                "providers" => ParsedDoc::Provider(toml::from_str(text).unwrap()),
+                "providers" => ParsedDoc::Provider(Box::new(toml::from_str(text).unwrap())),
                 _ => continue,
             };
             stored.put(relative, &parsed);

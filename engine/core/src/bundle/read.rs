@@ -281,7 +281,7 @@ fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, stored: Option<
         }
         "providers" => {
             if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, stored, d) {
-                docs.providers.insert(provider.id.clone(), doc, provider, d);
+                docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
         _ => {}
@@ -309,7 +309,7 @@ fn parse_stored(doc: &Doc, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>)
         "modes" => parse::<ModeFile>(doc, d).map(ParsedDoc::Mode),
         "policies" => parse::<PolicyFile>(doc, d).map(ParsedDoc::Policy),
         "patterns" => parse::<PatternFile>(doc, d).map(ParsedDoc::Pattern),
-        "providers" => parse::<ProviderFile>(doc, d).map(ParsedDoc::Provider),
+        "providers" => parse::<ProviderFile>(doc, d).map(|p| ParsedDoc::Provider(Box::new(p))),
         _ => None,
     }?;
     if let Some(stored) = stored {
