@@ -58,6 +58,41 @@ fn main() {
         code,
         "/// The content hash of [`FILES`] (see `bundle::digest`).\npub(crate) static HASH: &str = {hash:?};"
     );
+    // The build of the formats a parsed layer is stored in (`bundle::parsed`): the core's source
+    // and the locked crates' versions (the TOML parser's spans among them). A change to either
+    // names every stored layer anew, so none made by another build is ever read.
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=../../Cargo.lock");
+    let mut sources = Vec::new();
+    collect(&manifest.join("src"), &mut sources);
+    let mut formed: Vec<(String, String)> = sources
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| {
+            let name = p
+                .strip_prefix(&manifest)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .replace('\\', "/");
+            (name, std::fs::read_to_string(p).unwrap_or_default())
+        })
+        .collect();
+    formed.push((
+        "Cargo.lock".into(),
+        std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default(),
+    ));
+    formed.push(("version".into(), std::env::var("CARGO_PKG_VERSION").unwrap_or_default()));
+    let format = digest::layer(formed.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+    let format = format
+        .strip_prefix("sha256:")
+        .unwrap_or(&format)
+        .get(..16)
+        .unwrap_or_default()
+        .to_string();
+    let _ = writeln!(
+        code,
+        "/// The build of the stored parsed layers' format (see `bundle::parsed`).\npub(crate) static FORMAT: &str = {format:?};"
+    );
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("shipped.rs");
     if let Err(err) = std::fs::write(&out, code) {
         println!("cargo:warning=cannot write the embedded bundle: {err}");

@@ -48,7 +48,7 @@ pub(crate) fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>)
 /// Loads the bundle; diagnostics from reading and from loading, together.
 pub(crate) fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
     let (sources, mut diagnostics) = sources(args);
-    let (bundle, mut found) = Bundle::load(&sources);
+    let (bundle, mut found) = load_sources(&sources);
     diagnostics.append(&mut found);
     (bundle, sources, diagnostics)
 }
@@ -76,7 +76,16 @@ pub(crate) fn without_untrusted_project(args: &BundleArgs) -> Option<Bundle> {
         no_project: true,
     };
     let (sources, _) = sources(&without);
-    Some(Bundle::load(&sources).0)
+    Some(load_sources(&sources).0)
+}
+
+/// Loads sources whole, taking layers parsed before from the user's cache (the same bundle and
+/// diagnostics, without parsing their TOML again).
+pub(crate) fn load_sources(sources: &[BundleSource]) -> (Bundle, Vec<Diagnostic>) {
+    match sixfold_core::bundle::ParseCache::user() {
+        Some(cache) => Bundle::load_cached(sources, None, &cache),
+        None => Bundle::load(sources),
+    }
 }
 
 /// Prints diagnostics to stderr.

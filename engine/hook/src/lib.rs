@@ -133,9 +133,11 @@ pub fn load_over(layer: Option<&ProjectLayer>, needs: Option<&Needs>) -> (Bundle
         diagnostics.extend(layer.diagnostics.iter().cloned());
         sources.extend(layer.source.iter().cloned());
     }
-    let (bundle, mut found) = match needs {
-        Some(needs) => Bundle::load_for(&sources, needs),
-        None => Bundle::load(&sources),
+    // Layers parsed before are taken from the user's cache (the same bundle, without the TOML).
+    let (bundle, mut found) = match (sixfold_core::bundle::ParseCache::user(), needs) {
+        (Some(cache), needs) => Bundle::load_cached(&sources, needs, &cache),
+        (None, Some(needs)) => Bundle::load_for(&sources, needs),
+        (None, None) => Bundle::load(&sources),
     };
     diagnostics.append(&mut found);
     (bundle, diagnostics)

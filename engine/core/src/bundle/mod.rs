@@ -13,6 +13,7 @@ mod compile;
 mod digest;
 mod examples;
 mod model;
+mod parsed;
 mod read;
 mod rows;
 mod select;
@@ -20,6 +21,7 @@ pub mod source;
 
 pub use acts::{ActRule, ActView};
 pub use model::{Mode, Pattern, Policy};
+pub use parsed::ParseCache;
 pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
 pub use select::Needs;
 pub use source::{BundleSource, Origin};
@@ -100,7 +102,7 @@ impl Bundle {
 
     /// Loads sources in order with the given script limits.
     pub fn load_with(sources: &[BundleSource], limits: ScriptLimits) -> (Bundle, Vec<Diagnostic>) {
-        Bundle::load_selected(sources, limits, None)
+        Bundle::load_selected(sources, limits, None, None)
     }
 
     /// Loads only what one judgement needs: the mode with the modes it extends and the policies
@@ -111,17 +113,29 @@ impl Bundle {
     /// A broken file among those is reported as when loading everything; a broken file the
     /// judgement does not need is not read, so it is not reported (that is `sixfold check`'s job).
     pub fn load_for(sources: &[BundleSource], needs: &Needs) -> (Bundle, Vec<Diagnostic>) {
-        Bundle::load_selected(sources, ScriptLimits::default(), Some(needs))
+        Bundle::load_selected(sources, ScriptLimits::default(), Some(needs), None)
+    }
+
+    /// [`Bundle::load`] (with `needs`, [`Bundle::load_for`]) taking each layer's documents from
+    /// `cache` where it holds them, and keeping there those parsed now: the same bundle and the
+    /// same diagnostics, without parsing TOML that was parsed before.
+    pub fn load_cached(
+        sources: &[BundleSource],
+        needs: Option<&Needs>,
+        cache: &ParseCache,
+    ) -> (Bundle, Vec<Diagnostic>) {
+        Bundle::load_selected(sources, ScriptLimits::default(), needs, Some(cache))
     }
 
     fn load_selected(
         sources: &[BundleSource],
         limits: ScriptLimits,
         needs: Option<&Needs>,
+        cache: Option<&ParseCache>,
     ) -> (Bundle, Vec<Diagnostic>) {
         let mut diagnostics = Vec::new();
         let host = ScriptHost::new(limits);
-        let docs = read::read(sources, &host, needs, &mut diagnostics);
+        let docs = read::read(sources, &host, needs, cache, &mut diagnostics);
         let mut bundle = Bundle {
             modes: BTreeMap::new(),
             policies: BTreeMap::new(),

@@ -4,6 +4,7 @@
 //!
 //! A [`Selection`] reads only the documents one judgement needs; everything else is left unread.
 
+use super::parsed::{ParseCache, ParsedDoc, Stored};
 use super::select::{Needs, Selection};
 use super::source::{BundleSource, Origin};
 use crate::diag::Diagnostic;
@@ -147,11 +148,13 @@ pub(crate) struct Documents {
 }
 
 /// Reads the sources in order. With needs, only the files they need are parsed, and scripts are
-/// left as text until a rule names them.
+/// left as text until a rule names them. With a cache, a document of a layer other than the
+/// shipped one that was parsed before is taken from it, and one parsed now is added to it.
 pub(crate) fn read(
     sources: &[BundleSource],
     host: &ScriptHost,
     needs: Option<&Needs>,
+    cache: Option<&ParseCache>,
     d: &mut Vec<Diagnostic>,
 ) -> Documents {
     let mut docs = Documents {
@@ -162,6 +165,8 @@ pub(crate) fn read(
         scripts: HashMap::new(),
     };
     let mut wanted = needs.map(Selection::new);
+    // Opened on the first document a layer parses, so a layer with nothing wanted is not hashed.
+    let mut stored: Vec<Option<Stored>> = sources.iter().map(|_| None).collect();
     // A selected mode may extend one not selected yet: read again for the modes it names, until
     // no new one is named. Without a selection, one pass reads everything.
     loop {
@@ -195,13 +200,24 @@ pub(crate) fn read(
                     text: Arc::from(text.as_str()),
                     line_offset: 0,
                 };
-                read_document(&mut docs, doc, text, d);
+                // Never the shipped bundle: it holds every mode's ceiling, which no file outside the
+                // binary may stand in for (and in a compact form it decodes no faster than it parses).
+                let entry = match (cache, stored.get_mut(index)) {
+                    (Some(cache), Some(slot)) if !shipped => {
+                        Some(slot.get_or_insert_with(|| Stored::open(cache, source)))
+                    }
+                    _ => None,
+                };
+                read_document(&mut docs, doc, text, entry, d);
             }
         }
         let Some(wanted) = &mut wanted else { break };
         if !wanted.next_round(|id| docs.modes.items.get(id).map(|(_, (mode, _))| mode)) {
             break;
         }
+    }
+    for entry in stored.into_iter().flatten() {
+        entry.save();
     }
     docs
 }
@@ -223,7 +239,7 @@ pub(crate) fn compile(
     }
 }
 
-fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, d: &mut Vec<Diagnostic>) {
+fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) {
     let relative = doc.relative.clone();
     match relative.split('/').next().unwrap_or("") {
         "modes" => {
@@ -240,7 +256,7 @@ fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, d: &mut Vec<Dia
                 doc.line_offset = 1;
                 role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
             }
-            if let Some(mode) = parse::<ModeFile>(&doc, d) {
+            if let Some(ParsedDoc::Mode(mode)) = parse_stored(&doc, stored, d) {
                 if mode.id != file_stem(&relative) {
                     d.push(
                         Diagnostic::file(
@@ -254,22 +270,52 @@ fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, d: &mut Vec<Dia
             }
         }
         "policies" => {
-            if let Some(policy) = parse::<PolicyFile>(&doc, d) {
+            if let Some(ParsedDoc::Policy(policy)) = parse_stored(&doc, stored, d) {
                 docs.policies.insert(policy.id.clone(), doc, policy, d);
             }
         }
         "patterns" => {
-            if let Some(pattern) = parse::<PatternFile>(&doc, d) {
+            if let Some(ParsedDoc::Pattern(pattern)) = parse_stored(&doc, stored, d) {
                 docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
             }
         }
         "providers" => {
-            if let Some(provider) = parse::<ProviderFile>(&doc, d) {
-                docs.providers.insert(provider.id.clone(), doc, provider, d);
+            if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, stored, d) {
+                docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
         _ => {}
     }
+}
+
+/// The document as its folder's kind: from the layer's stored entry when it holds it, else
+/// parsed from its TOML (and then stored, when it parsed).
+fn parse_stored(doc: &Doc, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) -> Option<ParsedDoc> {
+    let kind = doc.relative.split('/').next().unwrap_or("");
+    let mut stored = stored;
+    if let Some(found) = stored.as_mut().and_then(|s| s.get(&doc.relative)) {
+        let same_kind = matches!(
+            (kind, &found),
+            ("modes", ParsedDoc::Mode(_))
+                | ("policies", ParsedDoc::Policy(_))
+                | ("patterns", ParsedDoc::Pattern(_))
+                | ("providers", ParsedDoc::Provider(_))
+        );
+        if same_kind {
+            return Some(found);
+        }
+    }
+    let parsed = match kind {
+        "modes" => parse::<ModeFile>(doc, d).map(ParsedDoc::Mode),
+        "policies" => parse::<PolicyFile>(doc, d).map(ParsedDoc::Policy),
+        "patterns" => parse::<PatternFile>(doc, d).map(ParsedDoc::Pattern),
+        "providers" => parse::<ProviderFile>(doc, d).map(|p| ParsedDoc::Provider(Box::new(p))),
+        _ => None,
+    }?;
+    if let Some(stored) = stored {
+        stored.put(&doc.relative, &parsed);
+    }
+    Some(parsed)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(doc: &Doc, diagnostics: &mut Vec<Diagnostic>) -> Option<T> {

@@ -1,9 +1,9 @@
 //! An environment, as written: `[environments.NAME]` in a policy file. What a sandbox must
 //! enforce around a command run under a mode that names it.
 
+use super::Spanned;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
 /// What an environment confines: which roots and whether the temp dir are writable, which path
 /// sets stay read-only inside them and which are hidden, and whether the network is cut.

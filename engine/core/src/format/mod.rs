@@ -12,6 +12,7 @@ mod pattern;
 mod policy;
 mod provider;
 mod rule;
+mod spanned;
 
 pub use closed::NoOtherKeys;
 pub use environment::{Access, EnvironmentFile, NetworkAccess, VariablesFile};
@@ -28,3 +29,4 @@ pub use provider::{
 };
 pub use provider::{RecordCaseFile, ReportFile};
 pub use rule::{JudgementExample, RuleFile};
+pub use spanned::Spanned;

@@ -1,11 +1,11 @@
 //! A mode file: `modes/ID.toml`, or `modes/ID.md` with TOML front matter.
 
 use super::rule::{JudgementExample, RuleFile};
+use super::Spanned;
 use crate::decision::Decision;
 use crate::effects::EffectFields;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
 /// A mode: a policy (what runs, what asks, what is refused, judged by effects), a behaviour and a
 /// presentation. Written as `modes/ID.toml`, or `modes/ID.md` with this as TOML front matter

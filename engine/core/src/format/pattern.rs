@@ -1,9 +1,9 @@
 //! A pattern file: `patterns/*.toml`, an agent architecture as data.
 
+use super::Spanned;
 use crate::decision::Decision;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
 /// A pattern: an agent architecture as data.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

@@ -5,13 +5,13 @@ use super::closed::NoOtherKeys;
 use super::environment::EnvironmentFile;
 use super::provider::ToolFile;
 use super::rule::{JudgementExample, RuleFile};
+use super::Spanned;
 use crate::decision::Decision;
 use crate::effects::EffectFields;
 use crate::verdict::{Assertion, Severity, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use toml::Spanned;
 
 /// A policy file: path sets, reusable rules, rows, and examples.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

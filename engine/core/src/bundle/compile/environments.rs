@@ -6,8 +6,8 @@ use crate::bundle::read::Layered;
 use crate::bundle::Bundle;
 use crate::diag::Diagnostic;
 use crate::environment::{written_paths, EnvironmentSpec};
+use crate::format::Spanned;
 use crate::format::{Access, EnvironmentFile, NetworkAccess, PolicyFile};
-use toml::Spanned;
 
 impl Compiler<'_> {
     /// Compiles every environment, later layers replacing earlier ones by name. One that names

@@ -13,12 +13,12 @@ use super::read::{compile, Doc, Located, ScriptFile};
 use crate::decision::Decision;
 use crate::diag::Diagnostic;
 use crate::format::RuleFile;
+use crate::format::Spanned;
 use crate::judge::{PathSet, PlaceMatcher, Rule, RuleScript, When};
 use crate::script::{to_dynamic, Script, ScriptHost};
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
-use toml::Spanned;
 
 /// A script function named by a rule or row, to be checked once the script is compiled.
 #[derive(Debug, Clone)]
