@@ -308,7 +308,11 @@ fn loading(c: &mut Criterion) {
             None => text.as_str(),
         };
         let mode: toml::Table = toml::from_str(toml_text).expect("a shipped mode parses");
-        let includes = mode.get("include").and_then(|i| i.as_array()).cloned().unwrap_or_default();
+        let includes = mode
+            .get("include")
+            .and_then(|i| i.as_array())
+            .cloned()
+            .unwrap_or_default();
         needed.extend(
             includes
                 .iter()

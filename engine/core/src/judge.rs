@@ -922,13 +922,37 @@ mod tests {
     #[test]
     fn the_needed_text_never_turns_away_a_match() {
         let globs = [
-            "**/.env*", "**/.netrc", "**/credentials.json", "**/*.pem", "**/id_rsa*", "**/.sixfold",
-            "**/.sixfold/**", "*.rs", "**/gen-?.lock",
+            "**/.env*",
+            "**/.netrc",
+            "**/credentials.json",
+            "**/*.pem",
+            "**/id_rsa*",
+            "**/.sixfold",
+            "**/.sixfold/**",
+            "*.rs",
+            "**/gen-?.lock",
         ];
         let paths = [
-            ".env", "a/.env.local", "x/.netrc", "credentials.json", "k/c.pem", "id_rsa", "a/b/id_rsa.pub",
-            ".sixfold", "deep/.sixfold/state.toml", "lib.rs", "gen-1.lock", "a/gen-2.lock", "src/main.rs",
-            "notes.md", ".envy", "env", "a.pe", "src/lib.rs", "workspace/.sixfold", "ids_rsa",
+            ".env",
+            "a/.env.local",
+            "x/.netrc",
+            "credentials.json",
+            "k/c.pem",
+            "id_rsa",
+            "a/b/id_rsa.pub",
+            ".sixfold",
+            "deep/.sixfold/state.toml",
+            "lib.rs",
+            "gen-1.lock",
+            "a/gen-2.lock",
+            "src/main.rs",
+            "notes.md",
+            ".envy",
+            "env",
+            "a.pe",
+            "src/lib.rs",
+            "workspace/.sixfold",
+            "ids_rsa",
         ];
         let mut all = Globs::default();
         let built: Vec<Glob> = globs
@@ -959,8 +983,17 @@ mod tests {
     #[test]
     fn starts_compare_as_components_do() {
         for (path, prefix) in [
-            ("a/b", "a"), ("a/b", "a/b"), ("a/bc", "a/b"), ("a", "a/b"), ("a/b", ""), ("", "a"), ("", ""),
-            ("/etc/x", "etc"), ("/etc/x", "/etc"), (".git/hooks/pre-commit", ".git/hooks"), (".gitx", ".git"),
+            ("a/b", "a"),
+            ("a/b", "a/b"),
+            ("a/bc", "a/b"),
+            ("a", "a/b"),
+            ("a/b", ""),
+            ("", "a"),
+            ("", ""),
+            ("/etc/x", "etc"),
+            ("/etc/x", "/etc"),
+            (".git/hooks/pre-commit", ".git/hooks"),
+            (".gitx", ".git"),
         ] {
             assert_eq!(
                 starts_with_bytes(path.as_bytes(), prefix.as_bytes()),

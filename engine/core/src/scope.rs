@@ -397,12 +397,30 @@ mod tests {
         std::os::unix::fs::symlink("d/e", root.join("rel-dir")).unwrap();
         let ws = Workspace::new(&root);
         for written in [
-            "./d", "./d/e", "./d/f.rs", "./to-dir", "./to-file", "./rel-dir", "./to-dir/e", "./d/f.rs/x",
-            "./missing", "./missing/deeper", "./d/e/..", "./d/missing/..", "./to-dir/..", ".",
+            "./d",
+            "./d/e",
+            "./d/f.rs",
+            "./to-dir",
+            "./to-file",
+            "./rel-dir",
+            "./to-dir/e",
+            "./d/f.rs/x",
+            "./missing",
+            "./missing/deeper",
+            "./d/e/..",
+            "./d/missing/..",
+            "./to-dir/..",
+            ".",
         ] {
             let found = ws.resolve_found(written).unwrap();
-            let [(path, directory)] = found.as_slice() else { panic!("{written}: {found:?}") };
-            assert_eq!(Some(path.clone()), ws.resolve_one(written).and_then(|p| p.first().cloned()), "{written}");
+            let [(path, directory)] = found.as_slice() else {
+                panic!("{written}: {found:?}")
+            };
+            assert_eq!(
+                Some(path.clone()),
+                ws.resolve_one(written).and_then(|p| p.first().cloned()),
+                "{written}"
+            );
             // A place resolution did look at agrees with the disk; one it did not is left to the caller.
             if let Some(directory) = directory {
                 assert_eq!(*directory, path.is_dir(), "{written}");
