@@ -293,24 +293,41 @@ fn loading(c: &mut Criterion) {
     group.bench_function("shipped-bundle-without-drop", |b| {
         b.iter_with_large_drop(|| Bundle::load(black_box(&[shipped::source()])))
     });
-    // Only what the modes judge with: the modes, the policies they include (`keep-work` adds
-    // `uncommitted` to the three) and the environments they name.
-    let needed = [
-        "policies/secrets.toml",
-        "policies/protected.toml",
-        "policies/boundaries.toml",
-        "policies/uncommitted.toml",
-        "policies/environments.toml",
-    ];
+    // Only what the modes judge with: the modes, the policies they include (read from the modes
+    // themselves, so a policy a shipped mode comes to include is in the subset) and the
+    // environments they name.
+    let shipped_files = shipped::source().files;
+    let mut needed = vec!["policies/environments.toml".to_string()];
+    for (path, text) in &shipped_files {
+        if !path.starts_with("modes/") {
+            continue;
+        }
+        // A mode in Markdown keeps its TOML between `+++` lines, above its behaviour.
+        let toml_text = match text.strip_prefix("+++\n") {
+            Some(rest) => rest.split("\n+++").next().unwrap_or_default(),
+            None => text.as_str(),
+        };
+        let mode: toml::Table = toml::from_str(toml_text).expect("a shipped mode parses");
+        let includes = mode
+            .get("include")
+            .and_then(|i| i.as_array())
+            .cloned()
+            .unwrap_or_default();
+        needed.extend(
+            includes
+                .iter()
+                .filter_map(|p| p.as_str())
+                .map(|p| format!("policies/{p}.toml")),
+        );
+    }
     let subset = BundleSource::new(
         Origin::Shipped,
-        shipped::source()
-            .files
+        shipped_files
             .into_iter()
-            .filter(|(path, _)| path.starts_with("modes/") || needed.contains(&path.as_str())),
+            .filter(|(path, _)| path.starts_with("modes/") || needed.contains(path)),
     );
     load(std::slice::from_ref(&subset));
-    group.bench_function("modes-and-their-three-policies", |b| {
+    group.bench_function("modes-and-their-policies", |b| {
         b.iter(|| Bundle::load(black_box(std::slice::from_ref(&subset))))
     });
     // What a hook loads to judge one step: `Bundle::load_for` the mode, the provider and the pattern.

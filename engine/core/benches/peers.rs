@@ -75,7 +75,7 @@ const CEDAR: [(&str, &str); 9] = [
     (
         "refuse-reads-secret",
         r#"forbid (principal, action == Action::"read", resource) when {
-  (context.in_home && (["".ssh", ".aws", ".gnupg", ".kube/config", ".docker/config.json", ".netrc",
+  (context.in_home && ([".ssh", ".aws", ".gnupg", ".kube/config", ".docker/config.json", ".netrc",
     ".git-credentials", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
     ".config/gh/hosts.yml", ".claude/.credentials.json", ".codex/auth.json"].contains(context.home_rel)
     || context.home_rel like ".ssh/*" || context.home_rel like ".aws/*" || context.home_rel like ".gnupg/*"

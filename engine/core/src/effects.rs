@@ -154,19 +154,11 @@ impl EffectProfile {
     pub fn resolve(&self, workspace: &Workspace) -> Effects {
         // Each place is resolved once (a resolution is an `lstat` per existing component), and
         // the scopes are made from the same resolutions the places are.
-        let reads: Vec<Scopes> = self
-            .reads
-            .iter()
-            .map(|e| workspace.resolve(std::slice::from_ref(e)))
-            .collect();
-        let writes: Vec<Scopes> = self
-            .writes
-            .iter()
-            .map(|e| workspace.resolve(std::slice::from_ref(e)))
-            .collect();
+        let reads: Vec<Resolved> = self.reads.iter().map(|e| Resolved::of(workspace, e)).collect();
+        let writes: Vec<Resolved> = self.writes.iter().map(|e| Resolved::of(workspace, e)).collect();
         Effects {
-            reads: union(&reads),
-            writes: union(&writes),
+            reads: union(reads.iter().map(|r| &r.scopes)),
+            writes: union(writes.iter().map(|r| &r.scopes)),
             flags: Flags {
                 reaches: self.reaches,
                 reversible: self.reversible,
@@ -199,6 +191,20 @@ pub struct Touch {
     pub path: Option<PathBuf>,
     /// Where it lies.
     pub place: Place,
+    /// Whether it is an existing directory, as resolution found it; `None` where resolution did
+    /// not look (a named scope, `*`), so whoever needs to know looks at the disk.
+    pub directory: Option<bool>,
+}
+
+impl Touch {
+    /// Whether the place is an existing directory: what resolution found, else a look now.
+    pub fn is_directory(&self) -> bool {
+        match (self.directory, &self.path) {
+            (Some(directory), _) => directory,
+            (None, Some(path)) => path.is_dir(),
+            (None, None) => false,
+        }
+    }
 }
 
 /// A resolved effect profile: scopes as [`Scopes`], each place classified. This is what
@@ -282,7 +288,7 @@ impl From<&Effects> for Profile {
 /// Each entry resolved on its own and classified, the same place once.
 // INVARIANT (fail closed): no place a step names is hidden from the rules by a wider one.
 /// What `Workspace::resolve` makes of the entries together, from each entry's resolution.
-fn union(each: &[Scopes]) -> Scopes {
+fn union<'a>(each: impl Iterator<Item = &'a Scopes>) -> Scopes {
     let mut paths = Vec::new();
     for scopes in each {
         match scopes {
@@ -293,12 +299,33 @@ fn union(each: &[Scopes]) -> Scopes {
     Scopes::from_paths(paths)
 }
 
+/// One entry as written, resolved: its scopes, and what resolution found of each path.
+struct Resolved {
+    scopes: Scopes,
+    found: Vec<(PathBuf, Option<bool>)>,
+}
+
+impl Resolved {
+    fn of(workspace: &Workspace, written: &str) -> Resolved {
+        match workspace.resolve_found(written) {
+            Some(found) => Resolved {
+                scopes: Scopes::from_paths(found.iter().map(|(path, _)| path.clone())),
+                found,
+            },
+            None => Resolved {
+                scopes: Scopes::Everything,
+                found: Vec::new(),
+            },
+        }
+    }
+}
+
 /// Every place as written, from each entry's resolution (in order).
-fn places_as_written(workspace: &Workspace, resolved: &[Scopes]) -> Vec<Touch> {
+fn places_as_written(workspace: &Workspace, resolved: &[Resolved]) -> Vec<Touch> {
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
-    for scopes in resolved {
-        for touch in classify(workspace, scopes) {
+    for entry in resolved {
+        for touch in classify(workspace, entry) {
             // A glob is also every existing place it names (resolved, so a link is followed),
             // found by a bounded look; where the look stops short, the rest is unknown.
             let expanded = match &touch.path {
@@ -313,8 +340,8 @@ fn places_as_written(workspace: &Workspace, resolved: &[Scopes]) -> Vec<Touch> {
             }
             let Some(expansion) = expanded else { continue };
             for found in expansion.found {
-                let named = vec![found.to_string_lossy().into_owned()];
-                for more in classify(workspace, &workspace.resolve(&named)) {
+                let named = Resolved::of(workspace, &found.to_string_lossy());
+                for more in classify(workspace, &named) {
                     if seen.insert(more.path.clone()) {
                         out.push(more);
                     }
@@ -325,6 +352,7 @@ fn places_as_written(workspace: &Workspace, resolved: &[Scopes]) -> Vec<Touch> {
                 out.push(Touch {
                     path: glob,
                     place: Place::Unknown,
+                    directory: None,
                 });
             }
         }
@@ -332,17 +360,19 @@ fn places_as_written(workspace: &Workspace, resolved: &[Scopes]) -> Vec<Touch> {
     out
 }
 
-fn classify(workspace: &Workspace, scopes: &Scopes) -> Vec<Touch> {
-    match scopes {
+fn classify(workspace: &Workspace, entry: &Resolved) -> Vec<Touch> {
+    match &entry.scopes {
         Scopes::Everything => vec![Touch {
             path: None,
             place: Place::Unknown,
+            directory: None,
         }],
         Scopes::Paths(paths) => paths
             .iter()
             .map(|p| Touch {
                 place: workspace.place(p),
                 path: Some(p.clone()),
+                directory: entry.found.iter().find(|(found, _)| found == p).and_then(|(_, d)| *d),
             })
             .collect(),
     }

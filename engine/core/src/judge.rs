@@ -5,8 +5,10 @@ use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{EffectFields, Effects, Flags, Touch};
 use crate::scope::{Place, Scopes, Workspace};
 use crate::script::{to_dynamic, Script, ScriptHost};
+use aho_corasick::AhoCorasick;
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use rhai::Dynamic;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -99,6 +101,9 @@ struct GlobStart {
     anchor: Anchor,
     literal: std::path::PathBuf,
     deep: bool,
+    /// `literal`'s bytes, compared with a resolved place's without walking components; `None`
+    /// when a part is `.`, which a component walk skips and a byte comparison would not.
+    bytes: Option<Vec<u8>>,
 }
 
 impl GlobStart {
@@ -114,8 +119,23 @@ impl GlobStart {
             }
             literal.push(part);
         }
-        GlobStart { anchor, literal, deep }
+        let bytes = (!literal.components().any(|c| c == std::path::Component::CurDir)
+            && !pattern.split('/').any(|p| p == "."))
+        .then(|| literal.as_os_str().as_encoded_bytes().to_vec());
+        GlobStart {
+            anchor,
+            literal,
+            deep,
+            bytes,
+        }
     }
+}
+
+/// `Path::starts_with` on the bytes of two normalised paths (no `.`, no `//`, no trailing `/`,
+/// as resolution makes them): `prefix` is `path` or names a directory above it.
+fn starts_with_bytes(path: &[u8], prefix: &[u8]) -> bool {
+    path.starts_with(prefix)
+        && (prefix.is_empty() || path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
 }
 
 impl PathSet {
@@ -198,8 +218,14 @@ impl PathSet {
                 Anchor::Root => root,
             };
             let Some(at) = at else { return false };
-            start.literal.starts_with(at)
-                || (start.deep && at.starts_with(&start.literal) && *is_dir.get_or_init(|| path.is_dir()))
+            let (holds, held) = match &start.bytes {
+                Some(literal) => {
+                    let at = at.as_os_str().as_encoded_bytes();
+                    (starts_with_bytes(literal, at), starts_with_bytes(at, literal))
+                }
+                None => (start.literal.starts_with(at), at.starts_with(&start.literal)),
+            };
+            holds || (start.deep && held && *is_dir.get_or_init(|| touch.is_directory()))
         });
         // A glob below a root (find's `{}` under `-name`) may name a member a root-anchored
         // glob names (`./**/state.toml` may be `.sixfold/state.toml`); one a `**/…` glob names
@@ -335,6 +361,10 @@ struct Globs {
     led: Vec<Led>,
     free: Vec<Glob>,
     free_set: OnceLock<Option<GlobSet>>,
+    /// Text every path a free glob matches holds somewhere (`.env` of `**/.env*`), one piece
+    /// per glob: a path holding none of it is matched by none of them, found without building a
+    /// candidate or running the regex set. `None` when some free glob has no such text.
+    free_needs: OnceLock<Option<AhoCorasick>>,
 }
 
 /// A glob that starts with literal text.
@@ -382,8 +412,35 @@ impl Globs {
                 return true;
             }
         }
-        !self.free.is_empty() && tried(self.free_set.get_or_init(|| compile(&self.free)))
+        !self.free.is_empty()
+            && self
+                .free_needs
+                .get_or_init(|| needed_text(&self.free))
+                .as_ref()
+                .is_none_or(|needs| needs.is_match(bytes))
+            && tried(self.free_set.get_or_init(|| compile(&self.free)))
     }
+}
+
+/// One piece of literal text per glob that every path the glob matches holds, in one automaton;
+/// `None` when a glob has none that is certain (only wildcards, or a class, an alternative or
+/// an escape, whose letters need not appear as written).
+fn needed_text(globs: &[Glob]) -> Option<AhoCorasick> {
+    let mut pieces = Vec::with_capacity(globs.len());
+    for glob in globs {
+        let text = glob.glob();
+        if text.contains(['[', ']', '{', '}', '\\']) {
+            return None;
+        }
+        // Split at the separators too: `**/` matches no directory at all, so `/.env` of
+        // `**/.env*` need not appear, while `.env` must.
+        let longest = text.split(['*', '?', '/']).max_by_key(|piece| piece.len())?;
+        if longest.is_empty() {
+            return None;
+        }
+        pieces.push(longest);
+    }
+    AhoCorasick::new(pieces).ok()
 }
 
 /// One set of globs; `None` when the regex engine refuses them (beyond its size limit).
@@ -435,7 +492,7 @@ pub(crate) type When = EffectFields<PlaceMatcher>;
 impl When {
     /// `Some` when every condition holds, with the first place that made a `reads`/`writes`
     /// condition hold, if any.
-    fn holds(&self, effects: &Effects, workspace: &Workspace) -> Option<Held> {
+    fn holds<'e>(&self, effects: &'e Effects, workspace: &Workspace) -> Option<Held<'e>> {
         let f = effects.flags;
         let flag_ok = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
         if !(flag_ok(self.reaches, f.reaches)
@@ -460,7 +517,7 @@ impl When {
                 .chain(hits)
                 .find(|t| t.path.is_some())
                 .unwrap_or(first);
-            evidence.get_or_insert_with(|| describe_touch(hit));
+            evidence.get_or_insert(hit);
         }
         Some(Held { place: evidence })
     }
@@ -468,9 +525,9 @@ impl When {
 
 /// Conditions that held, and the place that made them hold (none when only yes/no fields were
 /// asked about).
-#[derive(Debug, Clone)]
-struct Held {
-    place: Option<String>,
+#[derive(Debug, Clone, Copy)]
+struct Held<'e> {
+    place: Option<&'e Touch>,
 }
 
 fn describe_touch(touch: &Touch) -> String {
@@ -630,17 +687,15 @@ impl Judge {
                 by: DecidedBy::Ceiling,
             };
         }
-        // Each match: its decision, the rule's id, the reason, and whether the rule failed.
-        let mut matched: Vec<(Decision, &str, String, bool)> = Vec::new();
+        // Each match: its decision, the rule's id, the reason, and whether the rule failed. Put
+        // in words only for the rules that decide: the others' reasons are never read.
+        let mut matched: Vec<(Decision, &str, Reason<'_>, bool)> = Vec::new();
         let mut script_args: Option<(Dynamic, rhai::Map)> = None;
         for rule in &self.rules {
             let Some(held) = rule.when.holds(effects, &context.workspace) else {
                 continue;
             };
-            let mut reason = match held.place {
-                Some(place) => format!("{} ({place})", rule.reason),
-                None => rule.reason.clone(),
-            };
+            let mut reason = Reason::Rule(&rule.reason, held.place);
             if let Some(rs) = &rule.script {
                 let (effects_value, context_map) =
                     script_args.get_or_insert_with(|| (effects_to_dynamic(effects), context.to_dynamic(mode)));
@@ -654,14 +709,14 @@ impl Judge {
                     Ok(out) => match script_verdict(&out.value) {
                         Ok(ScriptAnswer::NoMatch) => continue,
                         Ok(ScriptAnswer::Match) => {}
-                        Ok(ScriptAnswer::MatchBecause(own)) => reason = own,
+                        Ok(ScriptAnswer::MatchBecause(own)) => reason = Reason::Own(own),
                         // INVARIANT (fail closed): a script answer that is not one refuses.
                         Err(what) => {
                             // INVARIANT (fail closed): a rule whose script fails refuses.
                             matched.push((
                                 Decision::Refuse,
                                 &rule.id,
-                                format!("rule `{}` failed, so it refuses: {what}", rule.id),
+                                Reason::Own(format!("rule `{}` failed, so it refuses: {what}", rule.id)),
                                 true,
                             ));
                             continue;
@@ -673,7 +728,7 @@ impl Judge {
                         matched.push((
                             Decision::Refuse,
                             &rule.id,
-                            format!("rule `{}` failed, so it refuses: {err}", rule.id),
+                            Reason::Own(format!("rule `{}` failed, so it refuses: {err}", rule.id)),
                             true,
                         ));
                         continue;
@@ -694,7 +749,7 @@ impl Judge {
                 by: DecidedBy::Default,
             };
         };
-        let deciding: Vec<&(Decision, &str, String, bool)> = matched.iter().filter(|m| m.0 == strictest).collect();
+        let deciding: Vec<&(Decision, &str, Reason<'_>, bool)> = matched.iter().filter(|m| m.0 == strictest).collect();
         // Failed rules alone make it unjudgeable; a working rule that decides the same makes it
         // the policy's decision.
         let by = if deciding.iter().all(|m| m.3) {
@@ -702,13 +757,39 @@ impl Judge {
         } else {
             DecidedBy::Rules
         };
-        let reasons: Vec<String> = deciding.iter().map(|m| format!("{} (rule `{}`)", m.2, m.1)).collect();
+        let mut reason = format!("mode `{mode}` {}: ", verb(strictest));
+        for (i, m) in deciding.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            let _ = write!(reason, "{sep}{} (rule `{}`)", m.2, m.1);
+        }
         Judgement {
             decision: strictest,
-            reason: format!("mode `{mode}` {}: {}", verb(strictest), reasons.join("; ")),
+            reason,
             rules: deciding.iter().map(|m| m.1.to_string()).collect(),
             mode: mode.clone(),
             by,
+        }
+    }
+}
+
+/// A matched rule's reason, put in words only if the rule decides.
+#[derive(Debug)]
+enum Reason<'a> {
+    /// The rule's own reason, with the place that made it hold.
+    Rule(&'a str, Option<&'a Touch>),
+    /// A reason in full: the script's own, or why the rule failed.
+    Own(String),
+}
+
+impl std::fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Rule(reason, None) => f.write_str(reason),
+            Reason::Rule(reason, Some(place)) => match &place.path {
+                Some(path) => write!(f, "{reason} (`{}`)", path.display()),
+                None => write!(f, "{reason} (`*`)"),
+            },
+            Reason::Own(own) => f.write_str(own),
         }
     }
 }
@@ -818,6 +899,108 @@ mod tests {
         // Unknown places are the `unknown` rules' business, outside ones the boundaries'.
         assert!(!covers("*"));
         assert!(!covers("/etc"));
+        // What resolution found is what counts: a link to a directory is one, a link to a file
+        // or a path through `..` back to a file is not; a directory reached by `..` is.
+        std::os::unix::fs::symlink(root.join("src/deep"), root.join("to-deep")).unwrap();
+        std::os::unix::fs::symlink(root.join("src/lib.rs"), root.join("to-lib")).unwrap();
+        assert!(covers("./to-deep"));
+        assert!(!covers("./to-lib"));
+        assert!(covers("./src/deep/.."));
+        assert!(!covers("./src/deep/../lib.rs"));
+        // A place nobody resolved (no fact) is looked at then.
+        let by_hand = |p: std::path::PathBuf| Touch {
+            place: ws.place(&p),
+            path: Some(p),
+            directory: None,
+        };
+        assert!(set.covers(&by_hand(root.join("src")), &ws));
+        assert!(!set.covers(&by_hand(root.join("src/lib.rs")), &ws));
+    }
+
+    /// The text a path must hold before the wildcard-led globs are run never turns away a
+    /// path they match, and a path without it is matched by none of them.
+    #[test]
+    fn the_needed_text_never_turns_away_a_match() {
+        let globs = [
+            "**/.env*",
+            "**/.netrc",
+            "**/credentials.json",
+            "**/*.pem",
+            "**/id_rsa*",
+            "**/.sixfold",
+            "**/.sixfold/**",
+            "*.rs",
+            "**/gen-?.lock",
+        ];
+        let paths = [
+            ".env",
+            "a/.env.local",
+            "x/.netrc",
+            "credentials.json",
+            "k/c.pem",
+            "id_rsa",
+            "a/b/id_rsa.pub",
+            ".sixfold",
+            "deep/.sixfold/state.toml",
+            "lib.rs",
+            "gen-1.lock",
+            "a/gen-2.lock",
+            "src/main.rs",
+            "notes.md",
+            ".envy",
+            "env",
+            "a.pe",
+            "src/lib.rs",
+            "workspace/.sixfold",
+            "ids_rsa",
+        ];
+        let mut all = Globs::default();
+        let built: Vec<Glob> = globs
+            .iter()
+            .map(|g| GlobBuilder::new(g).literal_separator(true).build().unwrap())
+            .collect();
+        for g in &built {
+            all.add(g.clone());
+        }
+        let needs = needed_text(&built).expect("each glob has text it needs");
+        let set = compile(&built).unwrap();
+        for path in paths {
+            let matched = set.is_match(path);
+            assert_eq!(all.is_match(Path::new(path)), matched, "{path}");
+            if matched {
+                assert!(needs.is_match(path), "{path}");
+            }
+        }
+        // A glob with no certain text (only wildcards, a class, an alternative) turns none away.
+        for g in ["**/*", "**/.[e]nv", "**/{a,b}.key", "**/x\\*"] {
+            let glob = GlobBuilder::new(g).literal_separator(true).build().unwrap();
+            assert!(needed_text(&[glob]).is_none(), "{g}");
+        }
+    }
+
+    /// Comparing a glob's literal start with a place byte by byte says what comparing their
+    /// components says.
+    #[test]
+    fn starts_compare_as_components_do() {
+        for (path, prefix) in [
+            ("a/b", "a"),
+            ("a/b", "a/b"),
+            ("a/bc", "a/b"),
+            ("a", "a/b"),
+            ("a/b", ""),
+            ("", "a"),
+            ("", ""),
+            ("/etc/x", "etc"),
+            ("/etc/x", "/etc"),
+            (".git/hooks/pre-commit", ".git/hooks"),
+            (".gitx", ".git"),
+        ] {
+            assert_eq!(
+                starts_with_bytes(path.as_bytes(), prefix.as_bytes()),
+                Path::new(path).starts_with(prefix),
+                "{path} {prefix}"
+            );
+        }
     }
 
     fn decision() -> impl Strategy<Value = Decision> {

@@ -234,23 +234,32 @@ impl Workspace {
         Scopes::from_paths(paths)
     }
 
-    fn resolve_one(&self, scope: &str) -> Option<Vec<PathBuf>> {
+    /// One scope entry resolved, each path with whether resolution found it an existing
+    /// directory (`None`: not looked at, as for the roots and temp dirs a name stands for).
+    /// `None` for everything (`*`, a bare word that names no scope).
+    pub(crate) fn resolve_found(&self, scope: &str) -> Option<Vec<(PathBuf, Option<bool>)>> {
+        let named = |paths: &mut dyn Iterator<Item = &PathBuf>| Some(paths.map(|p| (p.clone(), None)).collect());
         match scope {
             "*" => None,
-            "workspace" => Some(self.roots.iter().map(|r| r.path.clone()).collect()),
-            "tmp" => Some(self.tmp.clone()),
+            "workspace" => named(&mut self.roots.iter().map(|r| &r.path)),
+            "tmp" => named(&mut self.tmp.iter()),
             _ => {
                 if let Some(root) = self.roots.iter().find(|r| r.name == scope) {
-                    return Some(vec![root.path.clone()]);
+                    return named(&mut std::iter::once(&root.path));
                 }
                 let looks_like_path = scope.contains('/') || scope.contains('.') || scope.starts_with('~');
                 if !looks_like_path || scope.contains('\0') {
                     return None;
                 }
                 let expanded = self.expand_home(scope)?;
-                resolve_path(self.primary(), &expanded).map(|p| vec![p])
+                resolve_path_found(self.primary(), &expanded).map(|found| vec![found])
             }
         }
+    }
+
+    fn resolve_one(&self, scope: &str) -> Option<Vec<PathBuf>> {
+        self.resolve_found(scope)
+            .map(|found| found.into_iter().map(|(path, _)| path).collect())
     }
 
     fn expand_home(&self, scope: &str) -> Option<PathBuf> {
@@ -298,6 +307,13 @@ impl Workspace {
 /// become. Components that do not exist are taken as written. `None` when the path passes through
 /// more than `MAX_SYMLINK_HOPS` (40) symlinks or a link cannot be read.
 pub fn resolve_path(base: &Path, path: &Path) -> Option<PathBuf> {
+    resolve_path_found(base, path).map(|(resolved, _)| resolved)
+}
+
+/// [`resolve_path`], with what its last look at the disk said of the resolved path: whether it
+/// is an existing directory, `None` where the last step was no look at it (a trailing `..`, the
+/// root), so a caller that needs to know looks itself.
+pub(crate) fn resolve_path_found(base: &Path, path: &Path) -> Option<(PathBuf, Option<bool>)> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -309,12 +325,15 @@ pub fn resolve_path(base: &Path, path: &Path) -> Option<PathBuf> {
     let mut hops = 0;
     // Once a component is missing nothing below it can be a symlink, so no more syscalls.
     let mut exists = true;
+    // Whether `resolved` is an existing directory, as the last look said (`None`: not looked at).
+    let mut directory = None;
     while let Some(part) = pending.pop() {
         if part == ".." {
             resolved.pop();
             // Back in a directory that may exist: what follows must be looked up again, or
             // `missing/../link` would skip the link.
             exists = true;
+            directory = None;
             continue;
         }
         let candidate = resolved.join(&part);
@@ -329,16 +348,22 @@ pub fn resolve_path(base: &Path, path: &Path) -> Option<PathBuf> {
                     if target.is_absolute() {
                         resolved = PathBuf::from("/");
                     }
+                    directory = None;
                     push_components(&mut pending, &target);
                     continue;
                 }
-                Ok(_) => {}
+                Ok(meta) => directory = Some(meta.is_dir()),
                 Err(_) => exists = false,
             }
         }
+        // Below a component that could not be looked at nothing can be looked at either (not
+        // found, not a directory, no permission): not a directory, as `Path::is_dir` would say.
+        if !exists {
+            directory = Some(false);
+        }
         resolved = candidate;
     }
-    Some(resolved)
+    Some((resolved, directory))
 }
 
 /// Pushes the normal and `..` components of `path` onto a stack so that the first is on top.
@@ -358,6 +383,61 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// What resolution says of a place being a directory is what a look at the disk says:
+    /// through links, `..`, missing parts and files; where it did not look, it says so.
+    #[test]
+    fn resolution_knows_what_a_place_is() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("d/e")).unwrap();
+        std::fs::write(root.join("d/f.rs"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("d"), root.join("to-dir")).unwrap();
+        std::os::unix::fs::symlink(root.join("d/f.rs"), root.join("to-file")).unwrap();
+        std::os::unix::fs::symlink("d/e", root.join("rel-dir")).unwrap();
+        let ws = Workspace::new(&root);
+        for written in [
+            "./d",
+            "./d/e",
+            "./d/f.rs",
+            "./to-dir",
+            "./to-file",
+            "./rel-dir",
+            "./to-dir/e",
+            "./d/f.rs/x",
+            "./missing",
+            "./missing/deeper",
+            "./d/e/..",
+            "./d/missing/..",
+            "./to-dir/..",
+            ".",
+        ] {
+            let found = ws.resolve_found(written).unwrap();
+            let [(path, directory)] = found.as_slice() else {
+                panic!("{written}: {found:?}")
+            };
+            assert_eq!(
+                Some(path.clone()),
+                ws.resolve_one(written).and_then(|p| p.first().cloned()),
+                "{written}"
+            );
+            // A place resolution did look at agrees with the disk; one it did not is left to the caller.
+            if let Some(directory) = directory {
+                assert_eq!(*directory, path.is_dir(), "{written}");
+            }
+        }
+        // Looked at where the last part is looked at: a directory, a file, through a link, missing.
+        let directory = |w: &str| ws.resolve_found(w).unwrap()[0].1;
+        assert_eq!(directory("./d"), Some(true));
+        assert_eq!(directory("./to-dir"), Some(true));
+        assert_eq!(directory("./rel-dir"), Some(true));
+        assert_eq!(directory("./to-file"), Some(false));
+        assert_eq!(directory("./missing/deeper"), Some(false));
+        // A trailing `..` and the names of scopes are not looked at.
+        assert_eq!(directory("./d/e/.."), None);
+        assert_eq!(ws.resolve_found("workspace").unwrap()[0].1, None);
+        assert!(ws.resolve_found("*").is_none());
+    }
 
     fn paths(list: &[&str]) -> Scopes {
         Scopes::from_paths(list.iter().map(PathBuf::from))

@@ -184,6 +184,7 @@ impl Bundle {
         let touch = crate::effects::Touch {
             path: Some(path.to_path_buf()),
             place: workspace.place(path),
+            directory: None,
         };
         set.contains(&touch, workspace)
     }
