@@ -89,12 +89,14 @@ fn main() {
         .get(..16)
         .unwrap_or_default()
         .to_string();
-    let _ = writeln!(
-        code,
-        "/// The build of the stored parsed layers' format (see `bundle::parsed`).\npub(crate) static FORMAT: &str = {format:?};"
-    );
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("shipped.rs");
-    if let Err(err) = std::fs::write(&out, code) {
-        println!("cargo:warning=cannot write the embedded bundle: {err}");
+    // Its own file: `bundle::parsed` includes it without importing `shipped`, which imports
+    // `bundle`.
+    let formed =
+        format!("/// The build of the stored parsed layers' format.\npub(crate) static FORMAT: &str = {format:?};\n");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    for (name, text) in [("shipped.rs", &code), ("parsed_format.rs", &formed)] {
+        if let Err(err) = std::fs::write(out.join(name), text) {
+            println!("cargo:warning=cannot write the embedded {name}: {err}");
+        }
     }
 }

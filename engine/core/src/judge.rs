@@ -108,7 +108,12 @@ struct GlobStart {
 
 impl GlobStart {
     fn of(anchor: Anchor, pattern: &str) -> GlobStart {
-        let mut literal = std::path::PathBuf::new();
+        // An absolute glob's start is absolute too, as the place it is compared with is: a
+        // relative start never equals `/etc`, and `/etc/x/**` would be covered by no write.
+        let mut literal = match anchor {
+            Anchor::Absolute => std::path::PathBuf::from("/"),
+            Anchor::Home | Anchor::Root => std::path::PathBuf::new(),
+        };
         let mut deep = false;
         for part in pattern.split('/').filter(|p| !p.is_empty()) {
             if part.contains(['*', '?', '[', '{']) {
@@ -135,7 +140,7 @@ impl GlobStart {
 /// as resolution makes them): `prefix` is `path` or names a directory above it.
 fn starts_with_bytes(path: &[u8], prefix: &[u8]) -> bool {
     path.starts_with(prefix)
-        && (prefix.is_empty() || path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
+        && (prefix.is_empty() || prefix == b"/" || path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
 }
 
 impl PathSet {
@@ -915,6 +920,41 @@ mod tests {
         };
         assert!(set.covers(&by_hand(root.join("src")), &ws));
         assert!(!set.covers(&by_hand(root.join("src/lib.rs")), &ws));
+    }
+
+    /// An absolute glob is covered by the places above its literal start, as a relative one is:
+    /// a write to `/etc` (or `/`) may change `/etc/sixfold-test/**`; `/usr` and a sibling may not.
+    #[test]
+    fn an_absolute_glob_is_covered_by_what_holds_it() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(&t.path().canonicalize().unwrap());
+        let set = PathSet::new("p", &["/etc/sixfold-test/**".into(), "/**/sixfold-deep".into()]).unwrap();
+        let by_hand = |p: &str, directory: Option<bool>| Touch {
+            place: ws.place(std::path::Path::new(p)),
+            path: Some(std::path::PathBuf::from(p)),
+            directory,
+        };
+        let only = PathSet::new("q", &["/etc/sixfold-test/**".into()]).unwrap();
+        for held in ["/", "/etc", "/etc/sixfold-test"] {
+            assert!(
+                only.covers(&by_hand(held, Some(true)), &ws),
+                "{held} holds the glob's start"
+            );
+        }
+        assert!(!set.covers(&by_hand("/etc/hosts", Some(false)), &ws));
+        // `/**/sixfold-deep` may be under any directory, never under a file.
+        assert!(set.covers(&by_hand("/usr", Some(true)), &ws));
+        assert!(!set.covers(&by_hand("/usr/file", Some(false)), &ws));
+        assert!(!only.covers(&by_hand("/usr", Some(true)), &ws));
+        assert!(
+            !only.covers(&by_hand("/etc/sixfold-testing", Some(true)), &ws),
+            "a sibling, not a parent"
+        );
+        assert!(!only.covers(&by_hand("/usr/share/sixfold-test", Some(true)), &ws));
+        assert!(
+            only.covers(&by_hand("/etc/sixfold-test/sub", Some(true)), &ws),
+            "deep below the start"
+        );
     }
 
     /// The text a path must hold before the wildcard-led globs are run never turns away a

@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+include!(concat!(env!("OUT_DIR"), "/parsed_format.rs"));
+
 /// An entry larger than this is not read (a bundle's files are at most 32 MiB).
 const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -70,7 +72,7 @@ impl Stored {
     pub(crate) fn open(cache: &ParseCache, source: &BundleSource) -> Stored {
         let hash = source.content_hash();
         let hash = hash.strip_prefix("sha256:").unwrap_or(&hash);
-        let key = format!("{}-{hash}", crate::shipped::FORMAT);
+        let key = format!("{}-{hash}", FORMAT);
         let file = cache.dir.join(&key);
         let docs = crate::bounded::read_bytes(&file, MAX_ENTRY_BYTES)
             .ok()
@@ -278,7 +280,7 @@ mod tests {
         assert!(names.iter().all(|n| entry.get(n).is_some()));
         assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
         // One judgement's load, stored and not.
-        let needs = Needs::mode("mine").with_provider("claude-code").with_pattern("single");
+        let needs = Needs::mode("mine").with_pattern("single");
         let lean = seen(&Bundle::load_for(&sources, &needs));
         let fresh = tempfile::tempdir().unwrap();
         let fresh = ParseCache::in_dir(fresh.path());

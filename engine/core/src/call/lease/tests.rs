@@ -91,9 +91,7 @@ fn a_lease_is_declared_by_modes_and_patterns_and_only_narrowed() {
 #[test]
 fn the_price_table_is_loaded_only_when_asked_and_cents_are_counted_only_under_a_cents_lease() {
     let sources = [crate::shipped::source()];
-    let needs = crate::bundle::Needs::mode("workspace-write")
-        .with_provider("claude-code")
-        .with_pattern("single");
+    let needs = crate::bundle::Needs::mode("workspace-write").with_pattern("single");
     let (with, diags) = crate::Bundle::load_for(&sources, &needs);
     assert!(diags.is_empty(), "{diags:?}");
     assert!(!super::prices(&with).dates.is_empty());
@@ -101,7 +99,7 @@ fn the_price_table_is_loaded_only_when_asked_and_cents_are_counted_only_under_a_
     assert!(diags.is_empty(), "{diags:?}");
     assert!(super::prices(&without).dates.is_empty());
     // Everything else a judgement needs is there all the same.
-    assert!(without.mode("workspace-write").is_some() && without.provider("claude-code").is_some());
+    assert!(without.mode("workspace-write").is_some() && without.pattern("single").is_some());
 
     let so_far = crate::trace::SoFar::default();
     let under = super::Under {
