@@ -927,7 +927,7 @@ mod tests {
     #[test]
     fn an_absolute_glob_is_covered_by_what_holds_it() {
         let t = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(&t.path().canonicalize().unwrap());
+        let ws = Workspace::new(t.path().canonicalize().unwrap());
         let set = PathSet::new("p", &["/etc/sixfold-test/**".into(), "/**/sixfold-deep".into()]).unwrap();
         let by_hand = |p: &str, directory: Option<bool>| Touch {
             place: ws.place(std::path::Path::new(p)),
