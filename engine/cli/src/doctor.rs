@@ -550,7 +550,7 @@ fn sandbox(bundle: &Bundle, mode: &str, project: &Path, checks: &mut Vec<Check>)
         return;
     };
     match crate::sandbox::Prover.proven(mode, spec, &[project.to_path_buf()]) {
-        Ok(()) => checks.push(check(
+        Ok(_) => checks.push(check(
             "sandbox",
             Status::Ok,
             format!("the environment of mode `{mode}` is proven on this machine"),

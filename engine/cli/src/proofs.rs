@@ -36,8 +36,8 @@ pub(crate) enum Cached {
 
 /// What a cached proof must match exactly: sixfold's version, the kernel, the mode, the
 /// environment's name and the environment as enforced (its roots, temp dir, home, path lists,
-/// network, variables and placeholders).
-fn cache_key(mode: &str, id: &str, environment: &Environment) -> String {
+/// network, variables and placeholders). Made once per use: it reads the kernel's release.
+pub(crate) fn cache_key(mode: &str, id: &str, environment: &Environment) -> String {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
         "sixfold {}\nkernel {}\nmode {mode}\nenvironment {id}\n{environment:?}",
@@ -48,19 +48,13 @@ fn cache_key(mode: &str, id: &str, environment: &Environment) -> String {
 
 /// A key's digest: SHA-256, in lowercase hex. It names the key's file and is what `sandbox run
 /// --proof` is handed.
-fn key_digest(key: &str) -> String {
+pub(crate) fn key_digest(key: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(64);
     for b in Sha256::digest(key.as_bytes()) {
         let _ = write!(out, "{b:02x}");
     }
     out
-}
-
-/// The digest of the proof of mode `mode`'s environment `id` as `environment` (what the hook
-/// hands to `sandbox run --proof`).
-pub(crate) fn digest(mode: &str, id: &str, environment: &Environment) -> String {
-    key_digest(&cache_key(mode, id, environment))
 }
 
 /// Where proofs are cached.
@@ -79,16 +73,16 @@ fn now() -> u64 {
         .unwrap_or(0)
 }
 
-/// The proof cached for exactly this mode and environment, where there is one still good.
-pub(crate) fn cached_proof(mode: &str, id: &str, environment: &Environment) -> Option<Cached> {
-    read(&cache_dir()?, &cache_key(mode, id, environment), now())
+/// The proof cached under `key` ([`cache_key`]), where there is one still good.
+pub(crate) fn cached_proof(key: &str) -> Option<Cached> {
+    read(&cache_dir()?, key, now())
 }
 
 /// Keeps a proof for next time (a failed one for [`FAILED_FOR`]), with the environment it
 /// proved. A cache that cannot be written is no error: the next run proves again.
-pub(crate) fn store_proof(mode: &str, id: &str, environment: &Environment, proof: &Proof) {
+pub(crate) fn store_proof(key: &str, made: Made<'_>, proof: &Proof) {
     if let Some(dir) = cache_dir() {
-        write(&dir, &cache_key(mode, id, environment), (id, environment), proof, now());
+        write(&dir, key, made, proof, now());
     }
 }
 
@@ -147,7 +141,7 @@ fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
 }
 
 /// What a proof was made for: the environment's name and what it confined.
-type Made<'e> = (&'e str, &'e Environment);
+pub(crate) type Made<'e> = (&'e str, &'e Environment);
 
 fn write(dir: &Path, key: &str, (id, environment): Made<'_>, proof: &Proof, now: u64) {
     if std::fs::create_dir_all(dir).is_err() {

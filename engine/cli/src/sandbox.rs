@@ -4,7 +4,7 @@
 
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, outln};
-use crate::proofs::{cached_proof, proven_by, store_proof, Cached};
+use crate::proofs::{cache_key, cached_proof, key_digest, proven_by, store_proof, Cached};
 use sixfold_core::bundle::{Bundle, Needs};
 use sixfold_core::environment::EnvironmentSpec;
 use sixfold_hook::trust::Standing;
@@ -179,31 +179,27 @@ pub(crate) fn for_hook() -> Option<&'static dyn sixfold_core::call::Sandboxes> {
 pub(crate) struct Prover;
 
 impl sixfold_core::call::Sandboxes for Prover {
-    fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<(), String> {
+    fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<Option<String>, String> {
         let Some(environment) = environment_around(spec, roots) else {
-            return Ok(());
+            return Ok(None);
         };
         // A cached proof is a file read: the hook never probes per call. A failed one is kept a
         // short while too, so a machine that cannot prove does not probe at every command.
-        let proof = match cached_proof(mode, &spec.id, &environment) {
-            Some(Cached::Proven) => return Ok(()),
+        let key = cache_key(mode, &spec.id, &environment);
+        let proof = match cached_proof(&key) {
+            Some(Cached::Proven) => return Ok(Some(key_digest(&key))),
             Some(Cached::Failed(proof)) => proof,
             None => {
                 let proof = sixfold_sandbox::prove(&environment);
-                store_proof(mode, &spec.id, &environment, &proof);
+                store_proof(&key, (&spec.id, &environment), &proof);
                 proof
             }
         };
         if proof.proven {
-            return Ok(());
+            return Ok(Some(key_digest(&key)));
         }
         let failed: Vec<String> = proof.failed().map(|c| format!("{}: {}", c.name, c.detail)).collect();
         Err(failed.join("; "))
-    }
-
-    fn proof(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<String> {
-        let environment = environment_around(spec, roots)?;
-        Some(crate::proofs::digest(mode, &spec.id, &environment))
     }
 
     fn program(&self) -> Option<PathBuf> {
@@ -266,15 +262,12 @@ fn run_confined(resolved: &Resolved, command: &[OsString]) -> u8 {
         return run_plainly(command, &cwd);
     };
     // A failed proof cached by the hook is not taken here: a person's run proves afresh.
-    let cached = resolved.proven
-        || matches!(
-            cached_proof(&resolved.mode, &resolved.id, environment),
-            Some(Cached::Proven)
-        );
+    let key = || cache_key(&resolved.mode, &resolved.id, environment);
+    let cached = resolved.proven || matches!(cached_proof(&key()), Some(Cached::Proven));
     let failed = (!cached)
         .then(|| {
             let proof = sixfold_sandbox::prove(environment);
-            store_proof(&resolved.mode, &resolved.id, environment, &proof);
+            store_proof(&key(), (&resolved.id, environment), &proof);
             proof
         })
         .filter(|proof| !proof.proven);
@@ -403,7 +396,11 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
         Some(environment) => {
             // A check always proves afresh; what it observed replaces the cached proof.
             let proof = sixfold_sandbox::prove(environment);
-            store_proof(&resolved.mode, &resolved.id, environment, &proof);
+            store_proof(
+                &cache_key(&resolved.mode, &resolved.id, environment),
+                (&resolved.id, environment),
+                &proof,
+            );
             proof
         }
         None => Proof::from_checks(vec![Check::new(

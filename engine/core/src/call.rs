@@ -40,15 +40,11 @@ pub const TRUST_SETTING: &str = "trust_annotations";
 /// core never proves anything itself.
 pub trait Sandboxes {
     /// Whether mode `mode`'s environment `spec`, enforced around the workspace `roots`, is
-    /// proven on this machine. `Err` says what is missing.
-    fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<(), String>;
-    /// The digest of the proof [`proven`](Sandboxes::proven) found, handed to the rewritten
-    /// command (`sandbox run --proof`) so that it reads the environment from that proof instead
-    /// of loading the bundle again; `None` hands nothing (the run then loads the bundle).
-    fn proof(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Option<String> {
-        let _ = (mode, spec, roots);
-        None
-    }
+    /// proven on this machine. `Ok` carries the digest of the proof found, handed to the
+    /// rewritten command (`sandbox run --proof`) so that it reads the environment from that
+    /// proof instead of loading the bundle again (`None` hands nothing: the run then loads the
+    /// bundle). `Err` says what is missing.
+    fn proven(&self, mode: &str, spec: &EnvironmentSpec, roots: &[PathBuf]) -> Result<Option<String>, String>;
     /// The `sixfold` program that runs a command confined (`sixfold sandbox run`); `None` when
     /// it cannot be found.
     fn program(&self) -> Option<PathBuf>;
@@ -339,11 +335,14 @@ impl Sandbox {
         };
         let roots: Vec<PathBuf> = context.workspace.roots().iter().map(|r| r.path.clone()).collect();
         // INVARIANT (fail closed): only a proof this machine made (cached or now) contains a step.
-        if let Err(why) = sandboxes.proven(mode, spec, &roots) {
-            return not(format!(
-                "the environment `{name}` of mode `{mode}` is not proven on this machine ({why}; see `sixfold sandbox check --mode {mode}`)"
-            ));
-        }
+        let proof = match sandboxes.proven(mode, spec, &roots) {
+            Ok(proof) => proof,
+            Err(why) => {
+                return not(format!(
+                    "the environment `{name}` of mode `{mode}` is not proven on this machine ({why}; see `sixfold sandbox check --mode {mode}`)"
+                ))
+            }
+        };
         // INVARIANT (fail closed): without this very binary to run it, nothing is contained
         // (a name looked up on `$PATH` could be any program).
         let Some(program) = sandboxes.program() else {
@@ -364,7 +363,7 @@ impl Sandbox {
                 words.push(format!("{}={}", root.name, root.path.display()));
             }
         }
-        if let Some(digest) = sandboxes.proof(mode, spec, &roots) {
+        if let Some(digest) = proof {
             words.push("--proof".into());
             words.push(digest);
         }

@@ -410,9 +410,14 @@ struct ServerProofs<'a> {
 }
 
 impl Sandboxes for ServerProofs<'_> {
-    fn proven(&self, mode: &str, _spec: &EnvironmentSpec, _roots: &[std::path::PathBuf]) -> Result<(), String> {
+    fn proven(
+        &self,
+        mode: &str,
+        _spec: &EnvironmentSpec,
+        _roots: &[std::path::PathBuf],
+    ) -> Result<Option<String>, String> {
         if self.proofs.proven(self.sixfold, mode, self.workspace) {
-            Ok(())
+            Ok(None)
         } else {
             Err("`sixfold sandbox check` did not prove it".into())
         }
