@@ -7,7 +7,7 @@
 //! found soon). The directory keeps at most [`MAX_CACHED_PROOFS`] files: keys name roots and temp
 //! directories, so without a bound it grows with every workspace ever used.
 //!
-//! A file is named by its key's digest ([`digest`]) and holds the environment it proved: the hook
+//! A file is named by its key's digest ([`key_digest`]) and holds the environment it proved: the hook
 //! hands that digest to the `sandbox run` it writes (`--proof`), which then reads the
 //! environment from the proof instead of loading the bundle a second time ([`proven_by`]).
 
