@@ -5,6 +5,7 @@
 
 use crate::environment::Environment;
 use crate::error::SandboxError;
+use crate::walk::{Kind, Spec, Tree};
 use sixfold_core::scope::resolve_path;
 use std::path::{Component, Path, PathBuf};
 
@@ -159,8 +160,17 @@ enum IfMissing {
 }
 
 impl Layout {
-    /// Resolves an environment against the filesystem now.
+    /// Resolves an environment against the filesystem now (and keeps what the walks found
+    /// for the next run).
     pub(crate) fn resolve(environment: &Environment) -> Result<Layout, SandboxError> {
+        let (layout, trees) = Layout::resolve_walking(environment)?;
+        trees.store();
+        Ok(layout)
+    }
+
+    /// [`Layout::resolve`], with the trees walked under the roots and temp dirs (not kept yet:
+    /// the caller walks the roots again after the command and keeps that).
+    pub(crate) fn resolve_walking(environment: &Environment) -> Result<(Layout, Trees), SandboxError> {
         let roots = resolve_dirs(environment.roots.iter().chain(environment.read_only_roots.iter()))?;
         let writable = outermost(resolve_dirs(environment.roots.iter().chain(environment.tmp.iter()))?);
         let mut layout = Layout {
@@ -168,8 +178,8 @@ impl Layout {
             roots,
             ..Layout::default()
         };
-        // Each root is read once, however many `**/` patterns are matched against it.
-        let mut trees = Trees::default();
+        // Each root is walked once, however many `**/` patterns are matched against it.
+        let mut trees = Trees::new(environment, &layout.writable)?;
         for written in &environment.protected {
             layout.protect(environment, written, &mut trees)?;
         }
@@ -186,10 +196,10 @@ impl Layout {
         ];
         temp_dirs.dedup();
         for tmp in &temp_dirs {
-            layout.hide_sockets(tmp)?;
+            layout.hide_sockets(tmp, &mut trees)?;
         }
         layout.settle();
-        Ok(layout)
+        Ok((layout, trees))
     }
 
     /// Sorts and deduplicates what was found: read-only wins over pinned, and nothing is
@@ -512,35 +522,25 @@ impl Layout {
         Ok(())
     }
 
-    /// Hides every socket under the writable temp dir, a few levels down (ssh-agent's
+    /// Hides every socket under a temp dir, a few levels down (ssh-agent's
     /// `/tmp/ssh-…/agent.…`, tmux's `/tmp/tmux-…/default`): a host process listens there.
-    fn hide_sockets(&mut self, tmp: &Path) -> Result<(), SandboxError> {
-        use std::os::unix::fs::FileTypeExt;
+    fn hide_sockets(&mut self, tmp: &Path, trees: &mut Trees) -> Result<(), SandboxError> {
         let Some(tmp) = resolve_path(Path::new("/"), tmp) else {
             return Ok(());
         };
-        let mut pending = vec![(tmp.clone(), 0usize)];
-        let mut seen = 0usize;
-        while let Some((dir, depth)) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
-                seen += 1;
-                if seen > MAX_WALK_ENTRIES {
-                    // INVARIANT (fail closed): a temp dir too large to search is refused.
-                    return Err(invalid(format!(
-                        "more than {MAX_WALK_ENTRIES} entries under `{}` to search for sockets",
-                        tmp.display()
-                    )));
-                }
-                let Ok(kind) = entry.file_type() else { continue };
-                if kind.is_socket() {
-                    self.hidden.push(Hidden {
-                        path: entry.path(),
-                        is_dir: false,
-                    });
-                } else if kind.is_dir() && depth + 1 < SOCKET_DEPTH {
-                    pending.push((entry.path(), depth + 1));
-                }
+        let Some(tree) = trees.sockets(&tmp).filter(|t| t.complete) else {
+            // INVARIANT (fail closed): a temp dir too large to search is refused.
+            return Err(invalid(format!(
+                "more than {MAX_WALK_ENTRIES} entries under `{}` to search for sockets",
+                tmp.display()
+            )));
+        };
+        for (path, kind) in &tree.found {
+            if *kind == Kind::Socket {
+                self.hidden.push(Hidden {
+                    path: path.clone(),
+                    is_dir: false,
+                });
             }
         }
         Ok(())
@@ -583,7 +583,7 @@ impl Layout {
 }
 
 /// A stable name for a set of paths (FNV-1a over their bytes): the same in every version.
-fn fnv<'a>(paths: impl Iterator<Item = &'a std::ffi::OsStr>) -> String {
+pub(crate) fn fnv<'a>(paths: impl Iterator<Item = &'a std::ffi::OsStr>) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for path in paths {
@@ -661,7 +661,7 @@ fn expand(dir: &Path, components: &[&str], written: &str) -> Result<Vec<PathBuf>
 
 /// One name as written, ready to match directory entries against.
 #[derive(Debug)]
-enum Name {
+pub(crate) enum Name {
     /// A name without any character a glob gives a meaning to: matched as it is, with no glob
     /// compiled (most names an environment lists are such, and each glob costs a regex).
     Literal(std::ffi::OsString),
@@ -671,7 +671,7 @@ enum Name {
 
 impl Name {
     /// Whether an entry's name matches.
-    fn is_match(&self, name: impl AsRef<std::ffi::OsStr>) -> bool {
+    pub(crate) fn is_match(&self, name: impl AsRef<std::ffi::OsStr>) -> bool {
         match self {
             Name::Literal(literal) => name.as_ref() == literal,
             Name::Glob(glob) => glob.is_match(name.as_ref()),
@@ -680,7 +680,7 @@ impl Name {
 }
 
 /// A matcher for one name as written (a literal, or a glob in a secret's last component).
-fn matcher(name: &str, written: &str) -> Result<Name, SandboxError> {
+pub(crate) fn matcher(name: &str, written: &str) -> Result<Name, SandboxError> {
     // Every character a glob (with `\` escapes and `{a,b}` alternatives) reads specially: a
     // name without them matches only itself, as its glob would.
     if !name.contains(['*', '?', '[', ']', '{', '}', '\\']) && !name.is_empty() {
@@ -696,24 +696,103 @@ fn matcher(name: &str, written: &str) -> Result<Name, SandboxError> {
     ))
 }
 
-/// The entries under each root, read once (bounded) and sorted, so a directory's descendants
-/// follow it.
-#[derive(Debug, Default)]
-struct Trees {
-    read: Vec<(PathBuf, Option<Vec<PathBuf>>)>,
+/// The trees walked for this layout: each root once for the names written `**/…` (and `.git`,
+/// for the repositories a command makes), each temp dir once for sockets, each with its cache
+/// (see `walk.rs`).
+#[derive(Debug)]
+pub(crate) struct Trees {
+    names: Spec,
+    sockets: Spec,
+    /// The cache directory, when no command run in this layout could write it.
+    cache: Option<PathBuf>,
+    roots: Vec<(PathBuf, Tree)>,
+    temp_dirs: Vec<(PathBuf, Tree)>,
 }
 
 impl Trees {
+    fn new(environment: &Environment, writable: &[PathBuf]) -> Result<Trees, SandboxError> {
+        let mut names = vec![".git".to_string()];
+        for written in environment.protected.iter().chain(environment.secrets.iter()) {
+            let parsed = parse(written)?;
+            if let (Base::AnyDepth, Some(first)) = (&parsed.base, parsed.components.first()) {
+                names.push((*first).to_string());
+            }
+        }
+        // INVARIANT (fail closed): a cache a confined command could write is never read (it
+        // could say a secret is not there): none inside a writable dir or a cache's layer.
+        let layers = sixfold_core::user_dirs::state_dir().map(|s| s.join("caches"));
+        let cache = crate::walk::cache_dir().filter(|dir| {
+            !writable
+                .iter()
+                .chain(layers.iter())
+                .any(|w| dir.starts_with(w) || w.starts_with(dir))
+        });
+        Ok(Trees {
+            names: Spec::new(names, false, usize::MAX)?,
+            sockets: Spec::new(Vec::new(), true, SOCKET_DEPTH)?,
+            cache,
+            roots: Vec::new(),
+            temp_dirs: Vec::new(),
+        })
+    }
+
+    fn file(&self, root: &Path, spec: &Spec) -> Option<PathBuf> {
+        self.cache
+            .as_deref()
+            .map(|dir| crate::walk::cache_file(dir, root, spec))
+    }
+
+    /// The tree under `root`, walked the first time it is asked for.
+    pub(crate) fn root(&mut self, root: &Path) -> Option<&Tree> {
+        if let Some(at) = self.roots.iter().position(|(r, _)| r == root) {
+            return self.roots.get(at).map(|(_, t)| t);
+        }
+        let cached = Tree::cached(self.file(root, &self.names).as_deref(), root, &self.names);
+        let tree = Tree::walk(root, &self.names, &cached);
+        self.roots.push((root.to_path_buf(), tree));
+        self.roots.last().map(|(_, t)| t)
+    }
+
+    /// The tree under `root`, when it was walked.
+    pub(crate) fn walked(&self, root: &Path) -> Option<&Tree> {
+        self.roots.iter().find(|(r, _)| r == root).map(|(_, t)| t)
+    }
+
+    /// Walks `root` again (after a command ran), reading only the directories that changed
+    /// since the first walk.
+    pub(crate) fn walk_again(&mut self, root: &Path) -> Option<&Tree> {
+        let Some(at) = self.roots.iter().position(|(r, _)| r == root) else {
+            return self.root(root);
+        };
+        let names = &self.names;
+        let entry = self.roots.get_mut(at)?;
+        entry.1 = Tree::walk(root, names, &entry.1);
+        Some(&entry.1)
+    }
+
+    fn sockets(&mut self, tmp: &Path) -> Option<&Tree> {
+        if let Some(at) = self.temp_dirs.iter().position(|(t, _)| t == tmp) {
+            return self.temp_dirs.get(at).map(|(_, t)| t);
+        }
+        let cached = Tree::cached(self.file(tmp, &self.sockets).as_deref(), tmp, &self.sockets);
+        let tree = Tree::walk(tmp, &self.sockets, &cached);
+        self.temp_dirs.push((tmp.to_path_buf(), tree));
+        self.temp_dirs.last().map(|(_, t)| t)
+    }
+
+    /// Keeps every walk for the next run.
+    pub(crate) fn store(&self) {
+        for (root, tree) in &self.roots {
+            tree.store(self.file(root, &self.names).as_deref(), root, &self.names);
+        }
+        for (tmp, tree) in &self.temp_dirs {
+            tree.store(self.file(tmp, &self.sockets).as_deref(), tmp, &self.sockets);
+        }
+    }
+
     /// Every entry under `root`, at any depth, whose name matches (not looked into further).
     fn find_below(&mut self, root: &Path, matcher: &Name, written: &str) -> Result<Vec<PathBuf>, SandboxError> {
-        if !self.read.iter().any(|(r, _)| r == root) {
-            let entries = read_tree(root);
-            self.read.push((root.to_path_buf(), entries));
-        }
-        let Some((_, entries)) = self.read.iter().find(|(r, _)| r == root) else {
-            return Ok(Vec::new());
-        };
-        let Some(entries) = entries else {
+        let Some(tree) = self.root(root).filter(|t| t.complete) else {
             // INVARIANT (fail closed): a tree too large to search is refused, not partly
             // searched.
             return Err(invalid(format!(
@@ -722,7 +801,7 @@ impl Trees {
             )));
         };
         let mut found: Vec<PathBuf> = Vec::new();
-        for path in entries {
+        for (path, _) in &tree.found {
             if found.last().is_some_and(|f| path.starts_with(f)) {
                 continue;
             }
@@ -732,29 +811,6 @@ impl Trees {
         }
         Ok(found)
     }
-}
-
-/// Every entry under `root`, sorted; `None` past [`MAX_WALK_ENTRIES`]. Symbolic links are not
-/// followed: what they point to inside a root is read where it is.
-fn read_tree(root: &Path) -> Option<Vec<PathBuf>> {
-    let mut all = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if all.len() >= MAX_WALK_ENTRIES {
-                return None;
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                pending.push(entry.path());
-            }
-            all.push(entry.path());
-        }
-    }
-    all.sort();
-    Some(all)
 }
 
 fn home(environment: &Environment, written: &str) -> Result<PathBuf, SandboxError> {

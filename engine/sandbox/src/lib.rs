@@ -26,6 +26,7 @@ mod layout;
 mod linux;
 mod proof;
 mod repositories;
+mod walk;
 
 pub use environment::{Environment, Network, Variables};
 pub use error::SandboxError;

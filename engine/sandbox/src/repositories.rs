@@ -10,11 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::walk::Tree;
+
 /// The name git looks for.
 const GIT: &str = ".git";
-
-/// At most this many entries are read per root; a larger tree is reported, not searched on.
-const MAX_ENTRIES: usize = crate::layout::MAX_WALK_ENTRIES;
 
 /// The `.git` entries below some roots (not the roots' own), at any depth.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,33 +33,23 @@ pub struct Quarantined {
 }
 
 impl Repositories {
-    /// Every `.git` entry below `roots`, without looking into a `.git` directory or following
-    /// a symbolic link.
-    pub(crate) fn find(roots: &[PathBuf]) -> Repositories {
+    /// Every `.git` entry the walks of `roots` found below them, but those inside another
+    /// `.git` (a repository's own data) and the roots' own. A walk must look for `.git`.
+    pub(crate) fn of<'t>(roots: impl Iterator<Item = (&'t Path, Option<&'t Tree>)>) -> Repositories {
         let mut found = Vec::new();
         let mut incomplete = false;
-        for root in roots {
-            let mut seen = 0usize;
-            let mut pending = vec![root.clone()];
-            while let Some(dir) = pending.pop() {
-                let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-                for entry in entries.flatten() {
-                    seen += 1;
-                    if seen > MAX_ENTRIES {
-                        incomplete = true;
-                        pending.clear();
-                        break;
-                    }
-                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                    if entry.file_name() == GIT {
-                        if dir != *root {
-                            found.push(entry.path());
-                        }
-                        continue;
-                    }
-                    if is_dir {
-                        pending.push(entry.path());
-                    }
+        for (root, tree) in roots {
+            let Some(tree) = tree else {
+                incomplete = true;
+                continue;
+            };
+            incomplete |= !tree.complete;
+            for (path, _) in &tree.found {
+                let Ok(inside) = path.strip_prefix(root) else { continue };
+                let mut names = inside.iter().rev();
+                let own = names.next() == Some(std::ffi::OsStr::new(GIT));
+                if own && inside != Path::new(GIT) && names.all(|n| n != std::ffi::OsStr::new(GIT)) {
+                    found.push(path.clone());
                 }
             }
         }
@@ -106,11 +95,17 @@ mod tests {
         let root = dir.path().to_path_buf();
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::create_dir_all(root.join("old/.git")).unwrap();
-        let before = Repositories::find(std::slice::from_ref(&root));
+        std::fs::create_dir_all(root.join("old/.git/modules/m/.git")).unwrap();
+        let spec = crate::walk::Spec::new(vec![GIT.into()], false, usize::MAX).unwrap();
+        let find = |previous: &Tree| {
+            let tree = Tree::walk(&root, &spec, previous);
+            (Repositories::of(std::iter::once((root.as_path(), Some(&tree)))), tree)
+        };
+        let (before, tree) = find(&Tree::default());
         std::fs::create_dir_all(root.join("new/.git")).unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/.git"), "gitdir: ../elsewhere\n").unwrap();
-        let after = Repositories::find(std::slice::from_ref(&root));
+        let (after, _) = find(&tree);
         let moved = before.quarantine_new(&after);
         let paths: Vec<&Path> = moved.iter().map(|q| q.path.as_path()).collect();
         assert_eq!(paths, vec![root.join("new/.git").as_path(), &root.join("sub/.git")]);

@@ -640,3 +640,98 @@ fn a_repository_made_inside_is_renamed_aside_after_the_command() {
     assert!(world.root.join("made/.git.sixfold-quarantined/config").is_file());
     assert!(world.root.join("kept/.git").is_dir());
 }
+
+/// A world whose tree (with `a/b/c/d` and `a/b/c/notes.txt`) has settled (changed long enough
+/// ago for the walk's cache to trust it) and has been walked and cached by a first run.
+fn cached_world() -> World {
+    let world = World::new();
+    std::fs::create_dir_all(world.root.join("a/b/c/d")).unwrap();
+    std::fs::write(world.root.join("a/b/c/notes.txt"), "notes\n").unwrap();
+    std::fs::write(world.outside.join("staged"), "TOKEN=renamed-secret\n").unwrap();
+    std::fs::write(world.outside.join("plain"), "renamed-plain\n").unwrap();
+    // The walk trusts only a directory that changed more than two seconds before it was read.
+    std::thread::sleep(std::time::Duration::from_millis(2_200));
+    assert_eq!(world.bash("true"), 0);
+    assert!(
+        cache_of(&world.root).is_some(),
+        "the first run kept no cache for the root"
+    );
+    world
+}
+
+/// The tree cache kept for `root`, if any (its key names the root).
+fn cache_of(root: &Path) -> Option<PathBuf> {
+    let dir = sixfold_core::user_dirs::cache_dir()?.join("trees");
+    let needle = format!("root {}\n", root.display()).into_bytes();
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read(p).is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_slice())))
+}
+
+#[test]
+fn a_secret_made_deep_down_after_a_cached_run_is_hidden_in_the_next_one() {
+    let world = cached_world();
+    std::fs::write(world.root.join("a/b/c/d/.env.production"), "TOKEN=deep-new-secret\n").unwrap();
+    std::fs::write(world.root.join("a/b/c/d/plain.txt"), "deep-new-plain\n").unwrap();
+    let script =
+        "{ cat a/b/c/d/.env.production; cat a/b/c/d/plain.txt; cat a/b/c/notes.txt; } > out 2>/dev/null; exit 0";
+    assert_eq!(world.bash(script), 0);
+    let out = world.out();
+    assert!(!out.contains("deep-new-secret"), "the new secret was read:\n{out}");
+    // An ordinary file made the same way, and the cached tree's own, stay readable.
+    assert!(out.contains("deep-new-plain") && out.contains("notes"), "{out}");
+    // Still hidden on the run after (the walk that found it was kept too).
+    assert_eq!(world.bash("cat a/b/c/d/.env.production > out 2>/dev/null; exit 0"), 0);
+    assert!(!world.out().contains("deep-new-secret"));
+}
+
+#[test]
+fn a_secret_renamed_into_place_after_a_cached_run_is_hidden_in_the_next_one() {
+    let world = cached_world();
+    std::fs::rename(world.outside.join("staged"), world.root.join("a/b/c/.env")).unwrap();
+    std::fs::rename(world.outside.join("plain"), world.root.join("a/b/c/readme")).unwrap();
+    // A directory renamed into place brings its secret with it.
+    std::fs::create_dir_all(world.outside.join("moved/inner")).unwrap();
+    std::fs::write(world.outside.join("moved/inner/.env"), "TOKEN=moved-dir-secret\n").unwrap();
+    std::fs::write(world.outside.join("moved/inner/kept.txt"), "moved-dir-plain\n").unwrap();
+    std::fs::rename(world.outside.join("moved"), world.root.join("a/b/moved")).unwrap();
+    let script = "{ cat a/b/c/.env; cat a/b/c/readme; cat a/b/moved/inner/.env; cat a/b/moved/inner/kept.txt; } > out 2>/dev/null; exit 0";
+    assert_eq!(world.bash(script), 0);
+    let out = world.out();
+    assert!(!out.contains("renamed-secret"), "the renamed secret was read:\n{out}");
+    assert!(
+        !out.contains("moved-dir-secret"),
+        "the moved directory's secret was read:\n{out}"
+    );
+    assert!(
+        out.contains("renamed-plain") && out.contains("moved-dir-plain"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_host_socket_bound_after_a_cached_run_cannot_be_reached_from_the_next_one() {
+    // Under the system temp dir, three levels down at most, as ssh-agent's and tmux's are.
+    let tmp = tempfile::Builder::new()
+        .prefix("sixfold-socket-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let world = cached_world();
+    let listener = std::os::unix::net::UnixListener::bind(dir.join("agent.sock")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::fs::write(dir.join("plain.txt"), "socket-dir-plain\n").unwrap();
+    let connect = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+        dir.join("agent.sock").display()
+    );
+    assert_ne!(world.bash(&connect), 0);
+    assert!(listener.accept().is_err(), "the host's listener took a connection");
+    // A file made beside it stays readable.
+    let read = format!("cat {} > out", dir.join("plain.txt").display());
+    assert_eq!(world.bash(&read), 0);
+    assert_eq!(world.out(), "socket-dir-plain\n");
+}

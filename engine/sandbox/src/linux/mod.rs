@@ -35,14 +35,17 @@ use std::path::Path;
 /// Runs `argv` confined by `environment`, in `cwd`; returns its exit status and the
 /// repositories it made, renamed aside.
 pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<Outcome, SandboxError> {
-    let mut layout = Layout::resolve(environment)?;
+    let (mut layout, mut trees) = Layout::resolve_walking(environment)?;
     let searched: Vec<std::path::PathBuf> = layout
         .roots
         .iter()
         .filter(|r| layout.writable_root_of(r).is_some())
         .cloned()
         .collect();
-    let before = Repositories::find(&searched);
+    for root in &searched {
+        let _ = trees.root(root);
+    }
+    let before = Repositories::of(searched.iter().map(|r| (r.as_path(), trees.walked(r))));
     let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
     layout.hold(placeholders.paths());
     let plan = Plan::new(
@@ -55,8 +58,14 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
     let status = code?;
-    // INVARIANT: nothing inside runs any more, so nothing races the search.
-    let after = Repositories::find(&searched);
+    // INVARIANT: nothing inside runs any more, so nothing races the search. Only the
+    // directories that changed since the first walk are read again.
+    for root in &searched {
+        let _ = trees.walk_again(root);
+    }
+    let after = Repositories::of(searched.iter().map(|r| (r.as_path(), trees.walked(r))));
+    // What the walks found is kept for the next run.
+    trees.store();
     Ok(Outcome {
         status,
         quarantined: before.quarantine_new(&after),
