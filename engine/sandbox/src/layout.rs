@@ -665,15 +665,23 @@ pub(crate) enum Name {
     /// A name without any character a glob gives a meaning to: matched as it is, with no glob
     /// compiled (most names an environment lists are such, and each glob costs a regex).
     Literal(std::ffi::OsString),
-    /// A glob (`.env*`, `*.pem`).
+    /// `text*` (`.env*`, `id_rsa*`): a name that starts with the text, matched as its glob would
+    /// be, again without compiling one.
+    Prefix(Vec<u8>),
+    /// `*text` (`*.pem`).
+    Suffix(Vec<u8>),
+    /// Any other glob (`[abc].key`).
     Glob(globset::GlobMatcher),
 }
 
 impl Name {
     /// Whether an entry's name matches.
     pub(crate) fn is_match(&self, name: impl AsRef<std::ffi::OsStr>) -> bool {
+        use std::os::unix::ffi::OsStrExt;
         match self {
             Name::Literal(literal) => name.as_ref() == literal,
+            Name::Prefix(text) => name.as_ref().as_bytes().starts_with(text),
+            Name::Suffix(text) => name.as_ref().as_bytes().ends_with(text),
             Name::Glob(glob) => glob.is_match(name.as_ref()),
         }
     }
@@ -683,8 +691,15 @@ impl Name {
 pub(crate) fn matcher(name: &str, written: &str) -> Result<Name, SandboxError> {
     // Every character a glob (with `\` escapes and `{a,b}` alternatives) reads specially: a
     // name without them matches only itself, as its glob would.
-    if !name.contains(['*', '?', '[', ']', '{', '}', '\\']) && !name.is_empty() {
+    let special = |text: &str| text.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    if !special(name) && !name.is_empty() {
         return Ok(Name::Literal(name.into()));
+    }
+    if let Some(text) = name.strip_suffix('*').filter(|t| !special(t)) {
+        return Ok(Name::Prefix(text.as_bytes().to_vec()));
+    }
+    if let Some(text) = name.strip_prefix('*').filter(|t| !special(t)) {
+        return Ok(Name::Suffix(text.as_bytes().to_vec()));
     }
     Ok(Name::Glob(
         globset::GlobBuilder::new(name)
@@ -1085,7 +1100,7 @@ mod tests {
     }
 
     #[test]
-    fn a_literal_name_matches_as_its_glob_would_without_compiling_one() {
+    fn a_literal_a_prefix_and_a_suffix_match_as_their_globs_would_without_compiling_one() {
         let glob = |name: &str| {
             globset::GlobBuilder::new(name)
                 .literal_separator(true)
@@ -1102,6 +1117,12 @@ mod tests {
             ".env",
             ".env.local",
             "a.pem",
+            ".pem",
+            "a.pem.bak",
+            "id_rsa",
+            "id_rsa.pub",
+            "xid_rsa",
+            "",
             "a{b",
             "ab",
             "a\\b",
@@ -1115,6 +1136,10 @@ mod tests {
             ".env*",
             "*.pem",
             "id_rsa*",
+            "*",
+            "*.*",
+            "a*b",
+            "[.]env*",
             "a{b,c}",
             "a\\b",
             "[x]",
@@ -1124,6 +1149,11 @@ mod tests {
             assert_eq!(
                 matches!(ours, Name::Literal(_)),
                 !name.contains(['*', '[', '{', '\\']),
+                "{name}"
+            );
+            assert_eq!(
+                matches!(ours, Name::Prefix(_) | Name::Suffix(_)),
+                [".env*", "*.pem", "id_rsa*", "*"].contains(&name),
                 "{name}"
             );
             for entry in entries {

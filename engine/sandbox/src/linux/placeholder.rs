@@ -1,16 +1,24 @@
-//! Placeholders: a protected path that does not exist yet (`.mcp.json`, `.claude/`, `.git` in
+//! Placeholders: a protected path that does not exist yet (`.mcp.json`, `.claude`, `.git` in
 //! a directory that is no repository) is kept from being created by creating it, empty, for the
 //! command's lifetime, so the mount namespace can bind it read-only like an existing one. The
 //! rest of the root stays writable: `cargo test` makes `target/`, `touch NEWFILE` works.
+//!
+//! A placeholder is an empty file (nothing can be created at it, nor under it: its path is not a
+//! directory), but `.git`, which is an empty directory: git reads a `.git` file as a pointer to
+//! a repository and fails on an empty one, while it passes an empty `.git` directory by. A file
+//! is also the cheaper of the two to make and remove (no directory block to allocate and
+//! discard).
 //!
 //! Runs of the sandbox share placeholders. An unlinked mountpoint detaches in every namespace
 //! that bound it, so a run never removes a placeholder another run still relies on: each run
 //! holds a shared lock on the placeholder's lock file (under sixfold's state directory, outside
 //! every root, so read-only inside) while its command runs, and the last one out removes it if
-//! it is still the same entry it made (empty, or holding the text the environment gives it),
-//! and its lock file with it. Setting up and taking down are serialised by one exclusive lock.
-//! A run that dies leaves its placeholder behind; the next run that needs it recognises it (the
-//! lock file keeps its device and inode) and removes it when done.
+//! it is still the same entry it made (empty, or holding the text the environment gives it).
+//! Setting up and taking down are serialised by one exclusive lock. A run that dies leaves its
+//! placeholder behind; the next run that needs it recognises it (the lock file keeps its device
+//! and inode) and removes it when done. A lock file stays once made (cleared when its
+//! placeholder goes), so the next run of the same workspace overwrites it in place instead of
+//! creating and removing a file.
 
 use crate::error::SandboxError;
 use nix::fcntl::{Flock, FlockArg};
@@ -68,13 +76,10 @@ fn lock_name(path: &Path) -> String {
     format!("{hash:016x}.lock")
 }
 
-/// Whether a missing protected name becomes an empty file (a name with an extension, such as
-/// `.mcp.json`) or an empty directory (`.claude`, `.git`). Either kind keeps the name from
-/// being created; the kind only matters to tools that look at it while the command runs.
-fn is_file_name(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.trim_start_matches('.').contains('.'))
+/// Whether a missing protected name becomes an empty directory (`.git`, see above) rather than
+/// an empty file.
+fn is_dir_name(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == ".git")
 }
 
 fn open_lock(path: &Path) -> Result<File, SandboxError> {
@@ -131,7 +136,7 @@ impl Placeholders {
                 Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
             match std::fs::symlink_metadata(path) {
                 Err(_) => {
-                    if is_file_name(path) || text.is_some() {
+                    if !is_dir_name(path) || text.is_some() {
                         let mut file = OpenOptions::new()
                             .write(true)
                             .create_new(true)
@@ -245,10 +250,8 @@ impl Drop for Placeholders {
                     std::fs::remove_file(&path)
                 };
                 if removed.is_ok() {
+                    // The lock file stays, cleared, for the next run to overwrite.
                     let _ = alone.write_all_at(CLEARED, 0);
-                    // No lock survives its placeholder: `all.lock`, held here, serialises every
-                    // run that could open it again.
-                    let _ = std::fs::remove_file(&lock_file);
                 }
             }
         }
@@ -260,10 +263,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_with_an_extension_become_files() {
-        assert!(is_file_name(Path::new("/w/.mcp.json")));
-        assert!(!is_file_name(Path::new("/w/.claude")));
-        assert!(!is_file_name(Path::new("/w/.git")));
+    fn only_git_becomes_a_directory() {
+        assert!(!is_dir_name(Path::new("/w/.mcp.json")));
+        assert!(!is_dir_name(Path::new("/w/.claude")));
+        assert!(!is_dir_name(Path::new("/w/.git/info")));
+        assert!(is_dir_name(Path::new("/w/.git")));
+        assert!(is_dir_name(Path::new("/w/sub/.git")));
     }
 
     #[test]
