@@ -763,7 +763,7 @@ impl Trees {
             return self.roots.get(at).map(|(_, t)| t);
         }
         let cached = Tree::cached(self.file(root, &self.names).as_deref(), root, &self.names);
-        let tree = Tree::walk(root, &self.names, &cached);
+        let tree = Tree::walk(root, &self.names, cached);
         self.roots.push((root.to_path_buf(), tree));
         self.roots.last().map(|(_, t)| t)
     }
@@ -781,7 +781,7 @@ impl Trees {
         };
         let names = &self.names;
         let entry = self.roots.get_mut(at)?;
-        entry.1 = Tree::walk(root, names, &entry.1);
+        entry.1 = Tree::walk(root, names, std::mem::take(&mut entry.1));
         Some(&entry.1)
     }
 
@@ -790,7 +790,7 @@ impl Trees {
             return self.temp_dirs.get(at).map(|(_, t)| t);
         }
         let cached = Tree::cached(self.file(tmp, &self.sockets).as_deref(), tmp, &self.sockets);
-        let tree = Tree::walk(tmp, &self.sockets, &cached);
+        let tree = Tree::walk(tmp, &self.sockets, cached);
         self.temp_dirs.push((tmp.to_path_buf(), tree));
         self.temp_dirs.last().map(|(_, t)| t)
     }

@@ -97,15 +97,15 @@ mod tests {
         std::fs::create_dir_all(root.join("old/.git")).unwrap();
         std::fs::create_dir_all(root.join("old/.git/modules/m/.git")).unwrap();
         let spec = crate::walk::Spec::new(vec![GIT.into()], false, usize::MAX).unwrap();
-        let find = |previous: &Tree| {
+        let find = |previous: Tree| {
             let tree = Tree::walk(&root, &spec, previous);
             (Repositories::of(std::iter::once((root.as_path(), Some(&tree)))), tree)
         };
-        let (before, tree) = find(&Tree::default());
+        let (before, tree) = find(Tree::default());
         std::fs::create_dir_all(root.join("new/.git")).unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/.git"), "gitdir: ../elsewhere\n").unwrap();
-        let (after, _) = find(&tree);
+        let (after, _) = find(tree);
         let moved = before.quarantine_new(&after);
         let paths: Vec<&Path> = moved.iter().map(|q| q.path.as_path()).collect();
         assert_eq!(paths, vec![root.join("new/.git").as_path(), &root.join("sub/.git")]);

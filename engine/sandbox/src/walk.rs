@@ -196,7 +196,8 @@ pub(crate) struct Tree {
 impl Tree {
     /// Walks `root` for `spec`, taking what `previous` (an earlier walk of the same root for the
     /// same spec) recorded for the directories that did not change since.
-    pub(crate) fn walk(root: &Path, spec: &Spec, previous: &Tree) -> Tree {
+    pub(crate) fn walk(root: &Path, spec: &Spec, previous: Tree) -> Tree {
+        let mut previous = previous;
         let read_at = SystemTime::now();
         let mut tree = Tree {
             complete: true,
@@ -209,13 +210,14 @@ impl Tree {
         let mut pending: Vec<(OsString, usize)> = vec![(OsString::new(), 0)];
         while let Some((relative, depth)) = pending.pop() {
             let path = root.join(&relative);
-            let record = match (previous.records.get(&relative), std::fs::symlink_metadata(&path)) {
-                (Some(old), Ok(meta)) if old.trusted && old.stamp == Stamp::of(&meta) => old.clone(),
-                (_, Ok(meta)) if meta.is_dir() => {
+            let old = previous.records.remove(&relative);
+            let record = match (old, std::fs::symlink_metadata(&path)) {
+                (Some(old), Ok(meta)) if old.trusted && old.stamp == Stamp::of(&meta) => old,
+                (old, Ok(meta)) if meta.is_dir() => {
                     let Some(mut record) = read(&path, spec) else { continue };
                     let on_local = *local.entry(record.stamp.dev).or_insert_with(|| is_local(&path));
                     record.trusted = record.trusted && on_local && record.stamp.settled(read_at);
-                    if record.trusted && previous.records.get(&relative) != Some(&record) {
+                    if record.trusted && old.as_ref() != Some(&record) {
                         tree.changed = true;
                     }
                     record
@@ -241,7 +243,8 @@ impl Tree {
             }
             tree.records.insert(relative, record);
         }
-        if previous.records.keys().any(|k| !tree.records.contains_key(k)) {
+        // What is left of the previous walk is gone from the disk.
+        if !previous.records.is_empty() {
             tree.changed = true;
         }
         tree.found.sort_by(|a, b| a.0.cmp(&b.0));
@@ -580,12 +583,19 @@ mod tests {
             .collect()
     }
 
+    fn clone(tree: &Tree) -> Tree {
+        Tree {
+            records: tree.records.clone(),
+            ..Tree::default()
+        }
+    }
+
     /// Walks `root` with the cache `file`, keeps the walk, and walks again.
     fn walk_twice(root: &Path, file: &Path) -> (Tree, Tree) {
         let spec = spec();
-        let first = Tree::walk(root, &spec, &Tree::cached(Some(file), root, &spec));
+        let first = Tree::walk(root, &spec, Tree::cached(Some(file), root, &spec));
         first.store(Some(file), root, &spec);
-        let second = Tree::walk(root, &spec, &Tree::cached(Some(file), root, &spec));
+        let second = Tree::walk(root, &spec, Tree::cached(Some(file), root, &spec));
         (first, second)
     }
 
@@ -651,7 +661,7 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b")).unwrap();
         std::fs::create_dir_all(root.join("c")).unwrap();
         let spec = spec();
-        let mut previous = Tree::walk(&root, &spec, &Tree::default());
+        let mut previous = Tree::walk(&root, &spec, Tree::default());
         // Pretend every directory was read long after it changed.
         for record in previous.records.values_mut() {
             record.trusted = true;
@@ -664,14 +674,14 @@ mod tests {
             .unwrap()
             .kept
             .push((".env.recorded".into(), Kind::Other));
-        let again = Tree::walk(&root, &spec, &previous);
+        let again = Tree::walk(&root, &spec, clone(&previous));
         assert_eq!(names(&again, &root), vec!["c/.env.recorded"]);
         // A directory that changed is read: a secret made deep down is found, and the stale
         // record is not used. (A tick later, so an older kernel's coarse clock moves too.)
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(root.join("a/b/.env"), "").unwrap();
         std::fs::write(root.join("c/other"), "").unwrap();
-        let after = Tree::walk(&root, &spec, &previous);
+        let after = Tree::walk(&root, &spec, previous);
         assert_eq!(names(&after, &root), vec!["a/b/.env"]);
     }
 }
