@@ -34,6 +34,11 @@ const MAX_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// The most tree caches kept; past it the least recently written go.
 const MAX_CACHES: usize = 64;
 
+/// A cache is rewritten when a walk read at least this many directories it could have taken
+/// from it, or found this many times as many gone: reading a few directories again costs less
+/// than writing the file (a busy temp dir changes at every run).
+const WORTH_WRITING: usize = 16;
+
 /// The first line of a cache file: its format.
 const MAGIC: &[u8] = b"sixfold tree cache 1\n";
 
@@ -189,8 +194,12 @@ pub(crate) struct Tree {
     pub(crate) complete: bool,
     /// The records by path relative to the root (`""` for the root).
     records: HashMap<OsString, Record>,
-    /// Whether a record worth keeping is not in the cache yet.
-    changed: bool,
+    /// How many trusted records this walk (and the walks it continued) read that its cache
+    /// lacks, and how many of the cache's directories are gone.
+    fresh: usize,
+    gone: usize,
+    /// Whether there was no cache to start from.
+    uncached: bool,
 }
 
 impl Tree {
@@ -202,7 +211,9 @@ impl Tree {
         let mut tree = Tree {
             complete: true,
             // What an earlier walk in this run recorded and did not keep yet is still to keep.
-            changed: previous.changed,
+            fresh: previous.fresh,
+            gone: previous.gone,
+            uncached: previous.uncached,
             ..Tree::default()
         };
         let mut seen: u64 = 0;
@@ -218,7 +229,7 @@ impl Tree {
                     let on_local = *local.entry(record.stamp.dev).or_insert_with(|| is_local(&path));
                     record.trusted = record.trusted && on_local && record.stamp.settled(read_at);
                     if record.trusted && old.as_ref() != Some(&record) {
-                        tree.changed = true;
+                        tree.fresh += 1;
                     }
                     record
                 }
@@ -229,7 +240,6 @@ impl Tree {
                 // INVARIANT (fail closed): past the bound the walk says so; nothing it found
                 // is taken as all there is.
                 tree.complete = false;
-                tree.changed = false;
                 return tree;
             }
             for (name, kind) in &record.kept {
@@ -244,9 +254,7 @@ impl Tree {
             tree.records.insert(relative, record);
         }
         // What is left of the previous walk is gone from the disk.
-        if !previous.records.is_empty() {
-            tree.changed = true;
-        }
+        tree.gone += previous.records.len();
         tree.found.sort_by(|a, b| a.0.cmp(&b.0));
         tree
     }
@@ -254,13 +262,21 @@ impl Tree {
     /// The tree the cache file `file` holds for `root` and `spec`, or an empty one (every
     /// directory is then read).
     pub(crate) fn cached(file: Option<&Path>, root: &Path, spec: &Spec) -> Tree {
-        file.and_then(|f| load(f, &spec.key(root))).unwrap_or_default()
+        file.and_then(|f| load(f, &spec.key(root))).unwrap_or(Tree {
+            uncached: true,
+            ..Tree::default()
+        })
     }
 
     /// Keeps this walk for the next one in `file`, when it recorded something the cache lacks.
     /// A cache that cannot be written is no error: the next walk reads more.
     pub(crate) fn store(&self, file: Option<&Path>, root: &Path, spec: &Spec) {
-        if let (Some(file), true) = (file, self.changed && self.complete) {
+        let worth = if self.uncached {
+            self.fresh > 0
+        } else {
+            self.fresh >= WORTH_WRITING || self.gone >= WORTH_WRITING * WORTH_WRITING
+        };
+        if let (Some(file), true) = (file, worth && self.complete) {
             save(file, &spec.key(root), &self.records);
         }
     }
@@ -387,11 +403,12 @@ pub(crate) fn cache_file(dir: &Path, root: &Path, spec: &Spec) -> PathBuf {
     ))
 }
 
-/// Whether a file or directory is this user's own and no one else may write it.
+/// Whether a file or directory is this user's own and no one else may write it (and a file has
+/// no other name a command could have written it through).
 #[cfg(target_os = "linux")]
 fn owned(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    meta.uid() == nix::unistd::getuid().as_raw() && meta.mode() & 0o022 == 0
+    meta.uid() == nix::unistd::getuid().as_raw() && meta.mode() & 0o022 == 0 && (meta.is_dir() || meta.nlink() == 1)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -647,6 +664,11 @@ mod tests {
         std::fs::remove_file(&file).unwrap();
         std::os::unix::fs::symlink(dir.path().join("good.tree"), &file).unwrap();
         assert!(load(&file, &spec.key(&root)).is_none());
+        assert!(load(&dir.path().join("good.tree"), &spec.key(&root)).is_some());
+        // A second name for it (a hard link a command could write through): not taken.
+        std::fs::hard_link(dir.path().join("good.tree"), dir.path().join("linked.tree")).unwrap();
+        assert!(load(&dir.path().join("good.tree"), &spec.key(&root)).is_none());
+        std::fs::remove_file(dir.path().join("linked.tree")).unwrap();
         assert!(load(&dir.path().join("good.tree"), &spec.key(&root)).is_some());
         // Writable by others: not taken.
         use std::os::unix::fs::PermissionsExt;
