@@ -99,14 +99,11 @@ pub(crate) fn proven_by(mode: &str, digest: &str, roots: &[PathBuf]) -> Option<(
     }
     let dir = cache_dir()?;
     let text = sixfold_core::bounded::read_text(&dir.join(format!("{digest}.json")), MAX_CACHED_PROOF_BYTES).ok()?;
-    let cached: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let key = cached.get("key")?.as_str()?;
-    let id = cached.get("id")?.as_str()?;
-    let environment: Environment = serde_json::from_value(cached.get("environment")?.clone()).ok()?;
-    let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
+    let cached: WithEnvironment = serde_json::from_str(&text).ok()?;
+    let (key, id, environment, proof) = (cached.key, cached.id, cached.environment, cached.proof);
     // INVARIANT (fail closed): the environment is taken only when everything it confines is in
     // the key the digest names, and the workspace, home and temp dir are this run's.
-    let bound = key_digest(key) == digest && cache_key(mode, id, &environment) == key;
+    let bound = key_digest(&key) == digest && cache_key(mode, &id, &environment) == key;
     let placed = environment
         .roots
         .iter()
@@ -114,7 +111,7 @@ pub(crate) fn proven_by(mode: &str, digest: &str, roots: &[PathBuf]) -> Option<(
         .eq(roots.iter())
         && environment.home == home()
         && environment.tmp.as_ref().is_none_or(|tmp| *tmp == std::env::temp_dir());
-    (proof.proven && bound && placed).then(|| (id.to_string(), environment))
+    (proof.proven && bound && placed).then_some((id, environment))
 }
 
 /// The `$HOME` an environment's `~` stands for.
@@ -125,19 +122,35 @@ pub(crate) fn home() -> PathBuf {
 fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
     // A FIFO or a device planted as the cache file cannot hang the command: regular files only.
     let text = sixfold_core::bounded::read_text(&cache_file(dir, key), MAX_CACHED_PROOF_BYTES).ok()?;
-    let cached: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let cached: Stored = serde_json::from_str(&text).ok()?;
     // INVARIANT (fail closed): only a proof for the very same key is taken; a file that does
     // not read is proven afresh.
-    if cached.get("key").and_then(|k| k.as_str()) != Some(key) {
+    if cached.key != key {
         return None;
     }
-    let proof: Proof = serde_json::from_value(cached.get("proof")?.clone()).ok()?;
-    if proof.proven {
+    if cached.proof.proven {
         return Some(Cached::Proven);
     }
     // A failure is believed only for a while, and never from a time that has not come yet.
-    let at = cached.get("at").and_then(serde_json::Value::as_u64)?;
-    (at <= now && now - at < FAILED_FOR.as_secs()).then_some(Cached::Failed(proof))
+    let at = cached.at?;
+    (at <= now && now - at < FAILED_FOR.as_secs()).then_some(Cached::Failed(cached.proof))
+}
+
+/// A cached proof as read for its key (the environment it holds is skipped, not built).
+#[derive(serde::Deserialize)]
+struct Stored {
+    key: String,
+    proof: Proof,
+    at: Option<u64>,
+}
+
+/// A cached proof read with the environment it proved (for `--proof`).
+#[derive(serde::Deserialize)]
+struct WithEnvironment {
+    key: String,
+    id: String,
+    environment: Environment,
+    proof: Proof,
 }
 
 /// What a proof was made for: the environment's name and what it confined.
