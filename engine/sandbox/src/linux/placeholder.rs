@@ -18,7 +18,7 @@
 //! placeholder behind; the next run that needs it recognises it (the lock file keeps its device
 //! and inode) and removes it when done. A lock file stays once made (cleared when its
 //! placeholder goes), so the next run of the same workspace overwrites it in place instead of
-//! creating and removing a file.
+//! creating and removing a file; past [`MAX_LOCKS`] the unused ones go.
 
 use crate::error::SandboxError;
 use nix::fcntl::{Flock, FlockArg};
@@ -127,6 +127,7 @@ impl Placeholders {
         let _all = Flock::lock(open_lock(&dir.join("all.lock"))?, FlockArg::LockExclusive)
             .map_err(lock_error("lock the placeholders"))?;
         let mut held = Vec::new();
+        let mut made_lock = false;
         for path in missing {
             let text = texts.iter().find(|(p, _)| p == path).map(|(_, t)| t.clone());
             let lock_file = dir.join(lock_name(path));
@@ -134,6 +135,7 @@ impl Placeholders {
             // holds: this never waits.
             let shared =
                 Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
+            made_lock |= shared.metadata().is_ok_and(|m| m.len() == 0);
             match std::fs::symlink_metadata(path) {
                 Err(_) => {
                     if !is_dir_name(path) || text.is_some() {
@@ -173,6 +175,9 @@ impl Placeholders {
                 lock_file,
                 _shared: shared,
             });
+        }
+        if made_lock {
+            evict(&dir);
         }
         Ok(Placeholders { dir, held })
     }
@@ -216,6 +221,37 @@ fn is_placeholder(path: &Path, text: Option<&str>, lock: &mut Flock<File>) -> bo
             && (text.is_empty() || std::fs::read(path).is_ok_and(|held| held == text.as_bytes()))
     };
     empty && recorded == record(meta.dev(), meta.ino())
+}
+
+/// The most lock files kept; past it, those that record no placeholder and no run holds go.
+const MAX_LOCKS: usize = 1024;
+
+/// Removes the lock files that record no placeholder (cleared, or never written) and that no run
+/// holds, once there are more than [`MAX_LOCKS`]: each workspace leaves a few behind. Called with
+/// `all.lock` held, so no run opens one meanwhile. A lock that records a placeholder a dead run
+/// left behind stays: it is how the next run knows the placeholder is sixfold's.
+fn evict(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let locks: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "lock") && p.file_name().is_some_and(|n| n != "all.lock"))
+        .collect();
+    if locks.len() <= MAX_LOCKS {
+        return;
+    }
+    for lock_file in locks {
+        let Ok(file) = open_lock_as(&lock_file, false) else {
+            continue;
+        };
+        let Ok(mut alone) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
+            continue;
+        };
+        let mut recorded = Vec::new();
+        if alone.read_to_end(&mut recorded).is_ok() && recorded.iter().all(|b| *b == b' ') {
+            let _ = std::fs::remove_file(&lock_file);
+        }
+    }
 }
 
 impl Drop for Placeholders {
@@ -269,6 +305,31 @@ mod tests {
         assert!(!is_dir_name(Path::new("/w/.git/info")));
         assert!(is_dir_name(Path::new("/w/.git")));
         assert!(is_dir_name(Path::new("/w/sub/.git")));
+    }
+
+    #[test]
+    fn past_the_bound_only_locks_that_record_nothing_and_nobody_holds_go() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..MAX_LOCKS {
+            std::fs::write(dir.path().join(format!("{i:016x}.lock")), CLEARED).unwrap();
+        }
+        let recorded = dir.path().join("recorded.lock");
+        std::fs::write(&recorded, record(1, 2)).unwrap();
+        let held = dir.path().join("held.lock");
+        std::fs::write(&held, "").unwrap();
+        let _shared = Flock::lock(open_lock(&held).unwrap(), FlockArg::LockShared).unwrap();
+        std::fs::write(dir.path().join("all.lock"), "").unwrap();
+        evict(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, vec!["all.lock", "held.lock", "recorded.lock"]);
+        // Under the bound nothing goes.
+        std::fs::write(dir.path().join("cleared.lock"), CLEARED).unwrap();
+        evict(dir.path());
+        assert!(dir.path().join("cleared.lock").exists());
     }
 
     #[test]
