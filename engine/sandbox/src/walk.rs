@@ -677,6 +677,29 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_that_changed_within_the_racy_window_is_not_trusted() {
+        let now = SystemTime::now();
+        let at = |t: SystemTime| {
+            let since = t.duration_since(UNIX_EPOCH).unwrap();
+            (since.as_secs() as i64, i64::from(since.subsec_nanos()))
+        };
+        let stamp = |ctime, mtime| Stamp {
+            dev: 1,
+            ino: 1,
+            mode: 0o040_755,
+            ctime,
+            mtime,
+        };
+        let old = at(now - Duration::from_secs(3));
+        let recent = at(now - Duration::from_millis(1_500));
+        assert!(stamp(old, old).settled(now));
+        assert!(!stamp(recent, old).settled(now));
+        assert!(!stamp(old, recent).settled(now));
+        // A time still to come (a `touch -d`, a clock set back) is never trusted.
+        assert!(!stamp(old, at(now + Duration::from_secs(60))).settled(now));
+    }
+
+    #[test]
     fn a_changed_directory_is_read_again_and_an_unchanged_one_is_taken_from_the_cache() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("w");

@@ -713,14 +713,21 @@ fn a_secret_renamed_into_place_after_a_cached_run_is_hidden_in_the_next_one() {
 
 #[test]
 fn a_host_socket_bound_after_a_cached_run_cannot_be_reached_from_the_next_one() {
-    // Under the system temp dir, three levels down at most, as ssh-agent's and tmux's are.
-    let tmp = tempfile::Builder::new()
+    // A temp dir under /tmp, its socket three levels down (as ssh-agent's and tmux's are), and
+    // too deep for the walk of /tmp itself to reach: only this temp dir's cached walk can find it.
+    let scratch = tempfile::Builder::new()
         .prefix("sixfold-socket-")
         .tempdir_in("/tmp")
         .unwrap();
-    let dir = tmp.path().canonicalize().unwrap().join("agent");
+    let tmp = scratch.path().canonicalize().unwrap().join("t");
+    let dir = tmp.join("a/agent");
     std::fs::create_dir_all(&dir).unwrap();
-    let world = cached_world();
+    let world = World::new();
+    let mut environment = world.environment();
+    environment.tmp = Some(tmp.clone());
+    std::thread::sleep(std::time::Duration::from_millis(2_200));
+    assert_eq!(world.bash_in(&environment, "true"), 0);
+    assert!(cache_of(&tmp).is_some(), "the first run kept no cache for the temp dir");
     let listener = std::os::unix::net::UnixListener::bind(dir.join("agent.sock")).unwrap();
     listener.set_nonblocking(true).unwrap();
     std::fs::write(dir.join("plain.txt"), "socket-dir-plain\n").unwrap();
@@ -728,10 +735,10 @@ fn a_host_socket_bound_after_a_cached_run_cannot_be_reached_from_the_next_one() 
         "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
         dir.join("agent.sock").display()
     );
-    assert_ne!(world.bash(&connect), 0);
+    assert_ne!(world.bash_in(&environment, &connect), 0);
     assert!(listener.accept().is_err(), "the host's listener took a connection");
     // A file made beside it stays readable.
     let read = format!("cat {} > out", dir.join("plain.txt").display());
-    assert_eq!(world.bash(&read), 0);
+    assert_eq!(world.bash_in(&environment, &read), 0);
     assert_eq!(world.out(), "socket-dir-plain\n");
 }
