@@ -469,7 +469,8 @@ fn load(file: &Path, key: &[u8]) -> Option<Tree> {
         for _ in 0..count {
             let field = fields.next()?;
             let (kind, name) = field.split_first()?;
-            if name.is_empty() || name.contains(&b'/') {
+            // A name is one entry of its directory, never a way out of it.
+            if name.is_empty() || name.contains(&b'/') || name == b"." || name == b".." {
                 return None;
             }
             kept.push((OsString::from_vec(name.to_vec()), Kind::from_byte(*kind)?));
