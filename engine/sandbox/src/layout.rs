@@ -907,6 +907,17 @@ mod tests {
         }
     }
 
+    /// What is hidden under `root` (a host socket another process has under /tmp meanwhile is
+    /// hidden too, and is not this test's).
+    fn hidden_under(layout: &Layout, root: &Path) -> Vec<Hidden> {
+        layout
+            .hidden
+            .iter()
+            .filter(|h| h.path.starts_with(root))
+            .cloned()
+            .collect()
+    }
+
     fn read_only(layout: &Layout) -> Vec<PathBuf> {
         layout.read_only().map(Path::to_path_buf).collect()
     }
@@ -995,7 +1006,7 @@ mod tests {
         env.secrets.push("$SIXFOLD_TEST_LAYOUT_SOCK/..".into());
         let layout = Layout::resolve(&env).unwrap();
         assert_eq!(
-            layout.hidden,
+            hidden_under(&layout, &root),
             vec![Hidden {
                 path: root.join("agent"),
                 is_dir: true
@@ -1021,7 +1032,8 @@ mod tests {
         std::fs::write(root.join("a/b/.env.local"), "K=v").unwrap();
         std::fs::write(root.join(".env"), "K=v").unwrap();
         let layout = Layout::resolve(&environment(&root)).unwrap();
-        let hidden: Vec<&Path> = layout.hidden.iter().map(|h| h.path.as_path()).collect();
+        let hidden = hidden_under(&layout, &root);
+        let hidden: Vec<&Path> = hidden.iter().map(|h| h.path.as_path()).collect();
         assert_eq!(
             hidden,
             vec![
@@ -1091,7 +1103,7 @@ mod tests {
         assert!(layout.writable.is_empty());
         assert!(layout.kept.is_empty() && layout.missing.is_empty());
         assert_eq!(
-            layout.hidden,
+            hidden_under(&layout, &root),
             vec![Hidden {
                 path: root.join(".env"),
                 is_dir: false
