@@ -210,11 +210,12 @@ impl PathSet {
     /// an ancestor of a glob's literal start (the workspace `.` holds `.git/hooks`), or an
     /// existing directory where the glob matches at any depth (`**/.sixfold` under `src/`).
     /// Such a write is judged like an unknown one: it may change what the set protects.
+    #[cfg(test)]
     pub(crate) fn covers(&self, touch: &Touch, workspace: &Workspace) -> bool {
         self.covers_seen(&Seen::of(touch, workspace))
     }
 
-    /// [`PathSet::covers`] of a place already read by [`Seen::of`].
+    /// `PathSet::covers` of a place already read by [`Seen::of`].
     fn covers_seen(&self, seen: &Seen<'_>) -> bool {
         let touch = seen.touch;
         let Some(path) = &touch.path else { return false };
@@ -639,12 +640,13 @@ pub(crate) type When = EffectFields<PlaceMatcher>;
 impl When {
     /// `Some` when every condition holds, with the first place that made a `reads`/`writes`
     /// condition hold, if any.
+    #[cfg(test)]
     fn holds<'e>(&self, effects: &'e Effects, workspace: &'e Workspace) -> Option<Held<'e>> {
         let (reads, writes) = Seen::all(effects, workspace);
         self.holds_seen(effects, &reads, &writes, workspace)
     }
 
-    /// [`When::holds`] on places already read by [`Seen::all`].
+    /// `When::holds` on places already read by [`Seen::all`].
     fn holds_seen<'e>(
         &self,
         effects: &'e Effects,
