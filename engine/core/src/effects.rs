@@ -156,8 +156,16 @@ impl EffectProfile {
         // the scopes are made from the same resolutions the places are.
         // A component the places share (the workspace root, `/tmp`) is looked at once per step.
         let mut looks = Looks::default();
-        let reads: Vec<Resolved> = self.reads.iter().map(|e| Resolved::of(workspace, e, &mut looks)).collect();
-        let writes: Vec<Resolved> = self.writes.iter().map(|e| Resolved::of(workspace, e, &mut looks)).collect();
+        let reads: Vec<Resolved> = self
+            .reads
+            .iter()
+            .map(|e| Resolved::of(workspace, e, &mut looks))
+            .collect();
+        let writes: Vec<Resolved> = self
+            .writes
+            .iter()
+            .map(|e| Resolved::of(workspace, e, &mut looks))
+            .collect();
         Effects {
             reads: union(reads.iter().map(|r| &r.scopes)),
             writes: union(writes.iter().map(|r| &r.scopes)),

@@ -580,18 +580,20 @@ impl<'t> Seen<'t> {
                 root_glob,
             };
         };
-        let dot_wildcard = wild(path.as_os_str().as_encoded_bytes())
-            && crate::glob_place::has_dot_wildcard(&path.to_string_lossy());
+        let dot_wildcard =
+            wild(path.as_os_str().as_encoded_bytes()) && crate::glob_place::has_dot_wildcard(&path.to_string_lossy());
         // A normal path (as resolution makes them) compares as text; any other by components.
         let text = path.to_str().filter(|t| is_normal(t));
         let below_root_dir = match text {
             Some(t) => t.strip_prefix('/').map(Path::new),
             None => path.strip_prefix("/").ok(),
         };
-        let home = workspace.home().and_then(|h| match (text, h.to_str().filter(|h| is_normal(h))) {
-            (Some(t), Some(h)) => below_text(t, h).map(Path::new),
-            _ => path.strip_prefix(h).ok(),
-        });
+        let home = workspace
+            .home()
+            .and_then(|h| match (text, h.to_str().filter(|h| is_normal(h))) {
+                (Some(t), Some(h)) => below_text(t, h).map(Path::new),
+                _ => path.strip_prefix(h).ok(),
+            });
         Seen {
             touch,
             home,
@@ -1312,7 +1314,9 @@ mod tests {
     /// Paths and globs over a small alphabet, with the parts resolution never leaves (empty and
     /// `.` components, a trailing `/`) and wildcards.
     fn written_path() -> impl Strategy<Value = String> {
-        let part = prop::sample::select(vec!["", ".", "..", "a", "b", ".git", ".env", "id_rsa", "*", ".e*", "x.pem"]);
+        let part = prop::sample::select(vec![
+            "", ".", "..", "a", "b", ".git", ".env", "id_rsa", "*", ".e*", "x.pem",
+        ]);
         (any::<bool>(), prop::collection::vec(part, 0..5), any::<bool>()).prop_map(|(absolute, parts, trailing)| {
             let mut text = if absolute { "/".to_string() } else { String::new() };
             text.push_str(&parts.join("/"));

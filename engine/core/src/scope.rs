@@ -486,6 +486,37 @@ mod tests {
         assert!(ws.resolve_found("*").is_none());
     }
 
+    /// A step's places resolved with the looks they share say what each resolved alone says:
+    /// through links (relative and absolute), `..`, missing parts, files and a loop.
+    #[test]
+    fn shared_looks_resolve_as_each_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("d/e")).unwrap();
+        std::fs::write(root.join("d/f.rs"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("d"), root.join("to-dir")).unwrap();
+        std::os::unix::fs::symlink("d/e", root.join("rel-dir")).unwrap();
+        std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
+        let ws = Workspace::new(&root);
+        let written = [
+            "./d/e",
+            "./to-dir/e",
+            "./rel-dir/..",
+            "./d/f.rs/x",
+            "./missing/../to-dir",
+            "./a/x",
+            "./to-dir/f.rs",
+            "./rel-dir",
+            "/tmp",
+            ".",
+        ];
+        let mut looks = Looks::default();
+        for w in written.iter().chain(written.iter().rev()) {
+            assert_eq!(ws.resolve_looked(w, &mut looks), ws.resolve_found(w), "{w}");
+        }
+    }
+
     fn paths(list: &[&str]) -> Scopes {
         Scopes::from_paths(list.iter().map(PathBuf::from))
     }
