@@ -1,6 +1,6 @@
 //! Effect profiles: the six fields every rule is a rule over.
 
-use crate::scope::{Place, Scopes, Workspace};
+use crate::scope::{Looks, Place, Scopes, Workspace};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -154,8 +154,18 @@ impl EffectProfile {
     pub fn resolve(&self, workspace: &Workspace) -> Effects {
         // Each place is resolved once (a resolution is an `lstat` per existing component), and
         // the scopes are made from the same resolutions the places are.
-        let reads: Vec<Resolved> = self.reads.iter().map(|e| Resolved::of(workspace, e)).collect();
-        let writes: Vec<Resolved> = self.writes.iter().map(|e| Resolved::of(workspace, e)).collect();
+        // A component the places share (the workspace root, `/tmp`) is looked at once per step.
+        let mut looks = Looks::default();
+        let reads: Vec<Resolved> = self
+            .reads
+            .iter()
+            .map(|e| Resolved::of(workspace, e, &mut looks))
+            .collect();
+        let writes: Vec<Resolved> = self
+            .writes
+            .iter()
+            .map(|e| Resolved::of(workspace, e, &mut looks))
+            .collect();
         Effects {
             reads: union(reads.iter().map(|r| &r.scopes)),
             writes: union(writes.iter().map(|r| &r.scopes)),
@@ -306,8 +316,8 @@ struct Resolved {
 }
 
 impl Resolved {
-    fn of(workspace: &Workspace, written: &str) -> Resolved {
-        match workspace.resolve_found(written) {
+    fn of(workspace: &Workspace, written: &str, looks: &mut Looks) -> Resolved {
+        match workspace.resolve_looked(written, looks) {
             Some(found) => Resolved {
                 scopes: Scopes::from_paths(found.iter().map(|(path, _)| path.clone())),
                 found,
@@ -340,7 +350,7 @@ fn places_as_written(workspace: &Workspace, resolved: &[Resolved]) -> Vec<Touch>
             }
             let Some(expansion) = expanded else { continue };
             for found in expansion.found {
-                let named = Resolved::of(workspace, &found.to_string_lossy());
+                let named = Resolved::of(workspace, &found.to_string_lossy(), &mut Looks::default());
                 for more in classify(workspace, &named) {
                     if seen.insert(more.path.clone()) {
                         out.push(more);

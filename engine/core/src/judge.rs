@@ -139,8 +139,11 @@ impl GlobStart {
 /// `Path::starts_with` on the bytes of two normalised paths (no `.`, no `//`, no trailing `/`,
 /// as resolution makes them): `prefix` is `path` or names a directory above it.
 fn starts_with_bytes(path: &[u8], prefix: &[u8]) -> bool {
-    path.starts_with(prefix)
-        && (prefix.is_empty() || prefix == b"/" || path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
+    let Some(first) = prefix.first() else { return true };
+    // The first byte settles most comparisons without a call to `memcmp`.
+    path.first() == Some(first)
+        && path.starts_with(prefix)
+        && (prefix == b"/" || path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
 }
 
 impl PathSet {
@@ -207,13 +210,17 @@ impl PathSet {
     /// an ancestor of a glob's literal start (the workspace `.` holds `.git/hooks`), or an
     /// existing directory where the glob matches at any depth (`**/.sixfold` under `src/`).
     /// Such a write is judged like an unknown one: it may change what the set protects.
+    #[cfg(test)]
     pub(crate) fn covers(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        self.covers_seen(&Seen::of(touch, workspace))
+    }
+
+    /// `PathSet::covers` of a place already read by [`Seen::of`].
+    fn covers_seen(&self, seen: &Seen<'_>) -> bool {
+        let touch = seen.touch;
         let Some(path) = &touch.path else { return false };
-        let home = workspace.home().and_then(|h| path.strip_prefix(h).ok());
-        let root = match &touch.place {
-            Place::Root { relative, .. } => Some(Path::new(relative.as_str())),
-            _ => None,
-        };
+        let home = seen.home;
+        let root = seen.root.map(Path::new);
         // Looked up at most once per place, however many deep globs reach it.
         let is_dir = std::cell::OnceCell::new();
         let literal = self.starts.iter().any(|start| {
@@ -237,9 +244,8 @@ impl PathSet {
         // anywhere is left to the look at the disk, or every glob would cover it.
         // Only a glob whose last name is written out (`**/state.toml`, `**/config`): one that ends
         // in a wildcard (`**/*.txt`) is left to the look at the disk.
-        let glob = root
-            .filter(|r| crate::glob_place::is_glob(&r.to_string_lossy()))
-            .is_some_and(|r| {
+        let glob = seen.root_glob
+            && root.is_some_and(|r| {
                 let place = components(&r.to_string_lossy());
                 if place.last().is_none_or(|last| crate::glob_place::is_glob(last)) {
                     return false;
@@ -258,31 +264,39 @@ impl PathSet {
     /// True when a touched place is in the set. `*` is never in a path set: a rule that means
     /// "or unknown" says `unknown` too.
     pub(crate) fn contains(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        self.contains_seen(&Seen::of(touch, workspace), workspace)
+    }
+
+    /// [`PathSet::contains`] of a place already read by [`Seen::of`].
+    fn contains_seen(&self, seen: &Seen<'_>, workspace: &Workspace) -> bool {
+        let touch = seen.touch;
         let Some(path) = &touch.path else { return false };
-        if crate::glob_place::has_dot_wildcard(&path.to_string_lossy()) {
+        if seen.dot_wildcard {
             return self.may_contain(touch, workspace);
         }
-        // Empty sets are skipped before any work: `is_match` builds a candidate (and
-        // `strip_prefix` walks components) even when there is nothing to match.
-        if !self.absolute.is_empty() && self.absolute.is_match(path) {
+        // Empty sets are skipped before any work: `is_match` builds a candidate even when there
+        // is nothing to match.
+        if !self.absolute.is_empty() && self.absolute.is_match(path, false) {
             return true;
         }
-        if !self.home.is_empty() {
-            if let Some(rest) = workspace.home().and_then(|h| path.strip_prefix(h).ok()) {
-                if self.home.is_match(rest) {
-                    return true;
-                }
-            }
+        if !self.home.is_empty() && seen.home.is_some_and(|rest| self.home.is_match(rest, false)) {
+            return true;
         }
         if self.relative.is_empty() {
             return false;
         }
-        if let Place::Root { relative, .. } = &touch.place {
-            if !relative.is_empty() && self.relative.is_match(Path::new(relative)) {
+        let below = seen.below_root_dir;
+        // The path below `/` holds the root-relative path as its end: when it holds none of the
+        // text the wildcard-led globs need, neither does the root-relative path, so one scan
+        // stands for both.
+        let without_text = below.is_some_and(|b| self.relative.lacks_needed_text(b));
+        if let Some(relative) = seen.root.filter(|r| !r.is_empty()) {
+            let suffix = below.is_some_and(|b| b.as_os_str().as_encoded_bytes().ends_with(relative.as_bytes()));
+            if self.relative.is_match(Path::new(relative), without_text && suffix) {
                 return true;
             }
         }
-        path.strip_prefix("/").is_ok_and(|p| self.relative.is_match(p))
+        below.is_some_and(|p| self.relative.is_match(p, without_text))
     }
 
     /// Whether the path glob `act` (as a kept rule writes it: `~/…`, `/…` or root-relative)
@@ -364,6 +378,9 @@ const MAX_GLOB_LEN: usize = 1024;
 #[derive(Debug, Clone, Default)]
 struct Globs {
     led: Vec<Led>,
+    /// The first bytes of the led globs' literal text, one bit each: a path starting with none
+    /// of them is matched by no led glob, found without comparing it with each.
+    led_first: [u64; 4],
     free: Vec<Glob>,
     free_set: OnceLock<Option<GlobSet>>,
     /// Text every path a free glob matches holds somewhere (`.env` of `**/.env*`), one piece
@@ -386,6 +403,11 @@ impl Globs {
         let text = glob.glob();
         let end = text.find(['*', '?', '[', '{', '\\']).unwrap_or(text.len());
         let literal = text.as_bytes().get(..end).unwrap_or_default().to_vec();
+        if let Some(&first) = literal.first() {
+            if let Some(word) = self.led_first.get_mut(usize::from(first / 64)) {
+                *word |= 1 << (first % 64);
+            }
+        }
         if literal.is_empty() {
             self.free.push(glob);
         } else {
@@ -401,7 +423,29 @@ impl Globs {
         self.led.is_empty() && self.free.is_empty()
     }
 
-    fn is_match(&self, path: &Path) -> bool {
+    /// Whether a led glob's literal text may start `bytes`: false settles that none matches.
+    fn led_may_start(&self, bytes: &[u8]) -> bool {
+        bytes.first().is_some_and(|&first| {
+            self.led_first
+                .get(usize::from(first / 64))
+                .is_some_and(|word| word & (1 << (first % 64)) != 0)
+        })
+    }
+
+    /// True when `bytes` hold none of the text every wildcard-led glob's match holds, so none of
+    /// them matches `bytes` or any part of them.
+    fn lacks_needed_text(&self, path: &Path) -> bool {
+        !self.free.is_empty()
+            && self
+                .free_needs
+                .get_or_init(|| needed_text(&self.free))
+                .as_ref()
+                .is_some_and(|needs| !needs.is_match(path.as_os_str().as_encoded_bytes()))
+    }
+
+    /// Whether a glob matches `path`; `without_text` when the caller has found that `path` lacks
+    /// the wildcard-led globs' needed text (see [`Globs::lacks_needed_text`]).
+    fn is_match(&self, path: &Path, without_text: bool) -> bool {
         let bytes = path.as_os_str().as_encoded_bytes();
         let mut candidate = None;
         let mut tried = |set: &Option<GlobSet>| match set {
@@ -410,14 +454,17 @@ impl Globs {
             // for globs within `MAX_GLOB_LEN`).
             None => true,
         };
-        for led in &self.led {
-            if bytes.starts_with(&led.literal)
-                && tried(led.matcher.get_or_init(|| compile(std::slice::from_ref(&led.glob))))
-            {
-                return true;
+        if self.led_may_start(bytes) {
+            for led in &self.led {
+                if bytes.starts_with(&led.literal)
+                    && tried(led.matcher.get_or_init(|| compile(std::slice::from_ref(&led.glob))))
+                {
+                    return true;
+                }
             }
         }
         !self.free.is_empty()
+            && !without_text
             && self
                 .free_needs
                 .get_or_init(|| needed_text(&self.free))
@@ -478,15 +525,113 @@ pub(crate) enum PlaceMatcher {
 
 impl PlaceMatcher {
     pub(crate) fn matches(&self, touch: &Touch, workspace: &Workspace) -> bool {
+        self.matches_seen(&Seen::of(touch, workspace), workspace)
+    }
+
+    fn matches_seen(&self, seen: &Seen<'_>, workspace: &Workspace) -> bool {
+        let touch = seen.touch;
         match self {
             PlaceMatcher::Any => true,
             PlaceMatcher::Workspace => matches!(touch.place, Place::Root { .. }),
             PlaceMatcher::Tmp => touch.place == Place::Tmp,
             PlaceMatcher::Outside => touch.place == Place::Outside,
             PlaceMatcher::Unknown => touch.place == Place::Unknown,
-            PlaceMatcher::Paths(set) => set.contains(touch, workspace),
-            PlaceMatcher::Covers(set) => set.covers(touch, workspace),
+            PlaceMatcher::Paths(set) => set.contains_seen(seen, workspace),
+            PlaceMatcher::Covers(set) => set.covers_seen(seen),
         }
+    }
+}
+
+/// A touched place as the path matchers read it: what every rule would otherwise work out again
+/// (the path below the home directory, below `/`, below its root; whether it is written with a
+/// wildcard), worked out once per judgement.
+#[derive(Debug, Clone, Copy)]
+struct Seen<'t> {
+    touch: &'t Touch,
+    /// The path below the home directory, when it lies there.
+    home: Option<&'t Path>,
+    /// The path without its leading `/`, where root-relative globs are also tried.
+    below_root_dir: Option<&'t Path>,
+    /// The path below its workspace root (empty for the root itself), when it lies in one.
+    root: Option<&'t str>,
+    /// A wildcard in a component that starts with `.` (see `glob_place`).
+    dot_wildcard: bool,
+    /// The root-relative path is written as a glob.
+    root_glob: bool,
+}
+
+impl<'t> Seen<'t> {
+    fn of(touch: &'t Touch, workspace: &'t Workspace) -> Seen<'t> {
+        let root = match &touch.place {
+            Place::Root { relative, .. } => Some(relative.as_str()),
+            _ => None,
+        };
+        let wild = |text: &[u8]| text.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
+        // `is_glob` and `has_dot_wildcard` look for a wildcard in some component: text with none
+        // at all has none in any component.
+        let root_glob = root.is_some_and(|r| wild(r.as_bytes()) && crate::glob_place::is_glob(r));
+        let Some(path) = &touch.path else {
+            return Seen {
+                touch,
+                home: None,
+                below_root_dir: None,
+                root,
+                dot_wildcard: false,
+                root_glob,
+            };
+        };
+        let dot_wildcard =
+            wild(path.as_os_str().as_encoded_bytes()) && crate::glob_place::has_dot_wildcard(&path.to_string_lossy());
+        // A normal path (as resolution makes them) compares as text; any other by components.
+        let text = path.to_str().filter(|t| is_normal(t));
+        let below_root_dir = match text {
+            Some(t) => t.strip_prefix('/').map(Path::new),
+            None => path.strip_prefix("/").ok(),
+        };
+        let home = workspace
+            .home()
+            .and_then(|h| match (text, h.to_str().filter(|h| is_normal(h))) {
+                (Some(t), Some(h)) => below_text(t, h).map(Path::new),
+                _ => path.strip_prefix(h).ok(),
+            });
+        Seen {
+            touch,
+            home,
+            below_root_dir,
+            root,
+            dot_wildcard,
+            root_glob,
+        }
+    }
+}
+
+/// Whether `text` is an absolute path as resolution makes it: no empty and no `.` component,
+/// no trailing `/`. Such paths compare as text the way `Path` compares their components.
+fn is_normal(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes == b"/" {
+        return true;
+    }
+    bytes.first() == Some(&b'/')
+        && bytes.iter().enumerate().all(|(i, b)| {
+            *b != b'/'
+                || !matches!(
+                    (bytes.get(i + 1), bytes.get(i + 2)),
+                    (None | Some(b'/'), _) | (Some(b'.'), None | Some(b'/'))
+                )
+        })
+}
+
+/// `Path::strip_prefix` on two normal paths (see [`is_normal`]), as text.
+fn below_text<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
+    if prefix == "/" {
+        return path.strip_prefix('/');
+    }
+    let rest = path.strip_prefix(prefix)?;
+    if rest.is_empty() {
+        Some(rest)
+    } else {
+        rest.strip_prefix('/')
     }
 }
 
@@ -497,7 +642,20 @@ pub(crate) type When = EffectFields<PlaceMatcher>;
 impl When {
     /// `Some` when every condition holds, with the first place that made a `reads`/`writes`
     /// condition hold, if any.
-    fn holds<'e>(&self, effects: &'e Effects, workspace: &Workspace) -> Option<Held<'e>> {
+    #[cfg(test)]
+    fn holds<'e>(&self, effects: &'e Effects, workspace: &'e Workspace) -> Option<Held<'e>> {
+        let (reads, writes) = Seen::all(effects, workspace);
+        self.holds_seen(effects, &reads, &writes, workspace)
+    }
+
+    /// `When::holds` on places already read by [`Seen::all`].
+    fn holds_seen<'e>(
+        &self,
+        effects: &'e Effects,
+        reads: &[Seen<'e>],
+        writes: &[Seen<'e>],
+        workspace: &Workspace,
+    ) -> Option<Held<'e>> {
         let f = effects.flags;
         let flag_ok = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
         if !(flag_ok(self.reaches, f.reaches)
@@ -508,14 +666,12 @@ impl When {
             return None;
         }
         let mut evidence = None;
-        for (condition, touches) in [
-            (&self.reads, &effects.read_places),
-            (&self.writes, &effects.write_places),
-        ] {
+        for (condition, seen) in [(&self.reads, reads), (&self.writes, writes)] {
             let Some(matchers) = condition else { continue };
-            let mut hits = touches
+            let mut hits = seen
                 .iter()
-                .filter(|t| matchers.iter().any(|m| m.matches(t, workspace)));
+                .filter(|s| matchers.iter().any(|m| m.matches_seen(s, workspace)))
+                .map(|s| s.touch);
             let first = hits.next()?;
             // A place the step names says more than `*`: it is the evidence where there is one.
             let hit = std::iter::once(first)
@@ -525,6 +681,14 @@ impl When {
             evidence.get_or_insert(hit);
         }
         Some(Held { place: evidence })
+    }
+}
+
+impl<'t> Seen<'t> {
+    /// Every read and every written place of a step, read once for all the rules.
+    fn all(effects: &'t Effects, workspace: &'t Workspace) -> (Vec<Seen<'t>>, Vec<Seen<'t>>) {
+        let of = |touches: &'t [Touch]| touches.iter().map(|t| Seen::of(t, workspace)).collect();
+        (of(&effects.read_places), of(&effects.write_places))
     }
 }
 
@@ -696,8 +860,9 @@ impl Judge {
         // in words only for the rules that decide: the others' reasons are never read.
         let mut matched: Vec<(Decision, &str, Reason<'_>, bool)> = Vec::new();
         let mut script_args: Option<(Dynamic, rhai::Map)> = None;
+        let (reads, writes) = Seen::all(effects, &context.workspace);
         for rule in &self.rules {
-            let Some(held) = rule.when.holds(effects, &context.workspace) else {
+            let Some(held) = rule.when.holds_seen(effects, &reads, &writes, &context.workspace) else {
                 continue;
             };
             let mut reason = Reason::Rule(&rule.reason, held.place);
@@ -1006,7 +1171,7 @@ mod tests {
         let set = compile(&built).unwrap();
         for path in paths {
             let matched = set.is_match(path);
-            assert_eq!(all.is_match(Path::new(path)), matched, "{path}");
+            assert_eq!(all.is_match(Path::new(path), false), matched, "{path}");
             if matched {
                 assert!(needs.is_match(path), "{path}");
             }
@@ -1146,7 +1311,69 @@ mod tests {
         assert_eq!(out.rules, ["p/42", "p/true"]);
     }
 
+    /// Paths and globs over a small alphabet, with the parts resolution never leaves (empty and
+    /// `.` components, a trailing `/`) and wildcards.
+    fn written_path() -> impl Strategy<Value = String> {
+        let part = prop::sample::select(vec![
+            "", ".", "..", "a", "b", ".git", ".env", "id_rsa", "*", ".e*", "x.pem",
+        ]);
+        (any::<bool>(), prop::collection::vec(part, 0..5), any::<bool>()).prop_map(|(absolute, parts, trailing)| {
+            let mut text = if absolute { "/".to_string() } else { String::new() };
+            text.push_str(&parts.join("/"));
+            if trailing {
+                text.push('/');
+            }
+            text
+        })
+    }
+
     proptest! {
+        /// What a place is read as once per judgement is what the component walks said.
+        #[test]
+        fn a_place_seen_once_reads_as_its_components(path in written_path(), home in written_path()) {
+            let ws = Workspace::new("/w").with_home(format!("/{home}"));
+            let path = std::path::PathBuf::from(&path);
+            let touch = Touch { place: ws.place(&path), path: Some(path.clone()), directory: Some(false) };
+            let seen = Seen::of(&touch, &ws);
+            prop_assert_eq!(seen.home, ws.home().and_then(|h| path.strip_prefix(h).ok()));
+            prop_assert_eq!(seen.below_root_dir, path.strip_prefix("/").ok());
+            prop_assert_eq!(seen.dot_wildcard, crate::glob_place::has_dot_wildcard(&path.to_string_lossy()));
+            let root_glob = match &touch.place {
+                Place::Root { relative, .. } => crate::glob_place::is_glob(relative),
+                _ => false,
+            };
+            prop_assert_eq!(seen.root_glob, root_glob);
+        }
+
+        /// Led globs passed over by their first byte, and wildcard-led ones by the text they
+        /// need (scanned once on the path below `/`), match what the glob set matches.
+        #[test]
+        fn the_shortcuts_match_what_the_globs_match(path in written_path()) {
+            let globs: Vec<String> = [".git/hooks/**", ".git/config", "a/*/b", "**/.env*", "**/id_rsa*", "**/*.pem", "b", "/a/**", "~/.env"]
+                .iter().map(|g| g.to_string()).collect();
+            let set = PathSet::new("p", &globs).unwrap();
+            let ws = Workspace::new("/a").with_home("/b");
+            let path = std::path::PathBuf::from(&path);
+            let touch = Touch { place: ws.place(&path), path: Some(path.clone()), directory: Some(false) };
+            let home = ws.home().and_then(|h| path.strip_prefix(h).ok());
+            let relative = match &touch.place {
+                Place::Root { relative, .. } if !relative.is_empty() => Some(relative.clone()),
+                _ => None,
+            };
+            let one = |pattern: &str, at: &Path| GlobBuilder::new(pattern).literal_separator(true).build().unwrap().compile_matcher().is_match(at);
+            let by_globs = if crate::glob_place::has_dot_wildcard(&path.to_string_lossy()) {
+                set.may_contain(&touch, &ws)
+            } else {
+                globs.iter().any(|g| match g.strip_prefix("~/") {
+                    Some(rest) => home.is_some_and(|h| one(rest, h)),
+                    None if g.starts_with('/') => one(g, &path),
+                    None => relative.as_ref().is_some_and(|r| one(g, Path::new(r)))
+                        || path.strip_prefix("/").is_ok_and(|p| one(g, p)),
+                })
+            };
+            prop_assert_eq!(set.contains(&touch, &ws), by_globs);
+        }
+
         #[test]
         fn strictest_matching_rule_wins(default in decision(), rules in prop::collection::vec(rule(), 0..6), e in effects()) {
             let ctx = Context::example();

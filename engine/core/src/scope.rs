@@ -238,6 +238,11 @@ impl Workspace {
     /// directory (`None`: not looked at, as for the roots and temp dirs a name stands for).
     /// `None` for everything (`*`, a bare word that names no scope).
     pub(crate) fn resolve_found(&self, scope: &str) -> Option<Vec<(PathBuf, Option<bool>)>> {
+        self.resolve_looked(scope, &mut Looks::default())
+    }
+
+    /// [`Workspace::resolve_found`], with the looks of the step's other places.
+    pub(crate) fn resolve_looked(&self, scope: &str, looks: &mut Looks) -> Option<Vec<(PathBuf, Option<bool>)>> {
         let named = |paths: &mut dyn Iterator<Item = &PathBuf>| Some(paths.map(|p| (p.clone(), None)).collect());
         match scope {
             "*" => None,
@@ -252,7 +257,7 @@ impl Workspace {
                     return None;
                 }
                 let expanded = self.expand_home(scope)?;
-                resolve_path_found(self.primary(), &expanded).map(|found| vec![found])
+                resolve_path_looked(self.primary(), &expanded, looks).map(|found| vec![found])
             }
         }
     }
@@ -314,6 +319,48 @@ pub fn resolve_path(base: &Path, path: &Path) -> Option<PathBuf> {
 /// is an existing directory, `None` where the last step was no look at it (a trailing `..`, the
 /// root), so a caller that needs to know looks itself.
 pub(crate) fn resolve_path_found(base: &Path, path: &Path) -> Option<(PathBuf, Option<bool>)> {
+    resolve_path_looked(base, path, &mut Looks::default())
+}
+
+/// What the disk said of the components one step's resolution looked at, so a component several
+/// of its places share (the workspace root, `/tmp`) is looked at once. Kept for one step only: a
+/// look kept longer could say what the disk no longer holds.
+#[derive(Debug, Default)]
+pub(crate) struct Looks {
+    seen: Vec<(PathBuf, Look)>,
+}
+
+/// One `lstat` (and, for a link, its `readlink`), as resolution reads it.
+#[derive(Debug, Clone)]
+enum Look {
+    /// A symlink, with its target; `None` when the target could not be read.
+    Link(Option<PathBuf>),
+    /// Exists; whether it is a directory.
+    Found { directory: bool },
+    /// Could not be looked at (missing, no permission, below a file).
+    Missing,
+}
+
+impl Looks {
+    /// The look at `path`: the one this step already made, else a new one.
+    fn at(&mut self, path: &Path) -> Look {
+        if let Some((_, look)) = self.seen.iter().find(|(p, _)| p == path) {
+            return look.clone();
+        }
+        let look = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => Look::Link(std::fs::read_link(path).ok()),
+            Ok(meta) => Look::Found {
+                directory: meta.is_dir(),
+            },
+            Err(_) => Look::Missing,
+        };
+        self.seen.push((path.to_path_buf(), look.clone()));
+        look
+    }
+}
+
+/// [`resolve_path_found`], with the looks of the step's other places.
+pub(crate) fn resolve_path_looked(base: &Path, path: &Path, looks: &mut Looks) -> Option<(PathBuf, Option<bool>)> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -336,15 +383,16 @@ pub(crate) fn resolve_path_found(base: &Path, path: &Path) -> Option<(PathBuf, O
             directory = None;
             continue;
         }
-        let candidate = resolved.join(&part);
+        resolved.push(&part);
         if exists {
-            match std::fs::symlink_metadata(&candidate) {
-                Ok(meta) if meta.file_type().is_symlink() => {
+            match looks.at(&resolved) {
+                Look::Link(target) => {
                     hops += 1;
                     if hops > MAX_SYMLINK_HOPS {
                         return None;
                     }
-                    let target = std::fs::read_link(&candidate).ok()?;
+                    let target = target?;
+                    resolved.pop();
                     if target.is_absolute() {
                         resolved = PathBuf::from("/");
                     }
@@ -352,8 +400,8 @@ pub(crate) fn resolve_path_found(base: &Path, path: &Path) -> Option<(PathBuf, O
                     push_components(&mut pending, &target);
                     continue;
                 }
-                Ok(meta) => directory = Some(meta.is_dir()),
-                Err(_) => exists = false,
+                Look::Found { directory: d } => directory = Some(d),
+                Look::Missing => exists = false,
             }
         }
         // Below a component that could not be looked at nothing can be looked at either (not
@@ -361,7 +409,6 @@ pub(crate) fn resolve_path_found(base: &Path, path: &Path) -> Option<(PathBuf, O
         if !exists {
             directory = Some(false);
         }
-        resolved = candidate;
     }
     Some((resolved, directory))
 }
@@ -437,6 +484,37 @@ mod tests {
         assert_eq!(directory("./d/e/.."), None);
         assert_eq!(ws.resolve_found("workspace").unwrap()[0].1, None);
         assert!(ws.resolve_found("*").is_none());
+    }
+
+    /// A step's places resolved with the looks they share say what each resolved alone says:
+    /// through links (relative and absolute), `..`, missing parts, files and a loop.
+    #[test]
+    fn shared_looks_resolve_as_each_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("d/e")).unwrap();
+        std::fs::write(root.join("d/f.rs"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("d"), root.join("to-dir")).unwrap();
+        std::os::unix::fs::symlink("d/e", root.join("rel-dir")).unwrap();
+        std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
+        let ws = Workspace::new(&root);
+        let written = [
+            "./d/e",
+            "./to-dir/e",
+            "./rel-dir/..",
+            "./d/f.rs/x",
+            "./missing/../to-dir",
+            "./a/x",
+            "./to-dir/f.rs",
+            "./rel-dir",
+            "/tmp",
+            ".",
+        ];
+        let mut looks = Looks::default();
+        for w in written.iter().chain(written.iter().rev()) {
+            assert_eq!(ws.resolve_looked(w, &mut looks), ws.resolve_found(w), "{w}");
+        }
     }
 
     fn paths(list: &[&str]) -> Scopes {
