@@ -23,12 +23,80 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// One rule of `policies/commands.toml`: its byte range, its id, the programs it is for.
+type Block = (usize, usize, String, Vec<String>);
+
+/// Cuts `policies/commands.toml` at its `[[commands]]` lines: the length of the text before the
+/// first, and each rule with its `id` and the programs of its `prefix`'s first word, read from
+/// lines of their own. `None` when any of it is not certain from the text (a multi-line string,
+/// another table, a key spelt otherwise, an escape): the file is then read whole. The core's tests
+/// check the cut against the file as parsed.
+fn cut_commands(text: &str) -> Option<(usize, Vec<Block>)> {
+    if text.contains("\"\"\"") || text.contains("'''") || text.contains('\r') {
+        return None;
+    }
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if line.trim_end() == "[[commands]]" {
+            starts.push(at);
+        } else if t.starts_with('[') || t.starts_with("commands") || t.starts_with("\"commands") {
+            return None;
+        }
+        at += line.len();
+    }
+    let header = *starts.first()?;
+    let mut blocks = Vec::new();
+    for (i, start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(text.len());
+        let block = text.get(*start..end)?;
+        let (mut id, mut programs) = (None, None);
+        for line in block.lines().skip(1) {
+            let t = line.trim_start();
+            // A quoted key could be `id` or `prefix` spelt otherwise (values of multi-line
+            // arrays start with a quote too).
+            let quoted = t.strip_prefix(['"', '\'']);
+            if quoted.is_some_and(|q| {
+                q.starts_with("id") || q.starts_with("prefix") || q.contains("\\u") || q.contains("\\U")
+            }) {
+                return None;
+            }
+            if let Some(value) = t.strip_prefix("id = \"") {
+                if id.is_some() {
+                    return None;
+                }
+                id = Some(plain(value)?);
+            } else if t.starts_with("id") {
+                return None;
+            }
+            if let Some(value) = t.strip_prefix("prefix = [\"") {
+                if programs.is_some() {
+                    return None;
+                }
+                programs = Some(plain(value)?.split('|').map(String::from).collect::<Vec<_>>());
+            } else if t.starts_with("prefix") {
+                return None;
+            }
+        }
+        blocks.push((*start, end, id?, programs?));
+    }
+    Some((header, blocks))
+}
+
+/// The text up to the closing quote of a basic string without escapes.
+fn plain(value: &str) -> Option<String> {
+    let (inner, _) = value.split_once('"')?;
+    (!inner.contains('\\') && !inner.is_empty()).then(|| inner.to_string())
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.join("../..");
     let mut code = String::from("/// The shipped bundle's files: path relative to the bundle root, and text.\npub(crate) static FILES: &[(&str, &str)] = &[\n");
     // The files as embedded, for their hash (in path order, as a loaded source holds them).
     let mut hashed: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let mut commands_path = String::new();
     for folder in ["modes", "policies", "patterns", "providers"] {
         let dir = root.join(folder);
         println!("cargo:rerun-if-changed={}", dir.display());
@@ -45,6 +113,12 @@ fn main() {
             }
             let absolute = file.canonicalize().unwrap_or(file.clone());
             hashed.insert(name.clone(), std::fs::read_to_string(&absolute).unwrap_or_default());
+            // The command rules' text lives with their cut, in the classifier (`commands_cut.rs`).
+            if name == "policies/commands.toml" {
+                let _ = writeln!(code, "    ({name:?}, crate::classify::SHIPPED_COMMANDS),");
+                commands_path = absolute.display().to_string();
+                continue;
+            }
             let _ = writeln!(
                 code,
                 "    ({name:?}, include_str!({:?})),",
@@ -94,7 +168,30 @@ fn main() {
     let formed =
         format!("/// The build of the stored parsed layers' format.\npub(crate) static FORMAT: &str = {format:?};\n");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
-    for (name, text) in [("shipped.rs", &code), ("parsed_format.rs", &formed)] {
+    let commands = hashed
+        .get("policies/commands.toml")
+        .map(String::as_str)
+        .unwrap_or_default();
+    let cut = format!(
+        "/// The shipped `policies/commands.toml`.\npub(crate) static TEXT: &str = include_str!({commands_path:?});\n\
+         /// Where its first rule starts, and each rule's byte range, id and the programs its prefix\n\
+         /// starts with; `None` when it could not be cut for certain (it is then read whole).\n\
+         pub(crate) static CUT: Option<(usize, &[Block])> = {};\n",
+        cut_commands(commands)
+            .map(|(header, blocks)| {
+                let blocks: Vec<String> = blocks
+                    .iter()
+                    .map(|(start, end, id, programs)| format!("({start}, {end}, {id:?}, &{programs:?})"))
+                    .collect();
+                format!("Some(({header}, &[{}]))", blocks.join(", "))
+            })
+            .unwrap_or_else(|| "None".into())
+    );
+    for (name, text) in [
+        ("shipped.rs", &code),
+        ("parsed_format.rs", &formed),
+        ("commands_cut.rs", &cut),
+    ] {
         if let Err(err) = std::fs::write(out.join(name), text) {
             println!("cargo:warning=cannot write the embedded {name}: {err}");
         }

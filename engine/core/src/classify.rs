@@ -10,6 +10,10 @@ use crate::line_state::{absolute, is_assignment, unknown_dir, Dirs, Links, Names
 use crate::shell::{self, CommandLine, SimpleCommand};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use unread::Unread;
+pub(crate) use unread::{shipped_cut as shipped_commands_cut, TEXT as SHIPPED_COMMANDS};
+
+mod unread;
 
 /// How deep `bash -c '…'` may nest before the text counts as not understood.
 const MAX_SHELL_DEPTH: usize = 4;
@@ -92,6 +96,9 @@ fn pipefail_after(words: &[String], before: bool) -> bool {
 #[derive(Debug, Clone, Default)]
 pub struct Classifier {
     rules: HashMap<String, Vec<std::sync::Arc<CommandRule>>>,
+    /// The shipped rules left as text until a command names their program; they come before
+    /// [`Self::rules`] in load order.
+    unread: Option<Unread>,
     wrappers: HashMap<String, Wrapper>,
     inert: Vec<String>,
 }
@@ -108,17 +115,39 @@ impl Classifier {
 
     /// The rule for a command (see [`select`]).
     pub(crate) fn select(&self, program: &str, words: &[String]) -> Option<&CommandRule> {
-        select(self.rules.get(program)?, words)
+        let unread = match &self.unread {
+            Some(unread) => unread.rules(program)?,
+            None => Vec::new(),
+        };
+        select(
+            unread.into_iter().chain(self.rules.get(program).into_iter().flatten()),
+            words,
+        )
+    }
+
+    /// Adds the shipped command rules of the policy `policy`, left unread until a command needs
+    /// them (compiled now when rules were added before them, so the load order holds).
+    pub(crate) fn add_unread(&mut self, policy: &str) {
+        let Some(unread) = Unread::shipped(policy) else { return };
+        if self.rules.is_empty() && self.unread.is_none() {
+            self.unread = Some(unread);
+            return;
+        }
+        for rule in unread.all().flatten() {
+            self.add_rule(CommandRule::clone(rule));
+        }
     }
 
     /// Whether the rule `id` (a part's `rule`) was understood to reach the network: a rule that
     /// is loaded, neither `unknown` nor a shell, and says `reaches`. The conservative profile's
     /// reaching is not counted here (see `containment`).
     pub(crate) fn rule_reaches(&self, id: &str) -> bool {
-        self.rules
-            .values()
-            .flatten()
-            .any(|r| r.id == id && !r.unknown && !r.shell && r.effects.reaches)
+        let reaches = |r: &CommandRule| r.id == id && !r.unknown && !r.shell && r.effects.reaches;
+        self.rules.values().flatten().any(|r| reaches(r))
+            || self
+                .unread
+                .as_ref()
+                .is_some_and(|u| u.with_id(id).flatten().any(|r| reaches(r)))
     }
 
     /// Adds a wrapper.

@@ -10,6 +10,7 @@ mod options;
 mod sed;
 
 use crate::effects::EffectProfile;
+use crate::format::CommandRuleFile;
 pub(crate) use crate::format::ScriptReader;
 pub(crate) use options::{Options, Takes};
 use std::sync::Arc;
@@ -73,9 +74,80 @@ impl Wrapper {
     }
 }
 
+impl CommandRule {
+    /// A command rule of the policy `policy` as the classifier holds it, or why it is left out (a
+    /// message, and a hint).
+    pub(crate) fn from_file(policy: &str, r: &CommandRuleFile) -> Result<CommandRule, (String, Option<&'static str>)> {
+        if r.prefix.is_empty() || r.prefix.iter().any(|p| p.is_empty()) {
+            return Err((format!("command rule `{}` needs a non-empty `prefix`", r.id), None));
+        }
+        if r.shell && r.flags.is_none() {
+            return Err((
+                format!("command rule `{}` is a shell but names no flag", r.id),
+                Some("`shell = true` classifies the word after the matched flag, e.g. flags = [\"-c\", \"-*c\"]"),
+            ));
+        }
+        let options = r.options.clone().unwrap_or_default();
+        // INVARIANT (fail closed): "every option understood" only where the rule's own
+        // effects already hold whatever an option could do.
+        let holds_any = r.unknown
+            || r.runs_code
+            || r.effects
+                .writes
+                .as_ref()
+                .is_some_and(|w| w.iter().any(|w| w == "." || w == "*"));
+        if options.any && !holds_any {
+            return Err((
+                format!(
+                    "command rule `{}` understands any option but its effects do not hold them",
+                    r.id
+                ),
+                Some("list the options it understands; `any = true` is only for a rule that writes `.` or `*`"),
+            ));
+        }
+        let listed = [
+            (&options.flags, Takes::Nothing),
+            (&options.values, Takes::Value),
+            (&options.attached, Takes::Attached),
+            (&options.reads, Takes::Read),
+            (&options.writes, Takes::Write),
+            (&options.scripts, Takes::Script),
+        ]
+        .into_iter()
+        .flat_map(|(names, takes)| names.iter().map(move |n| (n.clone(), takes)))
+        .collect();
+        Ok(CommandRule {
+            id: format!("{policy}/{}", r.id),
+            prefix: r
+                .prefix
+                .iter()
+                .map(|p| p.split('|').map(String::from).collect())
+                .collect(),
+            flags: r.flags.clone(),
+            effects: EffectProfile::from(r.effects.clone()),
+            unknown: r.unknown || r.runs_code,
+            runs_code: r.runs_code,
+            shell: r.shell,
+            options: Options {
+                listed,
+                numeric: options.numeric,
+                complete: options.complete,
+                any: options.any,
+                plus_runs: options.plus_runs,
+            },
+            reader: r.reader,
+            max_args: r.max_args,
+            min_args: r.min_args,
+        })
+    }
+}
+
 /// The rule for a command among `candidates` (the rules of its program): the longest matching prefix; with equal prefixes, one whose flag
 /// is present wins over one without flags; later rules win remaining ties.
-pub(crate) fn select<'r>(candidates: &'r [Arc<CommandRule>], words: &[String]) -> Option<&'r CommandRule> {
+pub(crate) fn select<'r>(
+    candidates: impl IntoIterator<Item = &'r Arc<CommandRule>>,
+    words: &[String],
+) -> Option<&'r CommandRule> {
     let mut best: Option<(&Arc<CommandRule>, (usize, bool))> = None;
     for rule in candidates {
         if rule.prefix.len() > words.len() {

@@ -24,6 +24,9 @@ pub(crate) struct Doc {
     pub(crate) text: Arc<str>,
     /// Lines before `text` in the file.
     pub(crate) line_offset: usize,
+    /// The shipped command rules: only the text before them was parsed, the rules are left to
+    /// the classifier to compile by need (`classify::unread`).
+    pub(crate) unread_commands: bool,
 }
 
 impl Doc {
@@ -122,6 +125,10 @@ impl<T> Layered<T> {
     }
 }
 
+/// The shipped file of command rules, cut at build time so a judgement compiles only the rules it
+/// needs.
+const COMMANDS: &str = "policies/commands.toml";
+
 /// A mode as written, with the role prompt from a `.md` mode's body.
 pub(crate) type ModeDoc = (ModeFile, Option<String>);
 
@@ -193,12 +200,24 @@ pub(crate) fn read(
                     docs.scripts.insert((index, relative.clone()), file);
                     continue;
                 }
+                // One judgement's load leaves the shipped command rules unparsed: the classifier
+                // compiles those of the programs a step names.
+                let cut = match crate::classify::shipped_commands_cut() {
+                    Some((whole, first, _))
+                        if wanted.is_some() && shipped && relative == COMMANDS && text.as_str() == whole =>
+                    {
+                        whole.get(..first)
+                    }
+                    _ => None,
+                };
+                let text = cut.unwrap_or(text.as_str());
                 let doc = Doc {
                     source: index,
                     relative: relative.clone(),
                     display,
-                    text: Arc::from(text.as_str()),
+                    text: Arc::from(text),
                     line_offset: 0,
+                    unread_commands: cut.is_some(),
                 };
                 // Never the shipped bundle: it holds every mode's ceiling, which no file outside the
                 // binary may stand in for (and in a compact form it decodes no faster than it parses).

@@ -205,20 +205,33 @@ fn adds_to_the_whole_bundle(text: &str) -> bool {
     if text.contains("\\u") || text.contains("\\U") {
         return true;
     }
-    text.lines().any(|line| {
-        let t = line.trim_start_matches(['\u{feff}', ' ', '\t']);
-        let t = t.strip_prefix("[[").or_else(|| t.strip_prefix('[')).unwrap_or(t);
-        let t = t.trim_start_matches([' ', '\t']);
-        let t = t.strip_prefix(['"', '\'']).unwrap_or(t);
-        ["commands", "wrappers", "mcp", "acts", "paths", "environments"]
-            .iter()
-            .any(|key| {
-                t.strip_prefix(key).is_some_and(|rest| {
-                    let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
-                    let rest = rest.trim_start_matches([' ', '\t']);
-                    rest.is_empty() || rest.starts_with(['=', '.', ']'])
-                })
-            })
+    // Only a line that holds a key can start with it: the lines are found from the keys'
+    // occurrences (a fast search), not by testing every line of a long file.
+    WHOLE_BUNDLE_KEYS.iter().any(|key| {
+        text.match_indices(key).any(|(at, _)| {
+            let start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+            let end = text.get(at..).and_then(|t| t.find('\n')).map_or(text.len(), |i| at + i);
+            let line = text.get(start..end).unwrap_or_default();
+            starts_with_a_key(line.strip_suffix('\r').unwrap_or(line))
+        })
+    })
+}
+
+/// The top-level keys of a policy that add to every judgement whichever mode includes it.
+const WHOLE_BUNDLE_KEYS: [&str; 6] = ["commands", "wrappers", "mcp", "acts", "paths", "environments"];
+
+/// Whether a line starts with one of [`WHOLE_BUNDLE_KEYS`], as a key or a table's name.
+fn starts_with_a_key(line: &str) -> bool {
+    let t = line.trim_start_matches(['\u{feff}', ' ', '\t']);
+    let t = t.strip_prefix("[[").or_else(|| t.strip_prefix('[')).unwrap_or(t);
+    let t = t.trim_start_matches([' ', '\t']);
+    let t = t.strip_prefix(['"', '\'']).unwrap_or(t);
+    WHOLE_BUNDLE_KEYS.iter().any(|key| {
+        t.strip_prefix(key).is_some_and(|rest| {
+            let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
+            let rest = rest.trim_start_matches([' ', '\t']);
+            rest.is_empty() || rest.starts_with(['=', '.', ']'])
+        })
     })
 }
 
@@ -241,6 +254,33 @@ mod tests {
         assert_eq!(written_id("id.x = \"a\""), None);
         assert_eq!(written_id("name = \"x\""), None);
         assert_eq!(written_id("include = [\n  \"secrets\",\n]\nid = \"m\""), Some("m"));
+    }
+
+    /// The line-by-line reading the key search stands for.
+    fn by_every_line(text: &str) -> bool {
+        text.contains("\\u") || text.contains("\\U") || text.lines().any(starts_with_a_key)
+    }
+
+    #[test]
+    fn finding_the_keys_reads_as_every_line_does() {
+        let mut texts: Vec<String> = crate::shipped::source().files.into_values().collect();
+        texts.extend(
+            [
+                "paths\r\nid = \"x\"",
+                "x = 1\n  'mcp' = {}",
+                "id = \"p\"\n# paths are commands\ndescription = \"acts on mcp\"",
+                "[rules.paths]\nx = 1",
+                "\u{feff}environments.x = {}",
+                "wrappers",
+                "[[ acts ]]",
+                "acts_x = 1",
+                "",
+            ]
+            .map(String::from),
+        );
+        for text in &texts {
+            assert_eq!(adds_to_the_whole_bundle(text), by_every_line(text), "{text}");
+        }
     }
 
     #[test]
