@@ -596,7 +596,10 @@ mod tests {
         use std::os::unix::fs::{FileExt, MetadataExt};
         let t = tempfile::tempdir().unwrap();
         let log = Log::new(t.path(), "s");
-        log.hold().unwrap().append(&[started(), spawn(Decision::Allow)]).unwrap();
+        log.hold()
+            .unwrap()
+            .append(&[started(), spawn(Decision::Allow)])
+            .unwrap();
         let inode = std::fs::metadata(path(&log)).unwrap().ino();
         log.hold().unwrap().append(&[spawn(Decision::Allow)]).unwrap();
         log.hold().unwrap().append(&[spawn(Decision::Allow)]).unwrap();
@@ -636,7 +639,10 @@ mod tests {
     fn a_link_planted_at_the_checkpoint_is_never_written_through() {
         let t = tempfile::tempdir().unwrap();
         let log = Log::new(t.path(), "s");
-        log.hold().unwrap().append(&[started(), spawn(Decision::Allow)]).unwrap();
+        log.hold()
+            .unwrap()
+            .append(&[started(), spawn(Decision::Allow)])
+            .unwrap();
         let victim = t.path().join("victim");
         let planted = |link: &dyn Fn(&Path, &Path) -> std::io::Result<()>| {
             std::fs::write(&victim, "keep me").unwrap();
