@@ -531,7 +531,7 @@ mod tests {
                 spawns: 0,
                 ..good.so_far.clone()
             },
-            ..good.clone()
+            ..good
         };
         let other_file = Checkpoint {
             log: (good.log.0, good.log.1 + 1),
@@ -577,7 +577,7 @@ mod tests {
             assert_eq!(read(&path(&log)).unwrap().so_far.spawns, 2, "{what}");
         }
         // A slot's length past the slot's end is not read (the read stays bounded).
-        let mut huge = whole.clone();
+        let mut huge = whole;
         huge[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
         std::fs::write(path(&log), &huge).unwrap();
         assert_eq!(read(&path(&log)), None);
