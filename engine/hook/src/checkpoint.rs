@@ -8,7 +8,7 @@
 //! events and writes the checkpoint again, all under that one lock. So a call costs the same
 //! whether the session is ten events long or a million, and no size stops a session.
 //!
-//! The file holds two slots, at offset 0 and at [`SLOT_BYTES`], each a header (a mark, a sequence
+//! The file holds two slots, at offset 0 and at 128 KiB, each a header (a mark, a sequence
 //! number, the body's length and the SHA-256 of all three) and a body (the checkpoint as JSON). A
 //! writer writes the slot that does not hold the newest whole checkpoint, in place: no file is made
 //! or renamed per call (on ext4 a rename over a file starts the old one's write-back), and a write
