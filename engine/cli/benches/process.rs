@@ -257,18 +257,22 @@ fn bench() -> Result<(), String> {
         }
         // The goals are ratios in one run: `--version` against `/bin/true`, everything else
         // against `--version`, the hook's variants against the hook in a fresh session.
-        let ratio = |a: &Duration, b: &Duration| a.as_secs_f64() / b.as_secs_f64().max(f64::EPSILON);
+        // A block too short to cost one 10 ms tick reads as zero: no ratio is made of it.
+        let ratio = |a: &Duration, b: &Duration| match b.is_zero() {
+            true => "    n/a".to_string(),
+            false => format!("{:>6.2}x", a.as_secs_f64() / b.as_secs_f64()),
+        };
         let version = cpu.get(1).copied().unwrap_or_default();
         let hook = cpu.get(3).copied().unwrap_or_default();
         println!();
         for (subject, took) in subjects.iter().zip(&cpu).skip(1) {
             let label = subject.label.trim_start_matches("sixfold ");
-            print!("{label:<26} {:>6.2}x /bin/true", ratio(took, floor));
+            print!("{label:<26} {} /bin/true", ratio(took, floor));
             if subject.label != "sixfold --version" {
-                print!("  {:>6.2}x --version", ratio(took, &version));
+                print!("  {} --version", ratio(took, &version));
             }
             if subject.label.starts_with("hook,") {
-                print!("  {:>6.2}x the fresh session's hook", ratio(took, &hook));
+                print!("  {} the fresh session's hook", ratio(took, &hook));
             }
             println!();
         }
@@ -284,7 +288,7 @@ fn bench() -> Result<(), String> {
         if let (Some(lease), Some(none)) = (of("hook, transcript, lease"), of("hook, transcript, no lease")) {
             println!();
             println!(
-                "{:<26} {:>6.2}x the hook with no lease",
+                "{:<26} {} the hook with no lease",
                 "lease / no lease",
                 ratio(&lease, &none)
             );

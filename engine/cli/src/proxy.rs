@@ -130,7 +130,7 @@ impl ProjectGovernor {
             return Err(format!("{} (see `sixfold modes`)", bundle.unknown_mode(&mode).reason()));
         }
         // The project layer (and a mode it pins) only narrows until it is trusted.
-        let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
+        let standing = sixfold_hook::trust::standing(self.store.as_ref(), &layer);
         let without = if standing == Standing::Untrusted {
             Some((loaded(None)?, sixfold_hook::DEFAULT_MODE.to_string()))
         } else {

@@ -85,7 +85,7 @@ impl Governor for ProjectGovernor {
             *bundle = Some(layer.bundle_hash());
         }
         // The project layer (and a mode it pins) only narrows until it is trusted.
-        let standing = sixfold_hook::trust::standing(self.store.as_ref(), &self.project, &layer);
+        let standing = sixfold_hook::trust::standing(self.store.as_ref(), &layer);
         // A pinned mode needs no state but the pattern: an unreadable state is then the default.
         let state = match (&self.pinned, State::load(&self.project)) {
             (Some(_), Err(_)) => State::default(),

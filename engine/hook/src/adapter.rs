@@ -154,8 +154,8 @@ fn session(provider: &str, event: &HookInput) -> Result<Session, String> {
     };
     let project = crate::project::place(&cwd)?;
     let id = event.session_id.clone().unwrap_or_else(|| "unknown-session".into());
-    let state = State::load(&project)?;
     let layer = ProjectLayer::read(&project);
+    let state = State::of(&project, &layer)?;
     let log = Log::new(&project, &id).with_bundle(layer.bundle_hash());
     Ok(Session {
         provider: provider.to_string(),
@@ -323,7 +323,7 @@ fn judge_narrowed(
 ) -> Result<Decided, String> {
     // The project's `.sixfold/` is read once: for its standing and for the judgement.
     let layer = &session.layer;
-    let standing = crate::trust::standing(store, &session.project, layer);
+    let standing = crate::trust::standing(store, layer);
     let provider_id = session.provider.as_str();
     let pattern = session.state.pattern();
     let set = session.state.lease_for(&session.id);
@@ -587,7 +587,7 @@ fn stop(
     }
     let rows = bundle.rows_about(FactsKind::Trace);
     let mut results = bundle.evaluate_trace_rows(&rows, &trace, &workspace(&session), &serde_json::Map::new());
-    if crate::trust::standing(store, &session.project, layer) == Standing::Untrusted {
+    if crate::trust::standing(store, layer) == Standing::Untrusted {
         // An untrusted project may add rows (they only block more) but not weaken the others.
         let without = loaded(None, None)?;
         let rows = without.rows_about(FactsKind::Trace);

@@ -1,4 +1,4 @@
-//! The checkpoint beside a session's record, `.sixfold/checkpoints/<session>.json` (outside
+//! The checkpoint beside a session's record, `.sixfold/checkpoints/<session>.checkpoint` (outside
 //! `runs/`, which holds only records, so nothing that replays or lists them meets it): what the
 //! record holds so far that the next call needs ([`SoFar`]: started, the last mode, the spawns
 //! allowed), and how much of the record that covers (the log's identity and length).
@@ -8,20 +8,35 @@
 //! events and writes the checkpoint again, all under that one lock. So a call costs the same
 //! whether the session is ten events long or a million, and no size stops a session.
 //!
+//! The file holds two slots, at offset 0 and at 128 KiB, each a header (a mark, a sequence
+//! number, the body's length and the SHA-256 of all three) and a body (the checkpoint as JSON). A
+//! writer writes the slot that does not hold the newest whole checkpoint, in place: no file is made
+//! or renamed per call (on ext4 a rename over a file starts the old one's write-back), and a write
+//! torn by a crash leaves the other slot whole. A reader takes the whole slot with the higher number.
+//!
 //! The record stays the truth. A checkpoint that is missing, torn, unreadable, for another file
 //! or for more than the log holds is rebuilt from the record (read once, a line at a time), never
 //! taken as an empty session: a count that matters (spawns) is never reset by losing it.
 
 use crate::log::Log;
+use sha2::{Digest, Sha256};
 use sixfold_core::bounded;
 use sixfold_core::trace::{Event, SoFar, Trace};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// A checkpoint larger than this is not one sixfold wrote (it holds a few counts, and a carve and a
-/// read offset per helper): it is rebuilt from the record.
-const MAX_CHECKPOINT_BYTES: u64 = 1024 * 1024;
+/// Where the second slot starts, and so the most a slot holds. A body larger than a slot is not
+/// one sixfold wrote (it holds a few counts, and a carve and a read offset per helper): the
+/// checkpoint is then not written, and the next call reads the record from the start.
+const SLOT_BYTES: u64 = 128 * 1024;
+
+/// What starts a slot sixfold wrote; its last byte is the layout's version.
+const MARK: [u8; 8] = *b"sixfold\x03";
+
+/// A slot's header: the mark, the sequence number (u64), the body's length (u32), and the SHA-256
+/// of those and the body.
+const HEADER_BYTES: usize = 8 + 8 + 4 + 32;
 
 /// A line of the record longer than this is not held in memory whole. One that could change what
 /// the checkpoint holds is an error (it cannot be read); any other is skipped.
@@ -42,6 +57,16 @@ struct Checkpoint {
     so_far: SoFar,
 }
 
+/// The checkpoint's file as a writer holds it.
+#[derive(Debug)]
+struct Slots {
+    /// The file, open to read and write, where it is a regular file with one name (`None`: it is
+    /// missing, or is something else, which is replaced when written).
+    file: Option<File>,
+    /// The slot holding the newest whole checkpoint, and its sequence number.
+    newest: Option<(u64, u64)>,
+}
+
 /// A session's log held under its exclusive lock, with what it holds so far, up to date. Every
 /// other writer waits until it is dropped (or has appended).
 #[derive(Debug)]
@@ -57,6 +82,8 @@ pub struct Held {
     behind: bool,
     /// The log's stamp for the bundle in force.
     bundle: Option<String>,
+    /// The checkpoint's file, as read.
+    slots: Slots,
 }
 
 /// Where a log's checkpoint is: `checkpoints/` beside the log's `runs/`, named as the log.
@@ -74,7 +101,7 @@ fn checkpoint_of(log: &Path) -> PathBuf {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    dir.join(format!("{name}.json"))
+    dir.join(format!("{name}.checkpoint"))
 }
 
 impl Held {
@@ -87,10 +114,11 @@ impl Held {
             .map_err(|e| format!("cannot read `{}`: {e}", log.path().display()))?;
         let id = crate::log::identity(&meta);
         let len = meta.len();
-        let (mut so_far, from) = match (read(&path(log)), id) {
+        let mut slots = Slots::open(&path(log));
+        let (mut so_far, from) = match (slots.read(), id) {
             // INVARIANT (fail closed): a checkpoint counts only for this very file, and only up
             // to a length the file still has; anything else is rebuilt from the record.
-            (Some(c), Some(id)) if c.log == id && c.bytes <= len => (c.so_far, c.bytes),
+            (Some(c), Some(id)) if c.version == VERSION && c.log == id && c.bytes <= len => (c.so_far, c.bytes),
             _ => (SoFar::default(), 0),
         };
         let behind = from != len || from == 0;
@@ -124,6 +152,7 @@ impl Held {
             covered: len,
             behind,
             bundle: log.bundle().map(str::to_string),
+            slots,
         })
     }
 
@@ -184,9 +213,8 @@ impl Held {
         Ok(trace)
     }
 
-    /// Writes the checkpoint to a fresh file beside it, then renames it over the old one, so a
-    /// reader never sees half of one.
-    fn write_checkpoint(&self) -> Result<(), String> {
+    /// Writes the checkpoint into the slot that does not hold the newest one.
+    fn write_checkpoint(&mut self) -> Result<(), String> {
         let Some(id) = self.id else {
             return Ok(());
         };
@@ -196,39 +224,163 @@ impl Held {
             bytes: self.covered,
             so_far: self.so_far.clone(),
         };
-        let text = serde_json::to_string(&checkpoint).map_err(|e| e.to_string())?;
-        let target = checkpoint_of(&self.log);
-        let partial = target.with_extension("json.partial");
-        // Under the lock no other writer makes this file: `create_new` never follows a link
-        // planted in its place, and one left by a writer that died (or planted) is removed first.
-        // The folder is made only where it is missing. Not written in place: a hard link planted
-        // at the checkpoint's name would carry the write into another file; a rename replaces
-        // the name, never what it pointed to.
-        let create = || OpenOptions::new().write(true).create_new(true).open(&partial);
-        let mut file = match create() {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if let Some(dir) = target.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-                }
-                create().map_err(|e| e.to_string())?
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                std::fs::remove_file(&partial).map_err(|e| e.to_string())?;
-                create().map_err(|e| e.to_string())?
-            }
-            Err(e) => return Err(e.to_string()),
-        };
-        let written = file.write_all(text.as_bytes()).map_err(|e| e.to_string());
-        drop(file);
-        match written.and_then(|()| std::fs::rename(&partial, &target).map_err(|e| e.to_string())) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let _ = std::fs::remove_file(&partial);
-                Err(e)
+        let body = serde_json::to_vec(&checkpoint).map_err(|e| e.to_string())?;
+        self.slots.write(&checkpoint_of(&self.log), &body)
+    }
+}
+
+/// Whether an opened checkpoint may be read and written in place: a regular file with no other
+/// name, and the very file at `path` itself, not one a symlink there leads to (a hard link or a
+/// symlink planted at its name would carry an in-place write into another file).
+fn is_ours(file: &File, path: &Path) -> bool {
+    let (Ok(meta), Ok(named)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.is_file() && named.is_file() && meta.nlink() == 1 && (meta.dev(), meta.ino()) == (named.dev(), named.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file() && named.is_file()
+    }
+}
+
+/// The SHA-256 of a slot's sequence number, length and body.
+fn digest(seq: u64, body: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(MARK);
+    hasher.update(seq.to_le_bytes());
+    hasher.update((body.len() as u64).to_le_bytes());
+    hasher.update(body);
+    hasher.finalize().into()
+}
+
+/// A slot as written: its header, then `body`.
+fn encode(seq: u64, body: &[u8]) -> Option<Vec<u8>> {
+    let len = u32::try_from(body.len()).ok()?;
+    if (HEADER_BYTES + body.len()) as u64 > SLOT_BYTES {
+        return None;
+    }
+    let mut slot = Vec::with_capacity(HEADER_BYTES + body.len());
+    slot.extend_from_slice(&MARK);
+    slot.extend_from_slice(&seq.to_le_bytes());
+    slot.extend_from_slice(&len.to_le_bytes());
+    slot.extend_from_slice(&digest(seq, body));
+    slot.extend_from_slice(body);
+    Some(slot)
+}
+
+impl Slots {
+    /// Opens the checkpoint at `path` where it is a regular file with one name; else no file.
+    fn open(path: &Path) -> Slots {
+        // Opened non-blocking and only where it is a regular file (a FIFO does not block).
+        let file = bounded::open_with(OpenOptions::new().read(true).write(true), path)
+            .ok()
+            .filter(|file| is_ours(file, path));
+        Slots { file, newest: None }
+    }
+
+    /// The sequence number and body of slot `n`, where it is whole.
+    fn slot(file: &File, n: u64) -> Option<(u64, Vec<u8>)> {
+        let mut header = [0u8; HEADER_BYTES];
+        read_at(file, &mut header, n * SLOT_BYTES)?;
+        let (mark, rest) = header.split_first_chunk::<8>()?;
+        let (seq, rest) = rest.split_first_chunk::<8>()?;
+        let (len, sum) = rest.split_first_chunk::<4>()?;
+        let len = u64::from(u32::from_le_bytes(*len));
+        if *mark != MARK || HEADER_BYTES as u64 + len > SLOT_BYTES {
+            return None;
+        }
+        let seq = u64::from_le_bytes(*seq);
+        let mut body = vec![0u8; usize::try_from(len).ok()?];
+        read_at(file, &mut body, n * SLOT_BYTES + HEADER_BYTES as u64)?;
+        (digest(seq, &body).as_slice() == sum).then_some((seq, body))
+    }
+
+    /// The newest whole checkpoint of the two slots (an older whole one where the newest is
+    /// torn or does not parse).
+    fn read(&mut self) -> Option<Checkpoint> {
+        let file = self.file.as_ref()?;
+        let mut found: Vec<(u64, u64, Vec<u8>)> = (0..2)
+            .filter_map(|n| Slots::slot(file, n).map(|(seq, body)| (seq, n, body)))
+            .collect();
+        found.sort_by_key(|(seq, _, _)| std::cmp::Reverse(*seq));
+        for (seq, n, body) in found {
+            if let Ok(checkpoint) = serde_json::from_slice::<Checkpoint>(&body) {
+                self.newest = Some((n, seq));
+                return Some(checkpoint);
             }
         }
+        None
     }
+
+    /// Writes `body` into the slot that does not hold the newest checkpoint, with the next
+    /// sequence number; where there is no file to write in place, a fresh one is made.
+    fn write(&mut self, path: &Path, body: &[u8]) -> Result<(), String> {
+        let (slot, seq) = match self.newest {
+            Some((n, seq)) => (1 - n, seq.wrapping_add(1)),
+            None => (0, 1),
+        };
+        let bytes = encode(seq, body).ok_or("the checkpoint is larger than a slot")?;
+        let file = match self.file.take() {
+            Some(file) => file,
+            None => fresh(path)?,
+        };
+        write_at(&file, &bytes, slot * SLOT_BYTES).map_err(|e| e.to_string())?;
+        self.newest = Some((slot, seq));
+        self.file = Some(file);
+        Ok(())
+    }
+}
+
+/// A fresh, empty checkpoint file at `path`: whatever is at the name (a file with another name,
+/// a FIFO, a symlink, one torn) is removed first, and `create_new` never follows a link planted
+/// in its place (under the log's lock no other writer makes it). The folder is made only where
+/// it is missing.
+fn fresh(path: &Path) -> Result<File, String> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
+        _ => {}
+    }
+    let create = || OpenOptions::new().read(true).write(true).create_new(true).open(path);
+    match create() {
+        Ok(file) => Ok(file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            }
+            create().map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Reads exactly `buf.len()` bytes at `offset`; `None` where the file holds fewer.
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> Option<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset).ok()
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &File, buf: &mut [u8], offset: u64) -> Option<()> {
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    file.read_exact(buf).ok()
+}
+
+/// Writes all of `buf` at `offset`.
+#[cfg(unix)]
+fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    file.seek(SeekFrom::Start(offset))?;
+    file.write_all(buf)
 }
 
 /// The log opened to read and append (created with its folder), under its exclusive lock.
@@ -248,13 +400,6 @@ fn open_locked(log: &Path) -> Result<File, String> {
     file.lock()
         .map_err(|e| format!("cannot lock `{}`: {e}", log.display()))?;
     Ok(file)
-}
-
-/// The checkpoint at `path`, where it is one sixfold wrote in full.
-fn read(path: &Path) -> Option<Checkpoint> {
-    let bytes = bounded::read_bytes(path, MAX_CHECKPOINT_BYTES).ok()?;
-    let checkpoint: Checkpoint = serde_json::from_slice(&bytes).ok()?;
-    (checkpoint.version == VERSION).then_some(checkpoint)
 }
 
 /// Calls `f` with each line of `reader` (without its newline) and whether it is whole: a line
@@ -360,6 +505,16 @@ mod tests {
         assert_eq!(c.bytes, std::fs::metadata(log.path()).unwrap().len());
     }
 
+    /// The newest whole checkpoint at `path`, as a writer reads it.
+    fn read(path: &Path) -> Option<Checkpoint> {
+        Slots::open(path).read()
+    }
+
+    /// A checkpoint file of one slot holding `body`, as a writer writes it.
+    fn one_slot(body: &[u8]) -> Vec<u8> {
+        encode(1, body).unwrap()
+    }
+
     /// A checkpoint that is missing, torn, unreadable, of another version, for another file or
     /// for more than the record holds is rebuilt from the record, never read as a new session.
     #[test]
@@ -369,74 +524,142 @@ mod tests {
         let held = log.hold().unwrap();
         held.append(&[started(), spawn(Decision::Allow), spawn(Decision::Allow)])
             .unwrap();
-        let good = std::fs::read_to_string(path(&log)).unwrap();
-        let zeroed = good.replace(r#""spawns":2"#, r#""spawns":0"#);
-        let other_file = {
-            let mut c: Checkpoint = serde_json::from_str(&good).unwrap();
-            c.log.1 += 1;
-            c.so_far.spawns = 0;
-            c.bytes = 0;
-            serde_json::to_string(&c).unwrap()
+        let good = read(&path(&log)).unwrap();
+        let body = |c: &Checkpoint| serde_json::to_vec(c).unwrap();
+        let zeroed = Checkpoint {
+            so_far: SoFar {
+                spawns: 0,
+                ..good.so_far.clone()
+            },
+            ..good
         };
-        let too_long = {
-            let mut c: Checkpoint = serde_json::from_str(&good).unwrap();
-            c.bytes += 1;
-            c.so_far.spawns = 0;
-            serde_json::to_string(&c).unwrap()
+        let other_file = Checkpoint {
+            log: (good.log.0, good.log.1 + 1),
+            bytes: 0,
+            ..zeroed.clone()
         };
-        let brokens = [
-            None,
-            Some(good.get(..good.len() / 2).unwrap().to_string()),
-            Some(String::new()),
-            Some("\u{0}garbage".to_string()),
-            Some(
-                good.replace(r#""version":2"#, r#""version":9"#)
-                    .replace(r#""spawns":2"#, r#""spawns":0"#),
-            ),
-            Some(other_file),
-            Some(too_long),
-            Some(format!("{zeroed}{}", " ".repeat(1100 * 1024))),
+        let too_long = Checkpoint {
+            bytes: good.bytes + 1,
+            ..zeroed.clone()
+        };
+        let other_version = Checkpoint {
+            version: 9,
+            ..zeroed.clone()
+        };
+        let whole = one_slot(&body(&zeroed));
+        let mut flipped = whole.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let mut old_mark = whole.clone();
+        old_mark[7] = 2;
+        let brokens: Vec<(&str, Option<Vec<u8>>)> = vec![
+            ("missing", None),
+            ("torn", Some(whole.get(..whole.len() / 2).unwrap().to_vec())),
+            ("header only", Some(whole.get(..HEADER_BYTES).unwrap().to_vec())),
+            ("empty", Some(Vec::new())),
+            ("garbage", Some(b"\0garbage".to_vec())),
+            ("a flipped bit", Some(flipped)),
+            ("another layout", Some(old_mark)),
+            ("the old JSON", Some(body(&zeroed))),
+            ("another version", Some(one_slot(&body(&other_version)))),
+            ("another file", Some(one_slot(&body(&other_file)))),
+            ("more than the log", Some(one_slot(&body(&too_long)))),
+            ("not JSON", Some(one_slot(b"{\"spawns\":0"))),
         ];
-        for broken in brokens {
+        for (what, broken) in brokens {
             let _ = std::fs::remove_file(path(&log));
-            if let Some(text) = &broken {
-                std::fs::write(path(&log), text).unwrap();
+            if let Some(bytes) = &broken {
+                std::fs::write(path(&log), bytes).unwrap();
             }
             let held = log.hold().unwrap();
-            assert_eq!(held.so_far().spawns, 2, "{broken:?}");
-            assert!(held.so_far().started, "{broken:?}");
+            assert_eq!(held.so_far().spawns, 2, "{what}");
+            assert!(held.so_far().started, "{what}");
             held.append(&[]).unwrap();
-            assert_eq!(read(&path(&log)).unwrap().so_far.spawns, 2, "{broken:?}");
+            assert_eq!(read(&path(&log)).unwrap().so_far.spawns, 2, "{what}");
         }
+        // A slot's length past the slot's end is not read (the read stays bounded).
+        let mut huge = whole;
+        huge[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(path(&log), &huge).unwrap();
+        assert_eq!(read(&path(&log)), None);
         // The checkpoint agrees with the record: a valid one is believed (it is what makes a
         // call cost the same at any length), and it always says what the record says.
         let so_far = log.hold().unwrap().so_far().clone();
         assert_eq!(so_far, from_record(&log));
     }
 
-    /// A checkpoint that is a FIFO or a link to a device is not read (no hang) and is replaced.
+    /// The two slots are written in turn, each in place: a write torn in the newest slot (a
+    /// crash mid-write) leaves the other whole, and the reader takes that one and folds in what
+    /// the record holds past it, so nothing is lost. No file is made or renamed per call.
     #[cfg(unix)]
     #[test]
-    fn a_checkpoint_that_is_not_a_regular_file_is_rebuilt() {
+    fn a_torn_slot_leaves_the_other_and_nothing_is_lost() {
+        use std::os::unix::fs::{FileExt, MetadataExt};
         let t = tempfile::tempdir().unwrap();
         let log = Log::new(t.path(), "s");
         log.hold()
             .unwrap()
             .append(&[started(), spawn(Decision::Allow)])
             .unwrap();
-        std::fs::remove_file(path(&log)).unwrap();
-        assert!(std::process::Command::new("mkfifo")
-            .arg(path(&log))
-            .status()
+        let inode = std::fs::metadata(path(&log)).unwrap().ino();
+        log.hold().unwrap().append(&[spawn(Decision::Allow)]).unwrap();
+        log.hold().unwrap().append(&[spawn(Decision::Allow)]).unwrap();
+        // Written in place: the same file all along, and both slots hold a whole checkpoint.
+        assert_eq!(std::fs::metadata(path(&log)).unwrap().ino(), inode);
+        let file = File::open(path(&log)).unwrap();
+        let (newest, older) = (Slots::slot(&file, 0).unwrap(), Slots::slot(&file, 1).unwrap());
+        assert_eq!((newest.0, older.0), (3, 2));
+        // Tear the newest slot (slot 0, written third) at every kind of place.
+        for at in [0, 9, 17, 30, HEADER_BYTES + 3, HEADER_BYTES + newest.1.len() - 1] {
+            let mut bytes = std::fs::read(path(&log)).unwrap();
+            bytes[at] ^= 0x5a;
+            std::fs::write(path(&log), &bytes).unwrap();
+            let mut slots = Slots::open(&path(&log));
+            let c = slots.read().unwrap();
+            assert_eq!(c.so_far.spawns, 2, "torn at {at}: the older slot is read");
+            assert_eq!(slots.newest, Some((1, 2)), "torn at {at}");
+            let held = log.hold().unwrap();
+            assert_eq!(held.so_far().spawns, 3, "torn at {at}: the record past it is folded in");
+            // The next write goes into the torn slot, never over the whole one.
+            held.append(&[]).unwrap();
+            let file = File::open(path(&log)).unwrap();
+            assert_eq!(Slots::slot(&file, 0).unwrap().0, 3, "torn at {at}");
+            assert_eq!(Slots::slot(&file, 1).unwrap().0, 2, "torn at {at}");
+            // Put the torn slot back as it was for the next case.
+            let writable = OpenOptions::new().write(true).open(path(&log)).unwrap();
+            writable.write_all_at(&encode(3, &newest.1).unwrap(), 0).unwrap();
+        }
+        let so_far = log.hold().unwrap().so_far().clone();
+        assert_eq!(so_far, from_record(&log));
+    }
+
+    /// A checkpoint name that is a hard link to another file, or a symlink to one, is never
+    /// written through: the other file stays as it was, and a fresh checkpoint takes the name.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_checkpoint_is_never_written_through() {
+        let t = tempfile::tempdir().unwrap();
+        let log = Log::new(t.path(), "s");
+        log.hold()
             .unwrap()
-            .success());
-        let held = log.hold().unwrap();
-        assert_eq!(held.so_far().spawns, 1);
-        held.append(&[]).unwrap();
-        assert!(std::fs::symlink_metadata(path(&log)).unwrap().is_file());
-        std::fs::remove_file(path(&log)).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", path(&log)).unwrap();
-        assert_eq!(log.hold().unwrap().so_far().spawns, 1);
+            .append(&[started(), spawn(Decision::Allow)])
+            .unwrap();
+        let victim = t.path().join("victim");
+        let planted = |link: &dyn Fn(&Path, &Path) -> std::io::Result<()>| {
+            std::fs::write(&victim, "keep me").unwrap();
+            std::fs::remove_file(path(&log)).unwrap();
+            link(&victim, &path(&log)).unwrap();
+            let expected = from_record(&log);
+            let held = log.hold().unwrap();
+            assert_eq!(held.so_far(), &expected);
+            held.append(&[spawn(Decision::Allow)]).unwrap();
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+            let meta = std::fs::symlink_metadata(path(&log)).unwrap();
+            assert!(meta.is_file());
+            assert_eq!(read(&path(&log)).unwrap().so_far, from_record(&log));
+        };
+        planted(&|from, to| std::fs::hard_link(from, to));
+        planted(&|from, to| std::os::unix::fs::symlink(from, to));
+        assert_eq!(log.hold().unwrap().so_far().spawns, 3);
     }
 
     /// Writers holding the lock one after another never lose a spawn, nor interleave lines, and

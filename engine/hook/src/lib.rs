@@ -88,13 +88,25 @@ pub fn load_layers(project: Option<&Path>, needs: Option<&Needs>) -> (Bundle, Ve
 }
 
 /// A project's `.sixfold/` read once, for both what it says (loading) and whether it is trusted
-/// (its content hash): a hook call reads the directory one time.
-#[derive(Debug, Clone, Default)]
+/// (its content hash): a hook call reads the directory one time, its state file included.
+#[derive(Debug, Clone)]
 pub struct ProjectLayer {
     /// Its files; `None` where the project has no `.sixfold/`.
     pub source: Option<BundleSource>,
     /// Files that could not be read.
     pub diagnostics: Vec<Diagnostic>,
+    /// The text of its `state.toml` (`None`: there is none), or why it cannot be read.
+    pub state: Result<Option<String>, String>,
+}
+
+impl Default for ProjectLayer {
+    fn default() -> ProjectLayer {
+        ProjectLayer {
+            source: None,
+            diagnostics: Vec::new(),
+            state: Ok(None),
+        }
+    }
 }
 
 impl ProjectLayer {
@@ -108,6 +120,7 @@ impl ProjectLayer {
         ProjectLayer {
             source: Some(source),
             diagnostics,
+            state: state::read_text(project),
         }
     }
 

@@ -40,6 +40,18 @@ pub struct SessionState {
     pub lease: Option<Lease>,
 }
 
+/// The text of a project's state file; `None` where there is none. A file that is not a regular
+/// file, is larger than [`MAX_STATE_BYTES`] or is not UTF-8 is an error.
+pub fn read_text(project: &Path) -> Result<Option<String>, String> {
+    let file = path(project);
+    match bounded::read_text(&file, MAX_STATE_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(ReadError::Missing) => Ok(None),
+        // INVARIANT (fail closed): a state that cannot be read is an error, never the default mode.
+        Err(e) => Err(format!("`{}` cannot be read: {e}", file.display())),
+    }
+}
+
 /// Where the state lives.
 pub fn path(project: &Path) -> PathBuf {
     crate::project::dir(project).join("state.toml")
@@ -58,15 +70,20 @@ impl State {
     /// Reads the state; a missing file is the default state, a broken one (or one that is not a
     /// regular file, or larger than [`MAX_STATE_BYTES`]) an error.
     pub fn load(project: &Path) -> Result<State, String> {
-        let file = path(project);
-        match bounded::read_text(&file, MAX_STATE_BYTES) {
-            Ok(text) => {
-                toml::from_str(&text).map_err(|e| format!("`{}` cannot be read: {}", file.display(), e.message()))
-            }
-            Err(ReadError::Missing) => Ok(State::default()),
-            // INVARIANT (fail closed): a state that cannot be read is an error, never the default mode.
-            Err(e) => Err(format!("`{}` cannot be read: {e}", file.display())),
-        }
+        State::parse(project, read_text(project)?.as_deref())
+    }
+
+    /// The state of a project whose `.sixfold/` was read already (its state file with it).
+    pub fn of(project: &Path, layer: &crate::ProjectLayer) -> Result<State, String> {
+        State::parse(project, layer.state.clone()?.as_deref())
+    }
+
+    /// The state a state file's text says; no text is the default state.
+    fn parse(project: &Path, text: Option<&str>) -> Result<State, String> {
+        let Some(text) = text else {
+            return Ok(State::default());
+        };
+        toml::from_str(text).map_err(|e| format!("`{}` cannot be read: {}", path(project).display(), e.message()))
     }
 
     /// Writes the state (to a temporary file, then renamed, so a reader never sees half of it).

@@ -51,17 +51,17 @@ struct StoreFile {
 /// state; `None` when it holds neither. A file that cannot be read is an error: what cannot be
 /// read cannot be trusted.
 pub fn content_hash(project: &Path) -> Result<Option<String>, String> {
-    content_hash_of(project, &crate::ProjectLayer::read(project))
+    content_hash_of(&crate::ProjectLayer::read(project))
 }
 
 /// Whether a project's `.sixfold/` (`layer`, already read) is trusted now, as `store` says;
 /// without a store only an empty layer stands.
-pub fn standing(store: Option<&TrustStore>, project: &Path, layer: &crate::ProjectLayer) -> Standing {
+pub fn standing(store: Option<&TrustStore>, layer: &crate::ProjectLayer) -> Standing {
     // INVARIANT (fail closed): a store that cannot be read, or a project layer that cannot be
     // hashed, trusts nothing: the project layer only narrows.
     match store {
-        Some(store) => store.standing_of(project, layer).unwrap_or(Standing::Untrusted),
-        None => match content_hash_of(project, layer) {
+        Some(store) => store.standing_of(layer).unwrap_or(Standing::Untrusted),
+        None => match content_hash_of(layer) {
             Ok(None) => Standing::Empty,
             _ => Standing::Untrusted,
         },
@@ -69,19 +69,15 @@ pub fn standing(store: Option<&TrustStore>, project: &Path, layer: &crate::Proje
 }
 
 /// [`content_hash`] of a project layer already read.
-pub fn content_hash_of(project: &Path, layer: &crate::ProjectLayer) -> Result<Option<String>, String> {
+pub fn content_hash_of(layer: &crate::ProjectLayer) -> Result<Option<String>, String> {
     let Some(source) = &layer.source else {
         return Ok(None);
     };
     if let Some(d) = layer.diagnostics.first() {
         return Err(d.to_string());
     }
-    let state_file = crate::state::path(project);
-    let state = match bounded::read_text(&state_file, crate::state::MAX_STATE_BYTES) {
-        Ok(text) => Some(text),
-        Err(bounded::ReadError::Missing) => None,
-        Err(e) => return Err(format!("`{}` cannot be read: {e}", state_file.display())),
-    };
+    // The state file was read with the layer: one read serves its standing and the mode.
+    let state = layer.state.clone()?;
     if source.files.is_empty() && state.is_none() {
         return Ok(None);
     }
@@ -147,12 +143,12 @@ impl TrustStore {
 
     /// Whether a project's `.sixfold/` is trusted now.
     pub fn standing(&self, project: &Path) -> Result<Standing, String> {
-        self.standing_of(project, &crate::ProjectLayer::read(project))
+        self.standing_of(&crate::ProjectLayer::read(project))
     }
 
     /// [`TrustStore::standing`] of a project layer already read.
-    pub fn standing_of(&self, project: &Path, layer: &crate::ProjectLayer) -> Result<Standing, String> {
-        let Some(hash) = content_hash_of(project, layer)? else {
+    pub fn standing_of(&self, layer: &crate::ProjectLayer) -> Result<Standing, String> {
+        let Some(hash) = content_hash_of(layer)? else {
             return Ok(Standing::Empty);
         };
         // INVARIANT (fail closed): a store that cannot be read trusts nothing.
