@@ -314,6 +314,9 @@ mod tests {
     proptest! {
         #[test]
         fn a_quoted_word_reads_back_as_that_word(word in "\\PC{0,40}") {
+            // Text the grammar's scanner cannot read safely is opaque wherever it stands
+            // (`read::crashes_the_grammar`), quoted or not.
+            prop_assume!(!read::crashes_the_grammar(&word));
             let line = parse(&format!("p {}", quote(&word)));
             prop_assert!(line.opaque.is_none(), "{:?}", line.opaque);
             prop_assert_eq!(line.commands.len(), 1);

@@ -24,6 +24,10 @@ pub(super) fn read(text: &str) -> CommandLine {
         line.opaque = Some("the command is too long to read".into());
         return line;
     }
+    if crashes_the_grammar(text) {
+        line.opaque = Some("the command holds text the shell grammar cannot read safely".into());
+        return line;
+    }
     let Some(tree) = with_parser(|parser| parser.parse(text, None)).flatten() else {
         line.opaque = Some("the command cannot be read".into());
         return line;
@@ -44,6 +48,28 @@ pub(super) fn read(text: &str) -> CommandLine {
     let ctx = Ctx::default();
     reader.sequence(root, &ctx, 0, &[]);
     reader.line
+}
+
+/// Whether `text` holds what makes tree-sitter-bash's scanner read out of bounds: its brace
+/// range check (`{1..9}`) calls C's `isdigit` on the character after `{`, its digits and `..`,
+/// which is undefined past U+00FF and crashed the process for `{\u{E0000}`. A hook that crashes
+/// lets the agent's CLI run the tool, so such text is never parsed (INVARIANT (fail closed)), even
+/// where quotes would have kept the scanner away from it: reading quotes here would be a second
+/// shell grammar, and a wide character right after `{` is rare in the commands agents write.
+pub(super) fn crashes_the_grammar(text: &str) -> bool {
+    let wide = |c: Option<char>| c.is_some_and(|c| u32::from(c) > 0xFF);
+    text.match_indices('{').any(|(at, _)| {
+        let mut rest = text[at + 1..].chars().skip_while(char::is_ascii_digit).peekable();
+        let first = rest.peek().copied();
+        if wide(first) {
+            return true;
+        }
+        let mut rest = rest.clone();
+        if rest.next() != Some('.') || rest.next() != Some('.') {
+            return false;
+        }
+        wide(rest.find(|c| !c.is_ascii_digit()))
+    })
 }
 
 thread_local! {
@@ -1151,6 +1177,35 @@ fn expansion_understood(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_that_crashes_the_grammar_is_never_parsed() {
+        // Each of these made the process die of SIGSEGV inside the grammar's scanner.
+        for crash in [
+            "echo {\u{E0000}..1}",
+            "echo {\u{10FFFF}",
+            "ls {12\u{E0000}",
+            "echo {1..\u{E0000}}",
+            "rm -rf ~; echo a{9..99\u{10FFFF}",
+        ] {
+            assert!(crashes_the_grammar(crash), "{crash:?}");
+            let line = read(crash);
+            assert!(line.opaque.is_some(), "{crash:?}");
+        }
+        // Wide text elsewhere, and Latin-1 after a brace, is read as before.
+        for fine in [
+            "git commit -m '修复 {a,b}'",
+            "echo {a,b} 中文",
+            "echo {é..1}",
+            "echo {1..3} \u{E0000}",
+            "echo {",
+            "echo {1..",
+        ] {
+            assert!(!crashes_the_grammar(fine), "{fine:?}");
+        }
+        assert!(read("git commit -m '修复 {a,b}'").opaque.is_none());
+        assert!(read("echo {1..3}").opaque.is_none());
+    }
 
     #[test]
     fn expansions_read() {
