@@ -57,18 +57,13 @@ pub(super) fn read(text: &str) -> CommandLine {
 /// where quotes would have kept the scanner away from it: reading quotes here would be a second
 /// shell grammar, and a wide character right after `{` is rare in the commands agents write.
 pub(super) fn crashes_the_grammar(text: &str) -> bool {
-    let wide = |c: Option<char>| c.is_some_and(|c| u32::from(c) > 0xFF);
+    fn after_digits(s: &str) -> &str {
+        s.trim_start_matches(|c: char| c.is_ascii_digit())
+    }
+    let wide_first = |s: &str| s.chars().next().is_some_and(|c| u32::from(c) > 0xFF);
     text.match_indices('{').any(|(at, _)| {
-        let mut rest = text[at + 1..].chars().skip_while(char::is_ascii_digit).peekable();
-        let first = rest.peek().copied();
-        if wide(first) {
-            return true;
-        }
-        let mut rest = rest.clone();
-        if rest.next() != Some('.') || rest.next() != Some('.') {
-            return false;
-        }
-        wide(rest.find(|c| !c.is_ascii_digit()))
+        let rest = after_digits(&text[at + 1..]);
+        wide_first(rest) || rest.strip_prefix("..").is_some_and(|r| wide_first(after_digits(r)))
     })
 }
 
