@@ -12,15 +12,24 @@
 //! machine is shared.
 //!
 //! Run with `cargo bench -p sixfold-cli --bench process` (`SIXFOLD_BENCH_RUNS=N` to change the
-//! number of runs, 200 by default). Speed is measured here, never asserted; the figures and the
-//! target are in `docs/performance.md`.
+//! number of runs, 200 by default). `SIXFOLD_BENCH_BINARY=PATH` measures another build of
+//! `sixfold` than the one cargo built with the bench (an installed one, a static one), and
+//! `SIXFOLD_BENCH_AGAINST=PATH` adds that build's `--version` and fresh hook to the same
+//! interleaved run, so two builds are compared in one sitting (an A/B, printed as ratios). Speed
+//! is measured here, never asserted; the figures and the target are in `docs/performance.md`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-const SIXFOLD: &str = env!("CARGO_BIN_EXE_sixfold");
+/// The `sixfold` measured: the one cargo built with this bench, or `SIXFOLD_BENCH_BINARY`.
+fn sixfold_binary() -> &'static str {
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var("SIXFOLD_BENCH_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sixfold").to_string())
+    })
+}
 const WARM_UP_RUNS: usize = 10;
 
 /// One command to time.
@@ -141,10 +150,10 @@ fn bench() -> Result<(), String> {
     };
     let mut subjects = [
         Subject::new("/bin/true", "/bin/true", &[], ""),
-        Subject::new("sixfold --version", SIXFOLD, &["--version"], "sixfold"),
+        Subject::new("sixfold --version", sixfold_binary(), &["--version"], "sixfold"),
         Subject::new(
             "sixfold judge",
-            SIXFOLD,
+            sixfold_binary(),
             &[
                 "judge",
                 "--effects",
@@ -170,18 +179,22 @@ fn bench() -> Result<(), String> {
         in_project(
             Subject::new(
                 "sandbox run -- true",
-                SIXFOLD,
+                sixfold_binary(),
                 &["sandbox", "run", "--mode", "workspace-write", "--", "true"],
                 "",
             ),
             "sandbox",
         )?,
         hook_line_subject()?,
-        in_project(Subject::new("sixfold check", SIXFOLD, &["check"], "ok"), "check")?,
-        Subject::new("sixfold modes", SIXFOLD, &["modes"], "workspace-write"),
+        in_project(
+            Subject::new("sixfold check", sixfold_binary(), &["check"], "ok"),
+            "check",
+        )?,
+        Subject::new("sixfold modes", sixfold_binary(), &["modes"], "workspace-write"),
     ]
     .into_iter()
     .chain(sandbox_peers()?)
+    .chain(against()?)
     .collect::<Vec<_>>();
     for subject in &subjects {
         let (_, stdout) = subject.run()?;
@@ -204,7 +217,7 @@ fn bench() -> Result<(), String> {
     }
 
     println!("process: {runs} runs each, interleaved, after {WARM_UP_RUNS} warm-up runs; wall-clock per run, output captured");
-    println!("binary: {SIXFOLD}");
+    println!("binary: {}", sixfold_binary());
     println!();
     println!("{:<26} {:>11} {:>11} {:>11} {:>11}", "", "median", "p90", "min", "mean");
     let summaries: Vec<(&str, Summary)> = subjects.iter().map(|s| (s.label, summarise(&s.times))).collect();
@@ -285,6 +298,12 @@ fn bench() -> Result<(), String> {
                 .find(|(s, _)| s.label == label)
                 .map(|(_, t)| *t)
         };
+        // The other build, where one was named: its start-up and its hook against this one's.
+        for (label, ours) in [(AGAINST_VERSION, "sixfold --version"), (AGAINST_HOOK, "sixfold hook")] {
+            if let (Some(theirs), Some(ours)) = (of(label), of(ours)) {
+                println!("{label:<26} {} this build's", ratio(&theirs, &ours));
+            }
+        }
         if let (Some(lease), Some(none)) = (of("hook, transcript, lease"), of("hook, transcript, no lease")) {
             println!();
             println!(
@@ -344,6 +363,22 @@ fn sandbox_peers() -> Result<Vec<Subject>, String> {
     Ok(peers)
 }
 
+const AGAINST_VERSION: &str = "B: sixfold --version";
+const AGAINST_HOOK: &str = "B: sixfold hook";
+
+/// Another build of `sixfold` (`SIXFOLD_BENCH_AGAINST`), timed in the same run as this one:
+/// its `--version` and its hook in a fresh session of its own.
+fn against() -> Result<Vec<Subject>, String> {
+    let Ok(other) = std::env::var("SIXFOLD_BENCH_AGAINST") else {
+        return Ok(Vec::new());
+    };
+    let program: &'static str = String::leak(other);
+    let version = Subject::new(AGAINST_VERSION, program, &["--version"], "sixfold");
+    let mut hook = hook_subject(AGAINST_HOOK, "against", 0, Extra::None)?;
+    hook.program = program;
+    Ok(vec![version, hook])
+}
+
 /// What a scratch project holds besides its state.
 enum Extra {
     None,
@@ -371,7 +406,7 @@ fn scratch(name: &str) -> Result<PathBuf, String> {
 
 /// Runs `sixfold ARGS` in `dir` with the scratch's variables; an error where it fails.
 fn sixfold(dir: &Path, args: &[&str]) -> Result<(), String> {
-    let out = Command::new(SIXFOLD)
+    let out = Command::new(sixfold_binary())
         .args(args)
         .current_dir(dir)
         .envs(scratch_env(dir))
@@ -407,7 +442,7 @@ fn in_project(mut subject: Subject, name: &str) -> Result<Subject, String> {
 /// the environment from the proof instead of loading the bundle.
 fn hook_line_subject() -> Result<Subject, String> {
     let dir = scratch("hook-line")?;
-    let out = Command::new(SIXFOLD)
+    let out = Command::new(sixfold_binary())
         .args([
             "judge",
             "--mode",
@@ -431,7 +466,12 @@ fn hook_line_subject() -> Result<Subject, String> {
         .skip_while(|w| *w != "--proof")
         .nth(1)
         .ok_or_else(|| format!("no sandbox proven here to write `--proof` for: {line:?}"))?;
-    let mut subject = Subject::new("sandbox run --proof -- true (the hook's line)", SIXFOLD, &[], "");
+    let mut subject = Subject::new(
+        "sandbox run --proof -- true (the hook's line)",
+        sixfold_binary(),
+        &[],
+        "",
+    );
     let root = dir.to_string_lossy().into_owned();
     subject.args = [
         "sandbox",
@@ -512,7 +552,7 @@ fn hook_subject(label: &'static str, name: &str, prior: usize, extra: Extra) -> 
     });
     let mut subject = Subject::new(
         label,
-        SIXFOLD,
+        sixfold_binary(),
         &["hook", "claude-code"],
         // `cargo test` writes the workspace, which holds the protected paths: asked, uncontained.
         r#""permissionDecision":"ask""#,

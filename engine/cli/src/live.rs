@@ -131,7 +131,7 @@ impl Records for OpenCodeRecords {
 }
 
 /// The agent CLIs sixfold has hook adapters for.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Agent {
     /// Claude Code.
     ClaudeCode,
@@ -143,6 +143,18 @@ pub(crate) enum Agent {
 }
 
 impl Agent {
+    /// The agent a name on the command line names, as clap reads it (a test holds the two
+    /// together), without clap: `sixfold hook AGENT` runs before every tool call, and clap's
+    /// `ValueEnum::from_str` builds every variant's possible value and touches its code pages.
+    pub(crate) fn named(name: &str) -> Option<Agent> {
+        match name {
+            "claude-code" => Some(Agent::ClaudeCode),
+            "codex" => Some(Agent::Codex),
+            "opencode" => Some(Agent::OpenCode),
+            _ => None,
+        }
+    }
+
     /// Its provider file's id.
     fn provider(self) -> &'static str {
         match self {
@@ -972,5 +984,23 @@ mod tests {
         let silent = said(json!(""), false);
         assert_eq!((silent.status, silent.exit_code), (Status::Unknown, None));
         assert_eq!(said(json!(""), true).status, Status::Failed);
+    }
+
+    #[test]
+    fn the_hooks_fast_path_reads_agent_names_as_clap_does() {
+        use clap::ValueEnum;
+        for agent in Agent::value_variants() {
+            let name = agent
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            assert_eq!(Agent::named(&name), Some(*agent), "{name}");
+            assert_eq!(Agent::from_str(&name, false).ok(), Some(*agent), "{name}");
+        }
+        // What clap refuses, the fast path refuses too (and leaves to clap's error).
+        for name in ["Claude-Code", "claude_code", "claudecode", "open-code", "", " codex"] {
+            assert_eq!(Agent::named(name), None, "{name:?}");
+            assert!(Agent::from_str(name, false).is_err(), "{name:?}");
+        }
     }
 }

@@ -149,7 +149,6 @@ fn main() -> ExitCode {
 /// (about half of a bare start-up): `sixfold --version`, and `sixfold hook AGENT`, which runs
 /// before every tool call of an agent. Any other spelling goes through clap as usual.
 fn fast_path() -> Option<u8> {
-    use clap::ValueEnum;
     let mut args = std::env::args_os().skip(1);
     let (first, second, rest) = (args.next(), args.next(), args.next());
     match (first?.to_str()?, second, rest) {
@@ -159,7 +158,7 @@ fn fast_path() -> Option<u8> {
             Some(0)
         }
         ("hook", Some(agent), None) => {
-            let agent = live::Agent::from_str(agent.to_str()?, false).ok()?;
+            let agent = live::Agent::named(agent.to_str()?)?;
             // The hook writes event logs: they are exported as on the slow path.
             #[cfg(feature = "otel")]
             let export = otel::start();
