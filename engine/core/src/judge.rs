@@ -5,9 +5,10 @@ use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{EffectFields, Effects, Flags, Touch};
 use crate::scope::{Place, Scopes, Workspace};
 use crate::script::{to_dynamic, Script, ScriptHost};
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use rhai::Dynamic;
+use smallvec::SmallVec;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -104,6 +105,9 @@ struct GlobStart {
     /// `literal`'s bytes, compared with a resolved place's without walking components; `None`
     /// when a part is `.`, which a component walk skips and a byte comparison would not.
     bytes: Option<Vec<u8>>,
+    /// The first of `bytes`, kept here: a place whose first byte differs neither holds nor is
+    /// held by the start, found without reading the literal.
+    first: Option<u8>,
 }
 
 impl GlobStart {
@@ -127,11 +131,13 @@ impl GlobStart {
         let bytes = (!literal.components().any(|c| c == std::path::Component::CurDir)
             && !pattern.split('/').any(|p| p == "."))
         .then(|| literal.as_os_str().as_encoded_bytes().to_vec());
+        let first = bytes.as_ref().and_then(|b| b.first().copied());
         GlobStart {
             anchor,
             literal,
             deep,
             bytes,
+            first,
         }
     }
 }
@@ -233,6 +239,11 @@ impl PathSet {
             let (holds, held) = match &start.bytes {
                 Some(literal) => {
                     let at = at.as_os_str().as_encoded_bytes();
+                    // Two different first bytes: neither starts the other (an empty place, which
+                    // holds every start, has no first byte).
+                    if start.first.zip(at.first()).is_some_and(|(a, b)| a != *b) {
+                        return false;
+                    }
                     (starts_with_bytes(literal, at), starts_with_bytes(at, literal))
                 }
                 None => (start.literal.starts_with(at), at.starts_with(&start.literal)),
@@ -492,7 +503,13 @@ fn needed_text(globs: &[Glob]) -> Option<AhoCorasick> {
         }
         pieces.push(longest);
     }
-    AhoCorasick::new(pieces).ok()
+    // A DFA without a prefilter: paths are a few dozen bytes, where the prefilter's rare-byte
+    // search (`.` is common in paths) costs more than walking the bytes once.
+    AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
+        .prefilter(false)
+        .build(pieces)
+        .ok()
 }
 
 /// One set of globs; `None` when the regex engine refuses them (beyond its size limit).
@@ -560,8 +577,29 @@ struct Seen<'t> {
     root_glob: bool,
 }
 
+/// The home directory as places are compared with it, read once per judgement: its text where
+/// it is normal (see [`is_normal`]).
+#[derive(Debug, Clone, Copy)]
+struct Home<'w> {
+    path: &'w Path,
+    text: Option<&'w str>,
+}
+
+impl<'w> Home<'w> {
+    fn of(workspace: &'w Workspace) -> Option<Home<'w>> {
+        workspace.home().map(|path| Home {
+            path,
+            text: path.to_str().filter(|h| is_normal(h)),
+        })
+    }
+}
+
 impl<'t> Seen<'t> {
     fn of(touch: &'t Touch, workspace: &'t Workspace) -> Seen<'t> {
+        Seen::with_home(touch, Home::of(workspace))
+    }
+
+    fn with_home(touch: &'t Touch, home: Option<Home<'t>>) -> Seen<'t> {
         let root = match &touch.place {
             Place::Root { relative, .. } => Some(relative.as_str()),
             _ => None,
@@ -580,20 +618,18 @@ impl<'t> Seen<'t> {
                 root_glob,
             };
         };
-        let dot_wildcard =
-            wild(path.as_os_str().as_encoded_bytes()) && crate::glob_place::has_dot_wildcard(&path.to_string_lossy());
+        let (wildcard, normal) = read_bytes(path.as_os_str().as_encoded_bytes());
+        let dot_wildcard = wildcard && crate::glob_place::has_dot_wildcard(&path.to_string_lossy());
         // A normal path (as resolution makes them) compares as text; any other by components.
-        let text = path.to_str().filter(|t| is_normal(t));
+        let text = if normal { path.to_str() } else { None };
         let below_root_dir = match text {
             Some(t) => t.strip_prefix('/').map(Path::new),
             None => path.strip_prefix("/").ok(),
         };
-        let home = workspace
-            .home()
-            .and_then(|h| match (text, h.to_str().filter(|h| is_normal(h))) {
-                (Some(t), Some(h)) => below_text(t, h).map(Path::new),
-                _ => path.strip_prefix(h).ok(),
-            });
+        let home = home.and_then(|h| match (text, h.text) {
+            (Some(t), Some(h)) => below_text(t, h).map(Path::new),
+            _ => path.strip_prefix(h.path).ok(),
+        });
         Seen {
             touch,
             home,
@@ -622,6 +658,35 @@ fn is_normal(text: &str) -> bool {
         })
 }
 
+/// A path's bytes read in one pass: whether any is a wildcard (`*`, `?`, `[`), and whether the
+/// path is normal (what [`is_normal`] says).
+fn read_bytes(bytes: &[u8]) -> (bool, bool) {
+    let wild = |b: u8| matches!(b, b'*' | b'?' | b'[');
+    let Some((&first, rest)) = bytes.split_first() else {
+        return (false, false);
+    };
+    let mut wildcard = wild(first);
+    let mut normal = first == b'/';
+    // The component read so far: 0 nothing yet, 1 `.`, 2 anything else.
+    let mut part = 0u8;
+    for &b in rest {
+        match b {
+            b'/' => {
+                normal &= part == 2;
+                part = 0;
+            }
+            b'.' if part == 0 => part = 1,
+            _ => {
+                wildcard |= wild(b);
+                part = 2;
+            }
+        }
+    }
+    // `/` alone is normal; a trailing `/` or `/.` is not.
+    normal &= rest.is_empty() || part == 2;
+    (wildcard, normal)
+}
+
 /// `Path::strip_prefix` on two normal paths (see [`is_normal`]), as text.
 fn below_text<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
     if prefix == "/" {
@@ -644,8 +709,9 @@ impl When {
     /// condition hold, if any.
     #[cfg(test)]
     fn holds<'e>(&self, effects: &'e Effects, workspace: &'e Workspace) -> Option<Held<'e>> {
-        let (reads, writes) = Seen::all(effects, workspace);
-        self.holds_seen(effects, &reads, &writes, workspace)
+        let seen = Seen::all(effects, workspace);
+        let (reads, writes) = seen.split_at(effects.read_places.len());
+        self.holds_seen(effects, reads, writes, workspace)
     }
 
     /// `When::holds` on places already read by [`Seen::all`].
@@ -685,10 +751,12 @@ impl When {
 }
 
 impl<'t> Seen<'t> {
-    /// Every read and every written place of a step, read once for all the rules.
-    fn all(effects: &'t Effects, workspace: &'t Workspace) -> (Vec<Seen<'t>>, Vec<Seen<'t>>) {
-        let of = |touches: &'t [Touch]| touches.iter().map(|t| Seen::of(t, workspace)).collect();
-        (of(&effects.read_places), of(&effects.write_places))
+    /// Every read and then every written place of a step, read once for all the rules, kept on
+    /// the stack for a step of a few places (split at the number of reads).
+    fn all(effects: &'t Effects, workspace: &'t Workspace) -> SmallVec<[Seen<'t>; 8]> {
+        let home = Home::of(workspace);
+        let places = effects.read_places.iter().chain(&effects.write_places);
+        places.map(|t| Seen::with_home(t, home)).collect()
     }
 }
 
@@ -839,7 +907,7 @@ impl Judge {
     pub(crate) fn judge(&self, effects: &Effects, context: &Context, host: &ScriptHost) -> Judgement {
         let mut judged = self.judge_uncommented(effects, context, host);
         if judged.decision == Decision::Allow && effects.flags.contained {
-            judged.reason.push_str("; it runs contained in the sandbox");
+            judged.reason.push_str(CONTAINED);
         }
         judged
     }
@@ -858,11 +926,12 @@ impl Judge {
         }
         // Each match: its decision, the rule's id, the reason, and whether the rule failed. Put
         // in words only for the rules that decide: the others' reasons are never read.
-        let mut matched: Vec<(Decision, &str, Reason<'_>, bool)> = Vec::new();
+        let mut matched: SmallVec<[(Decision, &str, Reason<'_>, bool); 4]> = SmallVec::new();
         let mut script_args: Option<(Dynamic, rhai::Map)> = None;
-        let (reads, writes) = Seen::all(effects, &context.workspace);
+        let seen = Seen::all(effects, &context.workspace);
+        let (reads, writes) = seen.split_at(effects.read_places.len());
         for rule in &self.rules {
-            let Some(held) = rule.when.holds_seen(effects, &reads, &writes, &context.workspace) else {
+            let Some(held) = rule.when.holds_seen(effects, reads, writes, &context.workspace) else {
                 continue;
             };
             let mut reason = Reason::Rule(&rule.reason, held.place);
@@ -908,34 +977,52 @@ impl Judge {
             matched.push((rule.decision, &rule.id, reason, false));
         }
         let Some(strictest) = matched.iter().map(|m| m.0).max() else {
+            let verb = verb(self.default);
+            let mut reason = String::with_capacity(mode.len() + verb.len() + 48 + CONTAINED.len());
+            for part in ["mode `", mode, "` ", verb, ": no rule matched, so its default applies"] {
+                reason.push_str(part);
+            }
             return Judgement {
                 decision: self.default,
-                reason: format!(
-                    "mode `{mode}` {}: no rule matched, so its default applies",
-                    verb(self.default)
-                ),
+                reason,
                 rules: Vec::new(),
                 mode: mode.clone(),
                 by: DecidedBy::Default,
             };
         };
-        let deciding: Vec<&(Decision, &str, Reason<'_>, bool)> = matched.iter().filter(|m| m.0 == strictest).collect();
+        let deciding = || matched.iter().filter(|m| m.0 == strictest);
         // Failed rules alone make it unjudgeable; a working rule that decides the same makes it
         // the policy's decision.
-        let by = if deciding.iter().all(|m| m.3) {
+        let by = if deciding().all(|m| m.3) {
             DecidedBy::Unjudgeable
         } else {
             DecidedBy::Rules
         };
-        let mut reason = format!("mode `{mode}` {}: ", verb(strictest));
-        for (i, m) in deciding.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "; " };
-            let _ = write!(reason, "{sep}{} (rule `{}`)", m.2, m.1);
+        // Put in words once, into a string made long enough for it (and for the contained
+        // allow's note): formatting it piece by piece grew it several times per judgement.
+        let verb = verb(strictest);
+        let words: usize = deciding().map(|m| m.2.len() + m.1.len() + 12).sum();
+        let mut reason = String::with_capacity(mode.len() + verb.len() + 10 + words + CONTAINED.len());
+        for part in ["mode `", mode, "` ", verb, ": "] {
+            reason.push_str(part);
+        }
+        for (i, m) in deciding().enumerate() {
+            if i > 0 {
+                reason.push_str("; ");
+            }
+            m.2.put(&mut reason);
+            for part in [" (rule `", m.1, "`)"] {
+                reason.push_str(part);
+            }
         }
         Judgement {
             decision: strictest,
             reason,
-            rules: deciding.iter().map(|m| m.1.to_string()).collect(),
+            rules: {
+                let mut ids = Vec::with_capacity(deciding().count());
+                ids.extend(deciding().map(|m| m.1.to_string()));
+                ids
+            },
             mode: mode.clone(),
             by,
         }
@@ -951,18 +1038,41 @@ enum Reason<'a> {
     Own(String),
 }
 
-impl std::fmt::Display for Reason<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Reason<'_> {
+    /// About how long it is in words (exact where the place's path is UTF-8).
+    fn len(&self) -> usize {
         match self {
-            Reason::Rule(reason, None) => f.write_str(reason),
-            Reason::Rule(reason, Some(place)) => match &place.path {
-                Some(path) => write!(f, "{reason} (`{}`)", path.display()),
-                None => write!(f, "{reason} (`*`)"),
-            },
-            Reason::Own(own) => f.write_str(own),
+            Reason::Rule(reason, None) => reason.len(),
+            Reason::Rule(reason, Some(place)) => {
+                reason.len() + 5 + place.path.as_ref().map_or(1, |p| p.as_os_str().len())
+            }
+            Reason::Own(own) => own.len(),
+        }
+    }
+
+    /// Appends it in words: the rule's reason and `` (`PLACE`)``, or its own.
+    fn put(&self, out: &mut String) {
+        match self {
+            Reason::Rule(reason, None) => out.push_str(reason),
+            Reason::Rule(reason, Some(place)) => {
+                out.push_str(reason);
+                out.push_str(" (`");
+                match place.path.as_deref().map(|p| (p, p.to_str())) {
+                    Some((_, Some(text))) => out.push_str(text),
+                    Some((path, None)) => {
+                        let _ = write!(out, "{}", path.display());
+                    }
+                    None => out.push('*'),
+                }
+                out.push_str("`)");
+            }
+            Reason::Own(own) => out.push_str(own),
         }
     }
 }
+
+/// What a contained allow's reason ends with.
+const CONTAINED: &str = "; it runs contained in the sandbox";
 
 fn verb(d: Decision) -> &'static str {
     match d {
@@ -1328,6 +1438,48 @@ mod tests {
     }
 
     proptest! {
+        /// One pass over a place's bytes says what the wildcard scan and [`is_normal`] say.
+        #[test]
+        fn one_pass_reads_what_the_scans_read(path in written_path()) {
+            let wildcard = path.bytes().any(|b| matches!(b, b'*' | b'?' | b'['));
+            prop_assert_eq!(read_bytes(path.as_bytes()), (wildcard, is_normal(&path)));
+        }
+
+        /// A start passed over by its first byte is one that neither holds nor is held by the
+        /// place: `covers` says what comparing every start in full says.
+        #[test]
+        fn the_first_byte_passes_over_only_what_cannot_cover(path in written_path(), directory in any::<bool>()) {
+            let globs: Vec<String> = [".git/hooks/**", ".git/config", "a/**", "**/.sixfold", "/a/b", "/etc/**", "~/.ssh/**", "~/b", "./a/.", "opencode.json"]
+                .iter().map(|g| g.to_string()).collect();
+            let set = PathSet::new("p", &globs).unwrap();
+            let ws = Workspace::new("/a").with_home("/b");
+            let path = std::path::PathBuf::from(&path);
+            let touch = Touch { place: ws.place(&path), path: Some(path.clone()), directory: Some(directory) };
+            let seen = Seen::of(&touch, &ws);
+            let in_full = set.starts.iter().any(|start| {
+                let at = match start.anchor {
+                    Anchor::Home => seen.home,
+                    Anchor::Absolute => Some(path.as_path()),
+                    Anchor::Root => seen.root.map(Path::new),
+                };
+                let Some(at) = at else { return false };
+                let (holds, held) = match &start.bytes {
+                    Some(literal) => {
+                        let at = at.as_os_str().as_encoded_bytes();
+                        (starts_with_bytes(literal, at), starts_with_bytes(at, literal))
+                    }
+                    None => (start.literal.starts_with(at), at.starts_with(&start.literal)),
+                };
+                holds || (start.deep && held && directory)
+            });
+            let glob_part = seen.root_glob;
+            if !glob_part {
+                prop_assert_eq!(set.covers_seen(&seen), in_full);
+            } else {
+                prop_assert!(!in_full || set.covers_seen(&seen));
+            }
+        }
+
         /// What a place is read as once per judgement is what the component walks said.
         #[test]
         fn a_place_seen_once_reads_as_its_components(path in written_path(), home in written_path()) {
