@@ -190,17 +190,26 @@ impl PathSet {
     }
 
     /// Whether a place may be in the set or cover it, settled without building the set: a place
-    /// without a path is neither, and a path that is neither above nor below the literal start of
-    /// any of the set's globs (`/some/dir` of `/some/dir/**`) when all of them are absolute. What
-    /// is not settled so (a glob anchored at home or a root, a place written with a wildcard) is
-    /// left to the built set.
+    /// without a path is neither, and neither is a path that is not above, at or below the
+    /// literal start of any of the set's globs (`/some/dir` of `/some/dir/**`) where each glob
+    /// is tried (the path itself, below the home directory, below its root or below `/`). A
+    /// place written with a wildcard is left to the built set.
     fn may_reach(&self, seen: &Seen<'_>) -> bool {
         let Some(path) = &seen.touch.path else { return false };
-        seen.dot_wildcard
-            || self
-                .written
-                .iter()
-                .any(|glob| !glob.starts_with('/') || along(path, glob))
+        if seen.dot_wildcard || seen.root_glob {
+            return true;
+        }
+        self.written.iter().any(|glob| {
+            if let Some(rest) = glob.strip_prefix("~/") {
+                // Below home, as its literal start is read: `~//x` starts at `x`.
+                seen.home.is_some_and(|home| along(home, rest.trim_start_matches('/')))
+            } else if glob.starts_with('/') {
+                along(path, glob)
+            } else {
+                seen.root.is_some_and(|root| along(Path::new(root), glob))
+                    || seen.below_root_dir.is_some_and(|below| along(below, glob))
+            }
+        })
     }
 
     /// Each glob as written (`~/…`, `/…` or relative to a root), for the effect space's
@@ -428,10 +437,9 @@ fn glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
-/// Whether `path` is above, at or below the literal start of the absolute `glob` (its
-/// components before the first one holding a wildcard, an alternative, a class or an escape),
-/// component by component: every path an absolute glob matches, and every place that may cover
-/// it, is.
+/// Whether `path` is above, at or below the literal start of `glob` (its components before the
+/// first one holding a wildcard, an alternative, a class or an escape), component by component:
+/// every path the glob matches where it is tried, and every place there that may cover it, is.
 fn along(path: &Path, glob: &str) -> bool {
     let end = glob
         .split('/')
@@ -1172,9 +1180,21 @@ mod tests {
         let escaped = PathSet::new("e", &["/\\a/**".into()]).unwrap();
         assert!(escaped.contains(&at(Some("/a/x"), false), &ws));
         assert!(!escaped.contains(&at(Some("/b/x"), false), &ws));
-        // A relative glob is built for any path (it is tried below `/` as well).
-        let rooted = PathSet::new("r", &["src/**".into()]).unwrap();
+        // A root-relative glob is tried below the root and below `/`; a home one below home.
+        let rooted = PathSet::new("r", &["src/**".into(), "~/.config/x/**".into()]).unwrap();
+        for t in [
+            at(Some("/w/lib/x"), false),
+            at(Some("/w/srcx"), false),
+            at(Some("/h/.config/y"), false),
+        ] {
+            assert!(!rooted.contains(&t, &ws) && !rooted.covers(&t, &ws), "{t:?}");
+        }
+        assert!(rooted.built.get().is_none());
         assert!(rooted.contains(&at(Some("/w/src/x"), false), &ws));
+        assert!(rooted.contains(&at(Some("/src/x"), false), &ws));
+        assert!(rooted.contains(&at(Some("/h/.config/x/y"), false), &ws));
+        assert!(rooted.covers(&at(Some("/w"), true), &ws));
+        assert!(rooted.covers(&at(Some("/h"), true), &ws));
         assert!(!rooted.contains(&at(Some("/w/lib/x"), false), &ws));
         // Bad globs are still refused when loaded.
         for bad in ["/a/[", "/a/{b", "~/a}", "src/\\"] {
@@ -1520,7 +1540,12 @@ mod tests {
             let ws = Workspace::new("/w").with_home("/h");
             // Also a path the first glob may match: its text with the special characters
             // dropped (`/\\a/{b,c}*` gives `/a/bc`), and the directory above it.
-            let near: String = globs[0].replace("~/", "/h/").chars().filter(|c| !"\\*?[]{},!".contains(*c)).collect();
+            let first = match globs[0].strip_prefix("~/") {
+                Some(rest) => format!("/h/{rest}"),
+                None if globs[0].starts_with('/') => globs[0].clone(),
+                None => format!("/w/{}", globs[0]),
+            };
+            let near: String = first.chars().filter(|c| !"\\*?[]{},!".contains(*c)).collect();
             let above = Path::new(&near).parent().map(|p| p.to_string_lossy().into_owned());
             for path in [path, Some(near), above] {
                 let path = path.map(std::path::PathBuf::from);
