@@ -26,7 +26,9 @@ pub struct ActRule {
 
 #[derive(Debug, Clone)]
 pub(crate) enum ActMatcher {
-    Command(Vec<String>),
+    /// The command prefix is the rule's act, split into words when a step is matched (a kept
+    /// layer of a thousand commands is not split at every load).
+    Command,
     Path(Arc<PathSet>),
     Domain(String),
 }
@@ -46,15 +48,15 @@ pub struct ActView<'a> {
 }
 
 /// Whether a simple command's text starts with a command rule's words.
-fn names(prefix: &[String], text: &str) -> bool {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
+fn names(prefix: &str, text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    prefix.split_whitespace().all(|p| words.next() == Some(p))
 }
 
 impl ActRule {
     fn matches(&self, act: &ActView<'_>, effects: &Effects, workspace: &Workspace) -> bool {
         match &self.matcher {
-            ActMatcher::Command(prefix) => act.commands.iter().any(|c| names(prefix, c)),
+            ActMatcher::Command => act.commands.iter().any(|c| names(&self.act, c)),
             ActMatcher::Path(set) => effects
                 .read_places
                 .iter()
@@ -146,7 +148,7 @@ impl Bundle {
         }
         // INVARIANT (fail closed): a kept command rule is about one simple command; where it
         // would widen, the line is judged part by part (`cargo test && curl …`).
-        let by_command = deciding.iter().any(|r| matches!(r.matcher, ActMatcher::Command(_)));
+        let by_command = deciding.iter().any(|r| matches!(r.matcher, ActMatcher::Command));
         if decision < judged.decision && by_command {
             return self.judge_parts(mode, act, effects, context, judged);
         }
@@ -226,7 +228,7 @@ impl Bundle {
             let naming: Vec<&ActRule> = kept
                 .iter()
                 .copied()
-                .filter(|r| matches!(&r.matcher, ActMatcher::Command(prefix) if names(prefix, &part.text)))
+                .filter(|r| matches!(&r.matcher, ActMatcher::Command if names(&r.act, &part.text)))
                 .collect();
             let floor = m
                 .judge
@@ -313,4 +315,30 @@ fn join(into: &mut EffectProfile, other: &EffectProfile) {
     into.costs |= other.costs;
     into.reversible &= other.reversible;
     into.contained &= other.contained;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names;
+
+    /// A command rule names a simple command whose words start with the rule's, whatever the
+    /// spacing; a longer word, a shorter command or another word is not named.
+    #[test]
+    fn a_prefix_names_a_command_word_by_word() {
+        for (prefix, text) in [
+            ("cargo test", "cargo test"),
+            ("cargo test", "cargo  test --all"),
+            ("cargo\ttest", " cargo test x"),
+        ] {
+            assert!(names(prefix, text), "{prefix:?} {text:?}");
+        }
+        for (prefix, text) in [
+            ("cargo test", "cargo testx"),
+            ("cargo test", "cargo"),
+            ("cargo test", "cargo build test"),
+            ("tool-1 run", "tool-10 run"),
+        ] {
+            assert!(!names(prefix, text), "{prefix:?} {text:?}");
+        }
+    }
 }

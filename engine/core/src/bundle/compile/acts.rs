@@ -17,9 +17,7 @@ impl Compiler<'_> {
             for spanned in &policy.acts {
                 let a = spanned.get_ref();
                 let matcher = match (&a.command, &a.path, &a.domain) {
-                    (Some(c), None, None) if !c.trim().is_empty() => {
-                        ActMatcher::Command(c.split_whitespace().map(String::from).collect())
-                    }
+                    (Some(c), None, None) if !c.trim().is_empty() => ActMatcher::Command,
                     (None, Some(p), None) => match PathSet::new(p, std::slice::from_ref(p)) {
                         Ok(set) => ActMatcher::Path(Arc::new(set)),
                         Err(message) => {
