@@ -9,6 +9,7 @@
 //! compiles each kind; rows, examples and act rules each have a file of their own.
 
 mod acts;
+mod built;
 mod compile;
 mod digest;
 mod examples;
@@ -18,11 +19,14 @@ mod read;
 mod rows;
 mod select;
 pub mod source;
+mod written;
 
 pub use acts::{ActRule, ActView};
+pub(crate) use built::Tree;
 pub use model::{Mode, Pattern, Policy};
 pub use parsed::ParseCache;
 pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
+pub(crate) use select::Facts;
 pub use select::Needs;
 pub use source::{BundleSource, Origin};
 
