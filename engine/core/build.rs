@@ -271,10 +271,16 @@ fn main() {
             } else {
                 None
             };
-            if let Some(((start, end), root)) =
-                place.and_then(|(s, e)| Some(((s, e), built.document(text.get(s..e)?)?)))
-            {
-                let _ = writeln!(documents, "    ({index}, {start}, {end}, {root}),");
+            let mut places: Vec<(usize, usize)> = place.into_iter().collect();
+            // Each command rule, which the classifier parses when a step names its program.
+            if name == "policies/commands.toml" {
+                let blocks = cut_commands(&text).map(|(_, blocks)| blocks).unwrap_or_default();
+                places.extend(blocks.iter().map(|(start, end, _, _)| (*start, *end)));
+            }
+            for (start, end) in places {
+                if let Some(root) = text.get(start..end).and_then(|t| built.document(t)) {
+                    let _ = writeln!(documents, "    ({index}, {start}, {end}, {root}),");
+                }
             }
             index += 1;
             hashed.insert(name.clone(), text);

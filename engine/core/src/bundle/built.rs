@@ -270,6 +270,7 @@ mod tests {
     use crate::bundle::{Bundle, Needs};
     use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
     use crate::shipped::{FACTS, FILES};
+    use std::borrow::Cow;
 
     /// The text a load parses of a shipped file: a mode's front matter, the text before the
     /// command rules when they are cut, else the whole file.
@@ -329,10 +330,24 @@ mod tests {
         assert_eq!(FILES.len(), FACTS.len());
         for ((relative, text), facts) in FILES.iter().zip(FACTS) {
             assert_eq!(*facts, (written_id(text), adds_to_the_whole_bundle(text)), "{relative}");
-            assert_eq!(crate::shipped::facts(relative, text), Some(*facts), "{relative}");
-            assert_eq!(crate::shipped::facts(relative, &format!("{text} ")), None, "{relative}");
+            assert_eq!(
+                crate::shipped::facts(relative, &Cow::Borrowed(*text)),
+                Some(*facts),
+                "{relative}"
+            );
+            // A copy, equal or not, is read as any file is.
+            assert_eq!(
+                crate::shipped::facts(relative, &Cow::Owned(text.to_string())),
+                None,
+                "{relative}"
+            );
+            assert_eq!(
+                crate::shipped::facts(relative, &Cow::Owned(format!("{text} "))),
+                None,
+                "{relative}"
+            );
         }
-        assert_eq!(crate::shipped::facts("modes/none.toml", ""), None);
+        assert_eq!(crate::shipped::facts("modes/none.toml", &Cow::Borrowed("")), None);
     }
 
     /// A shipped source whose files were changed (a test's, an embedder's) loads what its files
@@ -344,7 +359,7 @@ mod tests {
         let ask = shipped.files.get("modes/ask.toml").unwrap().clone();
         let changed = ask.replacen("description = ", "description = \"changed\"\nx_description = ", 1);
         assert_ne!(changed, ask);
-        shipped.files.insert("modes/ask.toml".into(), changed);
+        shipped.files.insert("modes/ask.toml".into(), changed.into());
         let (_, diagnostics) = Bundle::load_for(&[shipped.clone()], &Needs::mode("ask"));
         assert!(
             diagnostics.iter().any(|d| d.to_string().contains("x_description")),
@@ -367,7 +382,7 @@ mod tests {
         let mut shipped = crate::shipped::source();
         shipped.files.insert(
             relative.to_string(),
-            format!("{text}\n[[commands]]\nid = \"added-here\"\nprefix = [\"zzz-added\"]\nreaches = true\n"),
+            format!("{text}\n[[commands]]\nid = \"added-here\"\nprefix = [\"zzz-added\"]\nreaches = true\n").into(),
         );
         let (bundle, _) = Bundle::load_for(&[shipped], &Needs::mode("ask"));
         let classified = bundle.classify("zzz-added now", std::path::Path::new("/tmp"));

@@ -28,7 +28,7 @@ pub use parsed::ParseCache;
 pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
 pub(crate) use select::Facts;
 pub use select::Needs;
-pub use source::{BundleSource, Origin};
+pub use source::{BundleSource, Origin, Text};
 
 use crate::classify::{Classified, Classifier};
 use crate::decision::Judgement;

@@ -228,7 +228,7 @@ mod tests {
         for (relative, text) in &shipped.files {
             let text = match relative.ends_with(".md") {
                 true => crate::bundle::read::front_matter(text).unwrap().0,
-                false => text.as_str(),
+                false => text.as_ref(),
             };
             let parsed = match relative.split('/').next().unwrap() {
                 "modes" => ParsedDoc::Mode(toml::from_str(text).unwrap()),

@@ -197,11 +197,11 @@ pub(crate) fn read(
                     let file = if wanted.is_some() {
                         ScriptFile::Unread {
                             display,
-                            text: text.clone(),
+                            text: text.to_string(),
                             shipped,
                         }
                     } else {
-                        ScriptFile::Compiled(compile(host, &display, text, shipped, d))
+                        ScriptFile::Compiled(compile(host, &display, text.as_ref(), shipped, d))
                     };
                     docs.scripts.insert((index, relative.clone()), file);
                     continue;
@@ -210,13 +210,13 @@ pub(crate) fn read(
                 // compiles those of the programs a step names.
                 let cut = match crate::classify::shipped_commands_cut() {
                     Some((whole, first, _))
-                        if wanted.is_some() && shipped && relative == COMMANDS && text.as_str() == whole =>
+                        if wanted.is_some() && shipped && relative == COMMANDS && text.as_ref() == whole =>
                     {
                         whole.get(..first)
                     }
                     _ => None,
                 };
-                let text = cut.unwrap_or(text.as_str());
+                let text = cut.unwrap_or(text.as_ref());
                 let doc = Doc {
                     source: index,
                     relative: relative.clone(),

@@ -176,7 +176,11 @@ mod tests {
 
     #[test]
     fn finding_the_keys_reads_as_every_line_does() {
-        let mut texts: Vec<String> = crate::shipped::source().files.into_values().collect();
+        let mut texts: Vec<String> = crate::shipped::source()
+            .files
+            .into_values()
+            .map(std::borrow::Cow::into_owned)
+            .collect();
         texts.extend(
             [
                 "paths\r\nid = \"x\"",
