@@ -20,14 +20,13 @@ pub fn content_hash() -> &'static str {
     HASH
 }
 
-/// What a selection reads of a shipped file, as the build read it, when `text` is the embedded
-/// text itself (borrowed from the binary, not a copy or a change: then it is read as any file is).
-/// Telling is a comparison of two addresses: the text is not read.
-pub(crate) fn facts(relative: &str, text: &Cow<'static, str>) -> Option<Facts> {
-    let Cow::Borrowed(text) = text else { return None };
+/// What a selection reads of a shipped file, as the build read it, when `text` (borrowed from the
+/// binary: a copy or a change is read as any file is) is the embedded text itself. Telling is a
+/// comparison of two addresses: the text is not read.
+pub(crate) fn facts(relative: &str, text: &'static str) -> Option<Facts> {
     let at = FILES.iter().position(|(path, _)| *path == relative)?;
     let (_, embedded) = FILES.get(at)?;
-    std::ptr::eq(*embedded, *text).then_some(())?;
+    std::ptr::eq(*embedded, text).then_some(())?;
     FACTS.get(at).copied()
 }
 

@@ -330,24 +330,20 @@ mod tests {
         assert_eq!(FILES.len(), FACTS.len());
         for ((relative, text), facts) in FILES.iter().zip(FACTS) {
             assert_eq!(*facts, (written_id(text), adds_to_the_whole_bundle(text)), "{relative}");
-            assert_eq!(
-                crate::shipped::facts(relative, &Cow::Borrowed(*text)),
-                Some(*facts),
-                "{relative}"
-            );
+            assert_eq!(crate::shipped::facts(relative, text), Some(*facts), "{relative}");
             // A copy, equal or not, is read as any file is.
-            assert_eq!(
-                crate::shipped::facts(relative, &Cow::Owned(text.to_string())),
-                None,
-                "{relative}"
-            );
-            assert_eq!(
-                crate::shipped::facts(relative, &Cow::Owned(format!("{text} "))),
-                None,
-                "{relative}"
-            );
+            let copy: &'static str = Box::leak(text.to_string().into_boxed_str());
+            assert_eq!(crate::shipped::facts(relative, copy), None, "{relative}");
+            assert_eq!(crate::shipped::facts(relative, &text[1..]), None, "{relative}");
         }
-        assert_eq!(crate::shipped::facts("modes/none.toml", &Cow::Borrowed("")), None);
+        assert_eq!(crate::shipped::facts("modes/none.toml", ""), None);
+        // A shipped source's own files are the embedded texts; one changed is owned.
+        let mut shipped = crate::shipped::source();
+        assert!(shipped.files.values().all(|t| matches!(t, Cow::Borrowed(_))));
+        shipped
+            .files
+            .insert("modes/ask.toml".into(), String::from("id = \"ask\"").into());
+        assert!(matches!(shipped.files.get("modes/ask.toml"), Some(Cow::Owned(_))));
     }
 
     /// A shipped source whose files were changed (a test's, an embedder's) loads what its files

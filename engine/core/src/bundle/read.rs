@@ -183,10 +183,9 @@ pub(crate) fn read(
             for (relative, text) in &source.files {
                 if let Some(wanted) = &mut wanted {
                     // A shipped file still as embedded was read by the build.
-                    let built = if shipped {
-                        crate::shipped::facts(relative, text)
-                    } else {
-                        None
+                    let built = match text {
+                        std::borrow::Cow::Borrowed(text) if shipped => crate::shipped::facts(relative, text),
+                        _ => None,
                     };
                     if !wanted.take(index, relative, text, built) {
                         continue;
