@@ -229,7 +229,7 @@ fn main() {
     let mut facts = String::from(
         "/// What a selection reads of each of [`FILES`] (its written id, whether it may add to the\n\
          /// whole bundle), read by the build with `bundle::written`.\n\
-         pub(crate) static FACTS: &[crate::bundle::Facts] = &[\n",
+         pub(crate) static FACTS: &[Facts] = &[\n",
     );
     let mut documents = String::from(
         "/// The documents of [`FILES`] parsed by the build: the file's index, the place of the text\n\
@@ -286,7 +286,7 @@ fn main() {
             hashed.insert(name.clone(), text);
             // The command rules' text lives with their cut, in the classifier (`commands_cut.rs`).
             if name == "policies/commands.toml" {
-                let _ = writeln!(code, "    ({name:?}, crate::classify::SHIPPED_COMMANDS),");
+                let _ = writeln!(code, "    ({name:?}, COMMANDS),");
                 commands_path = absolute.display().to_string();
                 continue;
             }
@@ -298,6 +298,10 @@ fn main() {
         }
     }
     code.push_str("];\n");
+    let _ = writeln!(
+        code,
+        "/// The shipped `policies/commands.toml`.\npub(crate) static COMMANDS: &str = include_str!({commands_path:?});"
+    );
     code.push_str(&facts);
     code.push_str("];\n");
     code.push_str(&documents);
@@ -360,7 +364,7 @@ fn main() {
         .map(String::as_str)
         .unwrap_or_default();
     let cut = format!(
-        "/// The shipped `policies/commands.toml`.\npub(crate) static TEXT: &str = include_str!({commands_path:?});\n\
+        "/// The shipped `policies/commands.toml` (embedded once, in `built`).\npub(crate) static TEXT: &str = crate::built::COMMANDS;\n\
          /// Where its first rule starts, and each rule's byte range, id and the programs its prefix\n\
          /// starts with; `None` when it could not be cut for certain (it is then read whole).\n\
          pub(crate) static CUT: Option<(usize, &[Block])> = {};\n",

@@ -9,7 +9,6 @@
 //! compiles each kind; rows, examples and act rules each have a file of their own.
 
 mod acts;
-mod built;
 mod compile;
 mod digest;
 mod examples;
@@ -22,11 +21,9 @@ pub mod source;
 mod written;
 
 pub use acts::{ActRule, ActView};
-pub(crate) use built::Tree;
 pub use model::{Mode, Pattern, Policy};
 pub use parsed::ParseCache;
 pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
-pub(crate) use select::Facts;
 pub use select::Needs;
 pub use source::{BundleSource, Origin, Text};
 

@@ -319,7 +319,7 @@ mod tests {
         let mut kind = Stored::open(&cache, &mine);
         let pattern: crate::format::PatternFile = toml::from_str("id = \"mine\"\n").unwrap_or_else(|_| {
             toml::from_str(
-                crate::shipped::FILES
+                crate::built::FILES
                     .iter()
                     .find(|(p, _)| p.starts_with("patterns/"))
                     .unwrap()

@@ -184,7 +184,7 @@ pub(crate) fn read(
                 if let Some(wanted) = &mut wanted {
                     // A shipped file still as embedded was read by the build.
                     let built = match text {
-                        std::borrow::Cow::Borrowed(text) if shipped => crate::shipped::facts(relative, text),
+                        std::borrow::Cow::Borrowed(text) if shipped => crate::built::facts(relative, text),
                         _ => None,
                     };
                     if !wanted.take(index, relative, text, built) {
@@ -356,7 +356,7 @@ fn parse_stored(doc: &Doc, shipped: bool, stored: Option<&mut Stored>, d: &mut V
 
 /// A shipped document of `kind` as the build parsed it, when `text` is the text it parsed.
 pub(crate) fn built(kind: &str, relative: &str, text: &str) -> Option<ParsedDoc> {
-    use crate::shipped::document;
+    use crate::built::document;
     match kind {
         "modes" => document::<ModeFile>(relative, text).map(ParsedDoc::Mode),
         "policies" => document::<PolicyFile>(relative, text).map(ParsedDoc::Policy),

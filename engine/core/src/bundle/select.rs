@@ -8,6 +8,7 @@
 //! needed.
 
 use super::written::{adds_to_the_whole_bundle, written_id};
+use crate::built::Facts;
 use crate::format::ModeFile;
 use std::collections::{BTreeSet, HashSet};
 
@@ -54,10 +55,6 @@ impl Needs {
         self
     }
 }
-
-/// What a selection reads of a file's text: its written id (`None` when unsure) and whether it
-/// may add to the whole bundle. The build reads the shipped files' once (`shipped::facts`).
-pub(crate) type Facts = (Option<&'static str>, bool);
 
 /// Reading proceeds in two phases: modes (again for each mode an `extends` names), then the rest
 /// (only then is it known which policies the modes include).

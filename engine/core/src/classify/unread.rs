@@ -100,7 +100,7 @@ impl Unread {
             .get_or_init(|| {
                 let text = self.text.get(start..end)?;
                 // As the build parsed it, else (a build that could not) from its TOML.
-                let parsed = crate::shipped::document::<OneRule>("policies/commands.toml", text);
+                let parsed = crate::built::document::<OneRule>("policies/commands.toml", text);
                 let mut parsed = parsed.or_else(|| toml::from_str::<OneRule>(text).ok())?.commands;
                 let rule = parsed.pop().filter(|_| parsed.is_empty())?;
                 CommandRule::from_file(&self.policy, &rule).ok().map(Arc::new)
@@ -169,7 +169,7 @@ mod tests {
         };
         for (start, end, id, _) in blocks {
             let one = &text[*start..*end];
-            let built = crate::shipped::document::<super::OneRule>("policies/commands.toml", one)
+            let built = crate::built::document::<super::OneRule>("policies/commands.toml", one)
                 .unwrap_or_else(|| panic!("{id} is not built"));
             let parsed: super::OneRule = toml::from_str(one).unwrap();
             assert_eq!(compact(&built.commands), compact(&parsed.commands), "{id}");
@@ -180,7 +180,7 @@ mod tests {
             );
             // Another text (here one byte shorter) is parsed.
             assert!(
-                crate::shipped::document::<super::OneRule>("policies/commands.toml", &one[..one.len() - 1]).is_none()
+                crate::built::document::<super::OneRule>("policies/commands.toml", &one[..one.len() - 1]).is_none()
             );
         }
     }

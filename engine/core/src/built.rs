@@ -1,5 +1,7 @@
-//! The shipped documents as the build parsed them (`build.rs`), read into the formats without
-//! parsing TOML again: a tree of integer nodes and the strings they hold, inside the binary.
+//! The shipped bundle as the build made it (`build.rs`): its files, what a selection reads of
+//! each, and its documents parsed into a tree of integer nodes and the strings they hold, read
+//! into the formats without parsing TOML again. Imports nothing of the crate, so the bundle, the
+//! classifier and `shipped` all read it.
 //!
 //! It answers serde as toml's own deserializer answers for the same document (the same spans,
 //! the same enum and option rules), so a document read from it is the one its TOML gives; the
@@ -9,6 +11,12 @@
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 use std::fmt;
 use std::ops::Range;
+
+include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
+
+/// What a selection reads of a file's text: its written id (`None` when unsure) and whether it
+/// may add to the whole bundle (`bundle::written`).
+pub(crate) type Facts = (Option<&'static str>, bool);
 
 const STR: u32 = 0;
 const INT: u32 = 1;
@@ -262,126 +270,28 @@ impl<'de> de::VariantAccess<'de> for Node {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::parsed::ParsedDoc;
-    use super::super::read::{built, front_matter};
-    use super::super::written::{adds_to_the_whole_bundle, written_id};
-    use crate::bundle::{Bundle, Needs};
-    use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
-    use crate::shipped::{FACTS, FILES};
-    use std::borrow::Cow;
+/// What a selection reads of a shipped file, as the build read it, when `text` (borrowed from the
+/// binary: a copy or a change is read as any file is) is the embedded text itself. Telling is a
+/// comparison of two addresses: the text is not read.
+pub(crate) fn facts(relative: &str, text: &'static str) -> Option<Facts> {
+    let at = FILES.iter().position(|(path, _)| *path == relative)?;
+    let (_, embedded) = FILES.get(at)?;
+    std::ptr::eq(*embedded, text).then_some(())?;
+    FACTS.get(at).copied()
+}
 
-    /// The text a load parses of a shipped file: a mode's front matter, the text before the
-    /// command rules when they are cut, else the whole file.
-    fn as_loaded<'a>(relative: &str, whole: &'a str) -> &'a str {
-        if relative.ends_with(".md") {
-            return front_matter(whole).unwrap().0;
-        }
-        match crate::classify::shipped_commands_cut() {
-            Some((text, first, _)) if relative == "policies/commands.toml" && text == whole => &whole[..first],
-            _ => whole,
-        }
+/// A shipped document as the build parsed it, when `text` (the whole file, a mode's front
+/// matter, the text before the command rules, one command rule) is one it parsed; `None` otherwise, and the
+/// text is then parsed.
+pub(crate) fn document<T: DeserializeOwned>(relative: &str, text: &str) -> Option<T> {
+    let at = FILES.iter().position(|(path, _)| *path == relative)?;
+    let (_, whole) = FILES.get(at)?;
+    let (_, _, _, root) = DOCUMENTS.iter().find(|(file, start, end, _)| {
+        *file == at && end - start == text.len() && whole.get(*start..*end) == Some(text)
+    })?;
+    Tree {
+        nodes: NODES,
+        strings: STRINGS,
     }
-
-    fn parsed(kind: &str, text: &str) -> Result<ParsedDoc, toml::de::Error> {
-        match kind {
-            "modes" => toml::from_str::<ModeFile>(text).map(ParsedDoc::Mode),
-            "policies" => toml::from_str::<PolicyFile>(text).map(ParsedDoc::Policy),
-            "patterns" => toml::from_str::<PatternFile>(text).map(ParsedDoc::Pattern),
-            "providers" => toml::from_str::<ProviderFile>(text).map(|p| ParsedDoc::Provider(Box::new(p))),
-            other => panic!("{other}"),
-        }
-    }
-
-    /// The compact form holds every value with its place: equal bytes, equal documents.
-    fn compact(doc: &ParsedDoc) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        ciborium::into_writer(doc, &mut bytes).unwrap();
-        bytes
-    }
-
-    /// Every shipped document is built, and reads from the build as it parses from its TOML,
-    /// spans and all (so diagnostics that point into it are the same).
-    #[test]
-    fn every_shipped_document_reads_from_the_build_as_from_its_toml() {
-        let mut documents = 0;
-        for (relative, whole) in FILES {
-            if relative.ends_with(".rhai") {
-                continue;
-            }
-            let kind = relative.split('/').next().unwrap();
-            let text = as_loaded(relative, whole);
-            let from_build = built(kind, relative, text).unwrap_or_else(|| panic!("{relative} is not built"));
-            let from_toml = parsed(kind, text).unwrap();
-            assert_eq!(compact(&from_build), compact(&from_toml), "{relative}");
-            assert_eq!(format!("{from_build:?}"), format!("{from_toml:?}"), "{relative}");
-            // Any other text, even the same with a byte more, is parsed.
-            assert!(built(kind, relative, &format!("{text}\n")).is_none(), "{relative}");
-            documents += 1;
-        }
-        assert!(documents > 30, "{documents}");
-    }
-
-    /// What the build read of each shipped file for a selection is what a selection reads of
-    /// the same text now; a changed text is read afresh.
-    #[test]
-    fn the_builds_reading_of_each_shipped_file_is_the_runtime_reading() {
-        assert_eq!(FILES.len(), FACTS.len());
-        for ((relative, text), facts) in FILES.iter().zip(FACTS) {
-            assert_eq!(*facts, (written_id(text), adds_to_the_whole_bundle(text)), "{relative}");
-            assert_eq!(crate::shipped::facts(relative, text), Some(*facts), "{relative}");
-            // A copy, equal or not, is read as any file is.
-            let copy: &'static str = Box::leak(text.to_string().into_boxed_str());
-            assert_eq!(crate::shipped::facts(relative, copy), None, "{relative}");
-            assert_eq!(crate::shipped::facts(relative, &text[1..]), None, "{relative}");
-        }
-        assert_eq!(crate::shipped::facts("modes/none.toml", ""), None);
-        // A shipped source's own files are the embedded texts; one changed is owned.
-        let mut shipped = crate::shipped::source();
-        assert!(shipped.files.values().all(|t| matches!(t, Cow::Borrowed(_))));
-        shipped
-            .files
-            .insert("modes/ask.toml".into(), String::from("id = \"ask\"").into());
-        assert!(matches!(shipped.files.get("modes/ask.toml"), Some(Cow::Owned(_))));
-    }
-
-    /// A shipped source whose files were changed (a test's, an embedder's) loads what its files
-    /// say, never what the build read of the embedded ones: a changed mode, a policy that now adds
-    /// to the whole bundle.
-    #[test]
-    fn a_changed_shipped_file_is_read_from_its_text() {
-        let mut shipped = crate::shipped::source();
-        let ask = shipped.files.get("modes/ask.toml").unwrap().clone();
-        let changed = ask.replacen("description = ", "description = \"changed\"\nx_description = ", 1);
-        assert_ne!(changed, ask);
-        shipped.files.insert("modes/ask.toml".into(), changed.into());
-        let (_, diagnostics) = Bundle::load_for(&[shipped.clone()], &Needs::mode("ask"));
-        assert!(
-            diagnostics.iter().any(|d| d.to_string().contains("x_description")),
-            "{diagnostics:?}"
-        );
-        // Stays ok: the same source unchanged loads clean.
-        let (bundle, diagnostics) = Bundle::load_for(&[crate::shipped::source()], &Needs::mode("ask"));
-        assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        assert!(bundle.mode("ask").is_some());
-
-        // A policy no mode includes, changed to add command rules: read, and its rule applies.
-        let (relative, text) = FILES
-            .iter()
-            .zip(FACTS)
-            .find(|((path, _), (id, whole))| {
-                path.starts_with("policies/") && path.ends_with(".toml") && id.is_some() && !whole
-            })
-            .map(|(file, _)| *file)
-            .unwrap();
-        let mut shipped = crate::shipped::source();
-        shipped.files.insert(
-            relative.to_string(),
-            format!("{text}\n[[commands]]\nid = \"added-here\"\nprefix = [\"zzz-added\"]\nreaches = true\n").into(),
-        );
-        let (bundle, _) = Bundle::load_for(&[shipped], &Needs::mode("ask"));
-        let classified = bundle.classify("zzz-added now", std::path::Path::new("/tmp"));
-        assert!(format!("{classified:?}").contains("added-here"), "{classified:?}");
-    }
+    .document(*root)
 }
