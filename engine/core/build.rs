@@ -1,14 +1,143 @@
 //! Embeds the shipped bundle (the repository's top-level `modes/`, `policies/`, `patterns/`,
 //! `providers/`) so an installed `sixfold` works from any directory.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 
 // The content hash, shared with the core so the shipped bundle's hash, made here once, is the
 // one the core would make of the same files.
 #[allow(dead_code)]
 #[path = "src/bundle/digest.rs"]
 mod digest;
+
+// What a selection reads of a file's text, read here once for every shipped file.
+#[allow(dead_code)]
+#[path = "src/bundle/written.rs"]
+mod written;
+
+/// The kinds of a built node (`bundle::built` reads them).
+const STR: u32 = 0;
+const INT: u32 = 1;
+const FLOAT: u32 = 2;
+const BOOL: u32 = 3;
+const ARRAY: u32 = 4;
+const TABLE: u32 = 5;
+
+/// The shipped documents as parsed here: nodes `[kind, a, b, span start, span end]` (a string is
+/// its place in `strings`, a number its bits, an array or table the range of its children, a
+/// table's as key then value) and the strings they hold. Integers only, so the binary carries no
+/// pointers (relocations) for them.
+#[derive(Default)]
+struct Built {
+    nodes: Vec<[u32; 5]>,
+    strings: String,
+    interned: HashMap<String, (u32, u32)>,
+}
+
+impl Built {
+    /// A document's root node; `None` when it does not parse or holds what the built form does
+    /// not carry (a date, a number out of range): it is then parsed when it loads.
+    fn document(&mut self, text: &str) -> Option<u32> {
+        let root = DeTable::parse(text).ok()?;
+        let slot = self.nodes.len();
+        self.nodes.push([0; 5]);
+        self.table(slot, root.get_ref(), root.span())?;
+        u32::try_from(slot).ok()
+    }
+
+    fn string(&mut self, text: &str) -> Option<(u32, u32)> {
+        if let Some(at) = self.interned.get(text) {
+            return Some(*at);
+        }
+        let at = (u32::try_from(self.strings.len()).ok()?, u32::try_from(text.len()).ok()?);
+        self.strings.push_str(text);
+        self.interned.insert(text.to_string(), at);
+        Some(at)
+    }
+
+    fn children(&mut self, count: usize) -> Option<(usize, u32)> {
+        let first = self.nodes.len();
+        self.nodes.extend(std::iter::repeat_n([0; 5], count));
+        Some((first, u32::try_from(first).ok()?))
+    }
+
+    fn put(&mut self, slot: usize, kind: u32, a: u32, b: u32, span: std::ops::Range<usize>) -> Option<()> {
+        let node = [
+            kind,
+            a,
+            b,
+            u32::try_from(span.start).ok()?,
+            u32::try_from(span.end).ok()?,
+        ];
+        *self.nodes.get_mut(slot)? = node;
+        Some(())
+    }
+
+    fn table(&mut self, slot: usize, table: &DeTable, span: std::ops::Range<usize>) -> Option<()> {
+        let (first, at) = self.children(2 * table.len())?;
+        for (i, (key, value)) in table.iter().enumerate() {
+            let (a, b) = self.string(key.get_ref())?;
+            self.put(first + 2 * i, STR, a, b, key.span())?;
+            self.value(first + 2 * i + 1, value)?;
+        }
+        self.put(slot, TABLE, at, u32::try_from(table.len()).ok()?, span)
+    }
+
+    fn value(&mut self, slot: usize, value: &Spanned<DeValue>) -> Option<()> {
+        let span = value.span();
+        let (kind, a, b) = match value.get_ref() {
+            DeValue::String(s) => {
+                let (a, b) = self.string(s)?;
+                (STR, a, b)
+            }
+            DeValue::Integer(i) => {
+                let bits = i64::from_str_radix(i.as_str(), i.radix()).ok()?.to_ne_bytes();
+                halves(u64::from_ne_bytes(bits))
+            }
+            DeValue::Float(f) => {
+                let x: f64 = f.as_str().parse().ok()?;
+                if !x.is_finite() {
+                    return None;
+                }
+                let (_, a, b) = halves(x.to_bits());
+                (FLOAT, a, b)
+            }
+            DeValue::Boolean(v) => (BOOL, u32::from(*v), 0),
+            DeValue::Datetime(_) => return None,
+            DeValue::Array(items) => {
+                let (first, at) = self.children(items.len())?;
+                for (i, item) in items.iter().enumerate() {
+                    self.value(first + i, item)?;
+                }
+                (ARRAY, at, u32::try_from(items.len()).ok()?)
+            }
+            DeValue::Table(table) => return self.table(slot, table, span),
+        };
+        self.put(slot, kind, a, b, span)
+    }
+}
+
+/// An integer node: the high and low halves of its bits.
+fn halves(bits: u64) -> (u32, u32, u32) {
+    let [a, b] = [bits >> 32, bits & 0xffff_ffff].map(|h| u32::try_from(h).unwrap_or_default());
+    (INT, a, b)
+}
+
+/// Splits `+++\n<toml>\n+++\n<body>` as `bundle::read::front_matter` does: the TOML's place.
+fn front_matter(text: &str) -> Option<(usize, usize)> {
+    let start = if text.starts_with("+++\n") {
+        4
+    } else if text.starts_with("+++\r\n") {
+        5
+    } else {
+        return None;
+    };
+    let end = text.get(start..)?.find("\n+++")?;
+    Some((start, start + end + 1))
+}
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -97,6 +226,18 @@ fn main() {
     // The files as embedded, for their hash (in path order, as a loaded source holds them).
     let mut hashed: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     let mut commands_path = String::new();
+    let mut facts = String::from(
+        "/// What a selection reads of each of [`FILES`] (its written id, whether it may add to the\n\
+         /// whole bundle), read by the build with `bundle::written`.\n\
+         pub(crate) static FACTS: &[Facts] = &[\n",
+    );
+    let mut documents = String::from(
+        "/// The documents of [`FILES`] parsed by the build: the file's index, the place of the text\n\
+         /// parsed, its root in [`NODES`].\n\
+         pub(crate) static DOCUMENTS: &[(usize, usize, usize, u32)] = &[\n",
+    );
+    let mut built = Built::default();
+    let mut index = 0usize;
     for folder in ["modes", "policies", "patterns", "providers"] {
         let dir = root.join(folder);
         println!("cargo:rerun-if-changed={}", dir.display());
@@ -112,10 +253,40 @@ fn main() {
                 continue;
             }
             let absolute = file.canonicalize().unwrap_or(file.clone());
-            hashed.insert(name.clone(), std::fs::read_to_string(&absolute).unwrap_or_default());
+            let text = std::fs::read_to_string(&absolute).unwrap_or_default();
+            let _ = writeln!(
+                facts,
+                "    ({:?}, {}),",
+                written::written_id(&text),
+                written::adds_to_the_whole_bundle(&text)
+            );
+            // The document a load parses: a `.md` mode's front matter; of the command rules, the
+            // text before them (the classifier reads the rules from their cut).
+            let place = if name.ends_with(".md") {
+                front_matter(&text)
+            } else if name == "policies/commands.toml" {
+                cut_commands(&text).map(|(header, _)| (0, header))
+            } else if name.ends_with(".toml") {
+                Some((0, text.len()))
+            } else {
+                None
+            };
+            let mut places: Vec<(usize, usize)> = place.into_iter().collect();
+            // Each command rule, which the classifier parses when a step names its program.
+            if name == "policies/commands.toml" {
+                let blocks = cut_commands(&text).map(|(_, blocks)| blocks).unwrap_or_default();
+                places.extend(blocks.iter().map(|(start, end, _, _)| (*start, *end)));
+            }
+            for (start, end) in places {
+                if let Some(root) = text.get(start..end).and_then(|t| built.document(t)) {
+                    let _ = writeln!(documents, "    ({index}, {start}, {end}, {root}),");
+                }
+            }
+            index += 1;
+            hashed.insert(name.clone(), text);
             // The command rules' text lives with their cut, in the classifier (`commands_cut.rs`).
             if name == "policies/commands.toml" {
-                let _ = writeln!(code, "    ({name:?}, crate::classify::SHIPPED_COMMANDS),");
+                let _ = writeln!(code, "    ({name:?}, COMMANDS),");
                 commands_path = absolute.display().to_string();
                 continue;
             }
@@ -127,6 +298,26 @@ fn main() {
         }
     }
     code.push_str("];\n");
+    let _ = writeln!(
+        code,
+        "/// The shipped `policies/commands.toml`.\npub(crate) static COMMANDS: &str = include_str!({commands_path:?});"
+    );
+    code.push_str(&facts);
+    code.push_str("];\n");
+    code.push_str(&documents);
+    code.push_str("];\n");
+    let _ = writeln!(
+        code,
+        "/// The built documents' nodes (see `bundle::built`).\npub(crate) static NODES: &[[u32; 5]] = &["
+    );
+    for node in &built.nodes {
+        let _ = writeln!(code, "    {node:?},");
+    }
+    let _ = writeln!(
+        code,
+        "];\n/// The strings the built nodes hold.\npub(crate) static STRINGS: &str = {:?};",
+        built.strings
+    );
     let hash = digest::layer(hashed.iter().map(|(n, t)| (n.as_str(), t.as_str())));
     let _ = writeln!(
         code,
@@ -173,7 +364,7 @@ fn main() {
         .map(String::as_str)
         .unwrap_or_default();
     let cut = format!(
-        "/// The shipped `policies/commands.toml`.\npub(crate) static TEXT: &str = include_str!({commands_path:?});\n\
+        "/// The shipped `policies/commands.toml` (embedded once, in `built`).\npub(crate) static TEXT: &str = crate::built::COMMANDS;\n\
          /// Where its first rule starts, and each rule's byte range, id and the programs its prefix\n\
          /// starts with; `None` when it could not be cut for certain (it is then read whole).\n\
          pub(crate) static CUT: Option<(usize, &[Block])> = {};\n",

@@ -305,7 +305,7 @@ fn loading(c: &mut Criterion) {
         // A mode in Markdown keeps its TOML between `+++` lines, above its behaviour.
         let toml_text = match text.strip_prefix("+++\n") {
             Some(rest) => rest.split("\n+++").next().unwrap_or_default(),
-            None => text.as_str(),
+            None => text.as_ref(),
         };
         let mode: toml::Table = toml::from_str(toml_text).expect("a shipped mode parses");
         let includes = mode

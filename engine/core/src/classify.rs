@@ -10,8 +10,8 @@ use crate::line_state::{absolute, is_assignment, unknown_dir, Dirs, Links, Names
 use crate::shell::{self, CommandLine, SimpleCommand};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+pub(crate) use unread::shipped_cut as shipped_commands_cut;
 use unread::Unread;
-pub(crate) use unread::{shipped_cut as shipped_commands_cut, TEXT as SHIPPED_COMMANDS};
 
 mod unread;
 

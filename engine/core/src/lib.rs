@@ -8,6 +8,7 @@
 //! What the layers use is re-exported here; the modules say where each thing lives.
 
 pub mod bounded;
+mod built;
 pub mod bundle;
 pub mod call;
 mod classify;

@@ -18,13 +18,14 @@ mod read;
 mod rows;
 mod select;
 pub mod source;
+mod written;
 
 pub use acts::{ActRule, ActView};
 pub use model::{Mode, Pattern, Policy};
 pub use parsed::ParseCache;
 pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
 pub use select::Needs;
-pub use source::{BundleSource, Origin};
+pub use source::{BundleSource, Origin, Text};
 
 use crate::classify::{Classified, Classifier};
 use crate::decision::Judgement;

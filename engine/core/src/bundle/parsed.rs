@@ -228,7 +228,7 @@ mod tests {
         for (relative, text) in &shipped.files {
             let text = match relative.ends_with(".md") {
                 true => crate::bundle::read::front_matter(text).unwrap().0,
-                false => text.as_str(),
+                false => text.as_ref(),
             };
             let parsed = match relative.split('/').next().unwrap() {
                 "modes" => ParsedDoc::Mode(toml::from_str(text).unwrap()),
@@ -319,7 +319,7 @@ mod tests {
         let mut kind = Stored::open(&cache, &mine);
         let pattern: crate::format::PatternFile = toml::from_str("id = \"mine\"\n").unwrap_or_else(|_| {
             toml::from_str(
-                crate::shipped::FILES
+                crate::built::FILES
                     .iter()
                     .find(|(p, _)| p.starts_with("patterns/"))
                     .unwrap()

@@ -182,7 +182,12 @@ pub(crate) fn read(
             let shipped = source.origin == Origin::Shipped;
             for (relative, text) in &source.files {
                 if let Some(wanted) = &mut wanted {
-                    if !wanted.take(index, relative, text) {
+                    // A shipped file still as embedded was read by the build.
+                    let built = match text {
+                        std::borrow::Cow::Borrowed(text) if shipped => crate::built::facts(relative, text),
+                        _ => None,
+                    };
+                    if !wanted.take(index, relative, text, built) {
                         continue;
                     }
                 }
@@ -191,11 +196,11 @@ pub(crate) fn read(
                     let file = if wanted.is_some() {
                         ScriptFile::Unread {
                             display,
-                            text: text.clone(),
+                            text: text.to_string(),
                             shipped,
                         }
                     } else {
-                        ScriptFile::Compiled(compile(host, &display, text, shipped, d))
+                        ScriptFile::Compiled(compile(host, &display, text.as_ref(), shipped, d))
                     };
                     docs.scripts.insert((index, relative.clone()), file);
                     continue;
@@ -204,13 +209,13 @@ pub(crate) fn read(
                 // compiles those of the programs a step names.
                 let cut = match crate::classify::shipped_commands_cut() {
                     Some((whole, first, _))
-                        if wanted.is_some() && shipped && relative == COMMANDS && text.as_str() == whole =>
+                        if wanted.is_some() && shipped && relative == COMMANDS && text.as_ref() == whole =>
                     {
                         whole.get(..first)
                     }
                     _ => None,
                 };
-                let text = cut.unwrap_or(text.as_str());
+                let text = cut.unwrap_or(text.as_ref());
                 let doc = Doc {
                     source: index,
                     relative: relative.clone(),
@@ -227,7 +232,7 @@ pub(crate) fn read(
                     }
                     _ => None,
                 };
-                read_document(&mut docs, doc, text, entry, d);
+                read_document(&mut docs, doc, text, shipped, entry, d);
             }
         }
         let Some(wanted) = &mut wanted else { break };
@@ -258,7 +263,14 @@ pub(crate) fn compile(
     }
 }
 
-fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) {
+fn read_document(
+    docs: &mut Documents,
+    mut doc: Doc,
+    text: &str,
+    shipped: bool,
+    stored: Option<&mut Stored>,
+    d: &mut Vec<Diagnostic>,
+) {
     let relative = doc.relative.clone();
     match relative.split('/').next().unwrap_or("") {
         "modes" => {
@@ -275,7 +287,7 @@ fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, stored: Option<
                 doc.line_offset = 1;
                 role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
             }
-            if let Some(ParsedDoc::Mode(mode)) = parse_stored(&doc, stored, d) {
+            if let Some(ParsedDoc::Mode(mode)) = parse_stored(&doc, shipped, stored, d) {
                 if mode.id != file_stem(&relative) {
                     d.push(
                         Diagnostic::file(
@@ -289,17 +301,17 @@ fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, stored: Option<
             }
         }
         "policies" => {
-            if let Some(ParsedDoc::Policy(policy)) = parse_stored(&doc, stored, d) {
+            if let Some(ParsedDoc::Policy(policy)) = parse_stored(&doc, shipped, stored, d) {
                 docs.policies.insert(policy.id.clone(), doc, policy, d);
             }
         }
         "patterns" => {
-            if let Some(ParsedDoc::Pattern(pattern)) = parse_stored(&doc, stored, d) {
+            if let Some(ParsedDoc::Pattern(pattern)) = parse_stored(&doc, shipped, stored, d) {
                 docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
             }
         }
         "providers" => {
-            if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, stored, d) {
+            if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, shipped, stored, d) {
                 docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
@@ -307,10 +319,15 @@ fn read_document(docs: &mut Documents, mut doc: Doc, text: &str, stored: Option<
     }
 }
 
-/// The document as its folder's kind: from the layer's stored entry when it holds it, else
-/// parsed from its TOML (and then stored, when it parsed).
-fn parse_stored(doc: &Doc, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) -> Option<ParsedDoc> {
+/// The document as its folder's kind: a shipped one as the build parsed it, else from the layer's
+/// stored entry when it holds it, else parsed from its TOML (and then stored, when it parsed).
+fn parse_stored(doc: &Doc, shipped: bool, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) -> Option<ParsedDoc> {
     let kind = doc.relative.split('/').next().unwrap_or("");
+    if shipped {
+        if let Some(built) = built(kind, &doc.relative, &doc.text) {
+            return Some(built);
+        }
+    }
     let mut stored = stored;
     if let Some(found) = stored.as_mut().and_then(|s| s.get(&doc.relative)) {
         let same_kind = matches!(
@@ -335,6 +352,18 @@ fn parse_stored(doc: &Doc, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>)
         stored.put(&doc.relative, &parsed);
     }
     Some(parsed)
+}
+
+/// A shipped document of `kind` as the build parsed it, when `text` is the text it parsed.
+pub(crate) fn built(kind: &str, relative: &str, text: &str) -> Option<ParsedDoc> {
+    use crate::built::document;
+    match kind {
+        "modes" => document::<ModeFile>(relative, text).map(ParsedDoc::Mode),
+        "policies" => document::<PolicyFile>(relative, text).map(ParsedDoc::Policy),
+        "patterns" => document::<PatternFile>(relative, text).map(ParsedDoc::Pattern),
+        "providers" => document::<ProviderFile>(relative, text).map(|p| ParsedDoc::Provider(Box::new(p))),
+        _ => None,
+    }
 }
 
 fn parse<T: serde::de::DeserializeOwned>(doc: &Doc, diagnostics: &mut Vec<Diagnostic>) -> Option<T> {

@@ -7,6 +7,8 @@
 //! that reading is unsure the file is parsed: a file is skipped only when it is certainly not
 //! needed.
 
+use super::written::{adds_to_the_whole_bundle, written_id};
+use crate::built::Facts;
 use crate::format::ModeFile;
 use std::collections::{BTreeSet, HashSet};
 
@@ -83,24 +85,26 @@ impl<'a> Selection<'a> {
         }
     }
 
-    /// True when the file is to be read now (and marks it read).
-    pub(crate) fn take(&mut self, source: usize, relative: &str, text: &str) -> bool {
+    /// True when the file is to be read now (and marks it read). `built` is what the build read
+    /// of the same text (a shipped file's [`Facts`]), so it is not read again.
+    pub(crate) fn take(&mut self, source: usize, relative: &str, text: &str, built: Option<Facts>) -> bool {
         let folder = relative.split('/').next().unwrap_or("");
         let script = relative.ends_with(".rhai");
+        let id = || built.map_or_else(|| written_id(text), |(id, _)| id);
         let now = match (self.phase, folder) {
             (Phase::Modes, _) if script => false,
             (Phase::Rest, _) if script => true,
-            (Phase::Modes, "modes") => written_id(text).is_none_or(|id| self.modes.contains(id)),
+            (Phase::Modes, "modes") => id().is_none_or(|id| self.modes.contains(id)),
             (Phase::Modes, _) => false,
             (Phase::Rest, "modes") => false,
             (Phase::Rest, "policies") => {
-                adds_to_the_whole_bundle(text)
-                    || written_id(text).is_none_or(|id| {
+                built.map_or_else(|| adds_to_the_whole_bundle(text), |(_, whole)| whole)
+                    || id().is_none_or(|id| {
                         self.policies.contains(id) || (!self.needs.skip_prices && id == crate::lease::prices::POLICY)
                     })
             }
-            (Phase::Rest, "patterns") => wanted(written_id(text), self.needs.pattern.as_deref()),
-            (Phase::Rest, "providers") => wanted(written_id(text), self.needs.provider.as_deref()),
+            (Phase::Rest, "patterns") => wanted(id(), self.needs.pattern.as_deref()),
+            (Phase::Rest, "providers") => wanted(id(), self.needs.provider.as_deref()),
             (Phase::Rest, _) => false,
         };
         now && self.taken.insert((source, relative.to_string()))
@@ -140,103 +144,9 @@ fn wanted(id: Option<&str>, want: Option<&str>) -> bool {
     }
 }
 
-/// The top-level `id = "…"` of a TOML document (or a `.md` mode's front matter), when it can be
-/// read for certain from the text; `None` when it cannot (the file is then parsed).
-// INVARIANT (fail closed): `None` whenever unsure, so a file that may be needed is read.
-fn written_id(text: &str) -> Option<&str> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines().peekable();
-    if lines.peek().is_some_and(|l| l.trim_end() == "+++") {
-        lines.next();
-    }
-    let mut found = None;
-    for line in lines {
-        let t = line.trim_start_matches([' ', '\t']);
-        // A table starts: top-level keys are over. A multi-line string: lines may not be keys.
-        if t.starts_with('[') || t.trim_end() == "+++" {
-            break;
-        }
-        if t.contains("\"\"\"") || t.contains("'''") {
-            return None;
-        }
-        if let Some(quote) = t.chars().next().filter(|c| *c == '"' || *c == '\'') {
-            // A quoted key could be `id` spelt otherwise.
-            let after = t
-                .get(1..)
-                .and_then(|r| r.split_once(quote))
-                .map(|(_, rest)| rest.trim_start());
-            if after.is_some_and(|a| a.starts_with('=') || a.starts_with('.')) {
-                return None;
-            }
-            continue;
-        }
-        let Some(rest) = t.strip_prefix("id") else { continue };
-        let rest = rest.trim_start_matches([' ', '\t']);
-        if rest.starts_with('.') {
-            return None;
-        }
-        let Some(value) = rest.strip_prefix('=') else {
-            // A longer key (`identity`), or not a key at all.
-            continue;
-        };
-        if found.is_some() {
-            return None;
-        }
-        found = Some(string_value(value.trim())?);
-    }
-    found
-}
-
-/// A one-line TOML string with nothing after it but a comment: `"…"` without escapes, or `'…'`.
-fn string_value(value: &str) -> Option<&str> {
-    let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let (inner, rest) = value.get(1..)?.split_once(quote)?;
-    let rest = rest.trim();
-    let clean = (quote == '\'' || !inner.contains('\\')) && (rest.is_empty() || rest.starts_with('#'));
-    clean.then_some(inner)
-}
-
-/// True when a policy file may add to what every judgement uses whichever mode includes it:
-/// command rules, wrappers, MCP tool maps, act rules, path sets or environments. True whenever
-/// unsure.
-// INVARIANT (fail closed): true whenever unsure, so a stricter kept rule is never left unread.
-fn adds_to_the_whole_bundle(text: &str) -> bool {
-    // An escape in a quoted key could spell any of them.
-    if text.contains("\\u") || text.contains("\\U") {
-        return true;
-    }
-    // Only a line that holds a key can start with it: the lines are found from the keys'
-    // occurrences (a fast search), not by testing every line of a long file.
-    WHOLE_BUNDLE_KEYS.iter().any(|key| {
-        text.match_indices(key).any(|(at, _)| {
-            let start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
-            let end = text.get(at..).and_then(|t| t.find('\n')).map_or(text.len(), |i| at + i);
-            let line = text.get(start..end).unwrap_or_default();
-            starts_with_a_key(line.strip_suffix('\r').unwrap_or(line))
-        })
-    })
-}
-
-/// The top-level keys of a policy that add to every judgement whichever mode includes it.
-const WHOLE_BUNDLE_KEYS: [&str; 6] = ["commands", "wrappers", "mcp", "acts", "paths", "environments"];
-
-/// Whether a line starts with one of [`WHOLE_BUNDLE_KEYS`], as a key or a table's name.
-fn starts_with_a_key(line: &str) -> bool {
-    let t = line.trim_start_matches(['\u{feff}', ' ', '\t']);
-    let t = t.strip_prefix("[[").or_else(|| t.strip_prefix('[')).unwrap_or(t);
-    let t = t.trim_start_matches([' ', '\t']);
-    let t = t.strip_prefix(['"', '\'']).unwrap_or(t);
-    WHOLE_BUNDLE_KEYS.iter().any(|key| {
-        t.strip_prefix(key).is_some_and(|rest| {
-            let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
-            let rest = rest.trim_start_matches([' ', '\t']);
-            rest.is_empty() || rest.starts_with(['=', '.', ']'])
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::written::starts_with_a_key;
     use super::*;
 
     #[test]
@@ -263,7 +173,11 @@ mod tests {
 
     #[test]
     fn finding_the_keys_reads_as_every_line_does() {
-        let mut texts: Vec<String> = crate::shipped::source().files.into_values().collect();
+        let mut texts: Vec<String> = crate::shipped::source()
+            .files
+            .into_values()
+            .map(std::borrow::Cow::into_owned)
+            .collect();
         texts.extend(
             [
                 "paths\r\nid = \"x\"",

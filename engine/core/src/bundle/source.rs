@@ -1,6 +1,7 @@
 //! Where bundle files come from: a directory on disk, or the shipped bundle embedded in the binary.
 
 use crate::diag::Diagnostic;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -40,13 +41,17 @@ impl Origin {
 /// How the shipped bundle's files are named in diagnostics.
 pub(crate) const SHIPPED_LABEL: &str = "<shipped>";
 
+/// A bundle file's text: the shipped bundle's borrowed from the binary (so a call neither copies
+/// it nor, for a file still as embedded, reads it again: see `shipped::facts`), any other owned.
+pub type Text = Cow<'static, str>;
+
 /// One bundle's files, by path relative to the bundle's root (`/`-separated).
 #[derive(Debug, Clone)]
 pub struct BundleSource {
     /// Where the files come from.
     pub origin: Origin,
     /// Path relative to the bundle root → text.
-    pub files: BTreeMap<String, String>,
+    pub files: BTreeMap<String, Text>,
     /// The content hash made when the files were embedded (the shipped bundle's, by the build
     /// script), so a call does not hash them again.
     pub embedded_hash: Option<&'static str>,
@@ -62,7 +67,10 @@ impl BundleSource {
     {
         BundleSource {
             origin,
-            files: files.into_iter().map(|(p, t)| (p.into(), t.into())).collect(),
+            files: files
+                .into_iter()
+                .map(|(p, t)| (p.into(), Cow::Owned(t.into())))
+                .collect(),
             embedded_hash: None,
         }
     }
@@ -87,7 +95,7 @@ impl BundleSource {
     pub fn content_hash(&self) -> String {
         match self.embedded_hash {
             Some(hash) => hash.to_string(),
-            None => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_str()))),
+            None => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_ref()))),
         }
     }
 
@@ -129,7 +137,7 @@ impl BundleSource {
                 match read_bounded(&path) {
                     Ok(text) => {
                         total += text.len() as u64;
-                        source.files.insert(relative, text);
+                        source.files.insert(relative, Cow::Owned(text));
                     }
                     Err(message) => diagnostics.push(Diagnostic::file(shown, message)),
                 }
@@ -264,11 +272,11 @@ mod tests {
     #[test]
     fn the_shipped_hash_is_the_hash_of_its_files() {
         let shipped = crate::shipped::source();
-        let now = super::super::digest::layer(shipped.files.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+        let now = super::super::digest::layer(shipped.files.iter().map(|(n, t)| (n.as_str(), t.as_ref())));
         assert_eq!(shipped.content_hash(), now);
         let mut changed = BundleSource::from_files("copy", shipped.files);
         assert_eq!(changed.content_hash(), now);
-        changed.files.insert("modes/x.toml".into(), String::new());
+        changed.files.insert("modes/x.toml".into(), Cow::Borrowed(""));
         assert_ne!(changed.content_hash(), now);
         // Lengths go in first: moving a byte from a path to its text changes the hash.
         let a = BundleSource::from_files("a", [("ab", "c")]);

@@ -980,3 +980,128 @@ check = { fact = "steps.0.tool", ok = ["Bash"] }
     let facts = serde_json::json!({"steps": [{"tool": "Bash"}]});
     assert_eq!(bounded.evaluate_rows(&["first"], &facts)[0].verdict, Verdict::Ok);
 }
+
+/// The shipped bundle as built data (`crate::built`) against its TOML.
+#[cfg(test)]
+mod built {
+    use super::super::parsed::ParsedDoc;
+    use super::super::read::{built, front_matter};
+    use super::super::written::{adds_to_the_whole_bundle, written_id};
+    use crate::built::{FACTS, FILES};
+    use crate::bundle::{Bundle, Needs};
+    use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
+    use std::borrow::Cow;
+
+    /// The text a load parses of a shipped file: a mode's front matter, the text before the
+    /// command rules when they are cut, else the whole file.
+    fn as_loaded<'a>(relative: &str, whole: &'a str) -> &'a str {
+        if relative.ends_with(".md") {
+            return front_matter(whole).unwrap().0;
+        }
+        match crate::classify::shipped_commands_cut() {
+            Some((text, first, _)) if relative == "policies/commands.toml" && text == whole => &whole[..first],
+            _ => whole,
+        }
+    }
+
+    fn parsed(kind: &str, text: &str) -> Result<ParsedDoc, toml::de::Error> {
+        match kind {
+            "modes" => toml::from_str::<ModeFile>(text).map(ParsedDoc::Mode),
+            "policies" => toml::from_str::<PolicyFile>(text).map(ParsedDoc::Policy),
+            "patterns" => toml::from_str::<PatternFile>(text).map(ParsedDoc::Pattern),
+            "providers" => toml::from_str::<ProviderFile>(text).map(|p| ParsedDoc::Provider(Box::new(p))),
+            other => panic!("{other}"),
+        }
+    }
+
+    /// The compact form holds every value with its place: equal bytes, equal documents.
+    fn compact(doc: &ParsedDoc) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        ciborium::into_writer(doc, &mut bytes).unwrap();
+        bytes
+    }
+
+    /// Every shipped document is built, and reads from the build as it parses from its TOML,
+    /// spans and all (so diagnostics that point into it are the same).
+    #[test]
+    fn every_shipped_document_reads_from_the_build_as_from_its_toml() {
+        let mut documents = 0;
+        for (relative, whole) in FILES {
+            if relative.ends_with(".rhai") {
+                continue;
+            }
+            let kind = relative.split('/').next().unwrap();
+            let text = as_loaded(relative, whole);
+            let from_build = built(kind, relative, text).unwrap_or_else(|| panic!("{relative} is not built"));
+            let from_toml = parsed(kind, text).unwrap();
+            assert_eq!(compact(&from_build), compact(&from_toml), "{relative}");
+            assert_eq!(format!("{from_build:?}"), format!("{from_toml:?}"), "{relative}");
+            // Any other text, even the same with a byte more, is parsed.
+            assert!(built(kind, relative, &format!("{text}\n")).is_none(), "{relative}");
+            documents += 1;
+        }
+        assert!(documents > 30, "{documents}");
+    }
+
+    /// What the build read of each shipped file for a selection is what a selection reads of
+    /// the same text now; a changed text is read afresh.
+    #[test]
+    fn the_builds_reading_of_each_shipped_file_is_the_runtime_reading() {
+        assert_eq!(FILES.len(), FACTS.len());
+        for ((relative, text), facts) in FILES.iter().zip(FACTS) {
+            assert_eq!(*facts, (written_id(text), adds_to_the_whole_bundle(text)), "{relative}");
+            assert_eq!(crate::built::facts(relative, text), Some(*facts), "{relative}");
+            // A copy, equal or not, is read as any file is.
+            let copy: &'static str = Box::leak(text.to_string().into_boxed_str());
+            assert_eq!(crate::built::facts(relative, copy), None, "{relative}");
+            assert_eq!(crate::built::facts(relative, &text[1..]), None, "{relative}");
+        }
+        assert_eq!(crate::built::facts("modes/none.toml", ""), None);
+        // A shipped source's own files are the embedded texts; one changed is owned.
+        let mut shipped = crate::shipped::source();
+        assert!(shipped.files.values().all(|t| matches!(t, Cow::Borrowed(_))));
+        shipped
+            .files
+            .insert("modes/ask.toml".into(), String::from("id = \"ask\"").into());
+        assert!(matches!(shipped.files.get("modes/ask.toml"), Some(Cow::Owned(_))));
+    }
+
+    /// A shipped source whose files were changed (a test's, an embedder's) loads what its files
+    /// say, never what the build read of the embedded ones: a changed mode, a policy that now adds
+    /// to the whole bundle.
+    #[test]
+    fn a_changed_shipped_file_is_read_from_its_text() {
+        let mut shipped = crate::shipped::source();
+        let ask = shipped.files.get("modes/ask.toml").unwrap().clone();
+        let changed = ask.replacen("description = ", "description = \"changed\"\nx_description = ", 1);
+        assert_ne!(changed, ask);
+        shipped.files.insert("modes/ask.toml".into(), changed.into());
+        let (_, diagnostics) = Bundle::load_for(&[shipped.clone()], &Needs::mode("ask"));
+        assert!(
+            diagnostics.iter().any(|d| d.to_string().contains("x_description")),
+            "{diagnostics:?}"
+        );
+        // Stays ok: the same source unchanged loads clean.
+        let (bundle, diagnostics) = Bundle::load_for(&[crate::shipped::source()], &Needs::mode("ask"));
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert!(bundle.mode("ask").is_some());
+
+        // A policy no mode includes, changed to add command rules: read, and its rule applies.
+        let (relative, text) = FILES
+            .iter()
+            .zip(FACTS)
+            .find(|((path, _), (id, whole))| {
+                path.starts_with("policies/") && path.ends_with(".toml") && id.is_some() && !whole
+            })
+            .map(|(file, _)| *file)
+            .unwrap();
+        let mut shipped = crate::shipped::source();
+        shipped.files.insert(
+            relative.to_string(),
+            format!("{text}\n[[commands]]\nid = \"added-here\"\nprefix = [\"zzz-added\"]\nreaches = true\n").into(),
+        );
+        let (bundle, _) = Bundle::load_for(&[shipped], &Needs::mode("ask"));
+        let classified = bundle.classify("zzz-added now", std::path::Path::new("/tmp"));
+        assert!(format!("{classified:?}").contains("added-here"), "{classified:?}");
+    }
+}

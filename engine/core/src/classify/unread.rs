@@ -99,7 +99,9 @@ impl Unread {
             .get(i)?
             .get_or_init(|| {
                 let text = self.text.get(start..end)?;
-                let mut parsed = toml::from_str::<OneRule>(text).ok()?.commands;
+                // As the build parsed it, else (a build that could not) from its TOML.
+                let parsed = crate::built::document::<OneRule>("policies/commands.toml", text);
+                let mut parsed = parsed.or_else(|| toml::from_str::<OneRule>(text).ok())?.commands;
                 let rule = parsed.pop().filter(|_| parsed.is_empty())?;
                 CommandRule::from_file(&self.policy, &rule).ok().map(Arc::new)
             })
@@ -154,6 +156,33 @@ mod tests {
             assert_eq!(programs.to_vec(), first, "{id}");
         }
         assert_eq!(end, text.len());
+    }
+
+    /// Each rule reads from the build as it parses from its TOML, places and all.
+    #[test]
+    fn each_rule_reads_from_the_build_as_from_its_toml() {
+        let (text, _, blocks) = super::shipped_cut().unwrap();
+        let compact = |rules: &Vec<crate::format::CommandRuleFile>| {
+            let mut bytes = Vec::new();
+            ciborium::into_writer(rules, &mut bytes).unwrap();
+            bytes
+        };
+        for (start, end, id, _) in blocks {
+            let one = &text[*start..*end];
+            let built = crate::built::document::<super::OneRule>("policies/commands.toml", one)
+                .unwrap_or_else(|| panic!("{id} is not built"));
+            let parsed: super::OneRule = toml::from_str(one).unwrap();
+            assert_eq!(compact(&built.commands), compact(&parsed.commands), "{id}");
+            assert_eq!(
+                format!("{:?}", built.commands),
+                format!("{:?}", parsed.commands),
+                "{id}"
+            );
+            // Another text (here one byte shorter) is parsed.
+            assert!(
+                crate::built::document::<super::OneRule>("policies/commands.toml", &one[..one.len() - 1]).is_none()
+            );
+        }
     }
 
     /// Every command of the adversarial corpus (`tests/corpus/*.toml`).
