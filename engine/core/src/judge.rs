@@ -82,6 +82,9 @@ pub(crate) struct PathSet {
     pub(crate) name: String,
     /// Each glob as written.
     written: Vec<String>,
+    /// Each written glob's literal start (`/some/dir` of `/some/dir/**`), read once at load for
+    /// [`PathSet::may_reach`].
+    literal: Vec<String>,
     built: OnceLock<Built>,
 }
 
@@ -186,6 +189,7 @@ impl PathSet {
         Ok(PathSet {
             name: name.to_string(),
             written: globs.to_vec(),
+            literal: globs.iter().map(|g| literal_start(g).to_string()).collect(),
             built: OnceLock::new(),
         })
     }
@@ -201,19 +205,24 @@ impl PathSet {
     /// is tried (the path itself, below the home directory, below its root or below `/`). A
     /// place written with a wildcard is left to the built set.
     fn may_reach(&self, seen: &Seen<'_>) -> bool {
+        // Once built, the set answers as fast as this check would (it only ever says what the
+        // built set says: `a_set_left_unbuilt_answers_as_built`).
+        if self.built.get().is_some() {
+            return true;
+        }
         let Some(path) = &seen.touch.path else { return false };
         if seen.dot_wildcard || seen.root_glob {
             return true;
         }
-        self.written.iter().any(|glob| {
-            if let Some(rest) = glob.strip_prefix("~/") {
+        self.literal.iter().any(|literal| {
+            if let Some(rest) = literal.strip_prefix("~/") {
                 // Below home, as its literal start is read: `~//x` starts at `x`.
                 seen.home.is_some_and(|home| along(home, rest.trim_start_matches('/')))
-            } else if glob.starts_with('/') {
-                along(path, glob)
+            } else if literal.starts_with('/') {
+                along(path, literal)
             } else {
-                seen.root.is_some_and(|root| along(Path::new(root), glob))
-                    || seen.below_root_dir.is_some_and(|below| along(below, glob))
+                seen.root.is_some_and(|root| along(Path::new(root), literal))
+                    || seen.below_root_dir.is_some_and(|below| along(below, literal))
             }
         })
     }
@@ -448,10 +457,25 @@ fn glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
-/// Whether `path` is above, at or below the literal start of `glob` (its components before the
-/// first one holding a wildcard, an alternative, a class or an escape), component by component:
-/// every path the glob matches where it is tried, and every place there that may cover it, is.
-fn along(path: &Path, glob: &str) -> bool {
+/// Whether `path` is above, at or below a glob's literal start ([`literal_start`]), component by
+/// component: every path the glob matches where it is tried, and every place there that may
+/// cover it, is.
+fn along(path: &Path, literal: &str) -> bool {
+    let mut place = path.components();
+    for part in Path::new(literal).components() {
+        match place.next() {
+            Some(p) if p == part => {}
+            // The place ends above the literal start: it may hold it.
+            None => return true,
+            Some(_) => return false,
+        }
+    }
+    true
+}
+
+/// A glob's text up to its first component that holds a wildcard, a class, an alternative or
+/// an escape (`/some/dir/` of `/some/dir/**`): every path it matches starts with it.
+fn literal_start(glob: &str) -> &str {
     let end = glob
         .split('/')
         .scan(0, |at, part| {
@@ -461,17 +485,7 @@ fn along(path: &Path, glob: &str) -> bool {
         })
         .find(|(_, part)| part.contains(['*', '?', '[', ']', '{', '}', '\\']))
         .map_or(glob.len(), |(start, _)| start);
-    let literal = Path::new(glob.get(..end).unwrap_or(glob)).components();
-    let mut place = path.components();
-    for part in literal {
-        match place.next() {
-            Some(p) if p == part => {}
-            // The place ends above the literal start: it may hold it.
-            None => return true,
-            Some(_) => return false,
-        }
-    }
-    true
+    glob.get(..end).unwrap_or(glob)
 }
 
 /// A path or glob's components, `/` and empty parts left out.
@@ -1705,8 +1719,15 @@ mod tests {
                 let touch = Touch { place, path, directory: Some(directory) };
                 let seen = Seen::of(&touch, &ws);
                 let fresh = PathSet::new("p", &globs).unwrap();
-                prop_assert_eq!(set.contains_seen(&seen, &ws), fresh.contains_built(&seen, &ws), "contains {:?} {:?}", globs, touch.path);
-                prop_assert_eq!(set.covers_seen(&seen), fresh.covers_built(&seen), "covers {:?} {:?}", globs, touch.path);
+                // Each question asked of a set never built: once built, a set skips the check.
+                let unbuilt = set.clone();
+                prop_assert!(unbuilt.built.get().is_none());
+                prop_assert_eq!(unbuilt.contains_seen(&seen, &ws), fresh.contains_built(&seen, &ws), "contains {:?} {:?}", globs, touch.path);
+                let unbuilt = set.clone();
+                prop_assert_eq!(unbuilt.covers_seen(&seen), fresh.covers_built(&seen), "covers {:?} {:?}", globs, touch.path);
+                // And asked again of the same set, built or not, the answer stands.
+                prop_assert_eq!(unbuilt.covers_seen(&seen), fresh.covers_built(&seen));
+                prop_assert_eq!(unbuilt.contains_seen(&seen, &ws), fresh.contains_built(&seen, &ws));
             }
         }
 
