@@ -18,13 +18,10 @@ mod digest;
 #[path = "src/bundle/written.rs"]
 mod written;
 
-/// The kinds of a built node (`bundle::built` reads them).
-const STR: u32 = 0;
-const INT: u32 = 1;
-const FLOAT: u32 = 2;
-const BOOL: u32 = 3;
-const ARRAY: u32 = 4;
-const TABLE: u32 = 5;
+// The kinds of a built node, the same list `built` reads them by.
+#[path = "src/built/kinds.rs"]
+mod kinds;
+use kinds::{ARRAY, BOOL, FLOAT, INT, STR, TABLE};
 
 /// The shipped documents as parsed here: nodes `[kind, a, b, span start, span end]` (a string is
 /// its place in `strings`, a number its bits, an array or table the range of its children, a

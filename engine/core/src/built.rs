@@ -18,12 +18,8 @@ include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
 /// may add to the whole bundle (`bundle::written`).
 pub(crate) type Facts = (Option<&'static str>, bool);
 
-const STR: u32 = 0;
-const INT: u32 = 1;
-const FLOAT: u32 = 2;
-const BOOL: u32 = 3;
-const ARRAY: u32 = 4;
-const TABLE: u32 = 5;
+mod kinds;
+use kinds::{ARRAY, BOOL, FLOAT, INT, STR, TABLE};
 
 /// The built tree: nodes `[kind, a, b, span start, span end]` and their strings.
 #[derive(Debug, Clone, Copy)]

@@ -1087,6 +1087,37 @@ mod tests {
         assert!(reason(&unpriced).contains("no price"), "{unpriced}");
         let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
         assert_eq!(decision(&read(t.path(), "t1", json!({}))), "deny");
+        // A transcript not made yet (Claude Code writes it after the first call's hook may run):
+        // nothing to charge before any step ran; once it appears it is read from its start.
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
+        let record = t.path().join("later.jsonl");
+        let more = json!({"transcript_path": record});
+        assert_eq!(decision(&read(t.path(), "t1", more.clone())), "allow");
+        transcript(
+            &record,
+            &[
+                ("m1", "claude-sonnet-4-5", 1000, 500),
+                ("m2", "claude-sonnet-4-5", 1000, 500),
+            ],
+        );
+        let over = read(t.path(), "t2", more);
+        assert!(reason(&over).contains("cents ran out (2.10 of 2"), "{over}");
+        // Once a step ran, a record that is not there is one removed: the cents are unknown.
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
+        let record = t.path().join("later.jsonl");
+        let more = json!({"transcript_path": record});
+        assert_eq!(decision(&read(t.path(), "t1", more.clone())), "allow");
+        let gone = read(t.path(), "t2", more);
+        assert_eq!(decision(&gone), "deny", "{gone}");
+        assert!(reason(&gone).contains("cannot be counted"), "{gone}");
+        // A link to nowhere where the record should be is not a record not made yet.
+        let t = leased_project("mode = \"workspace-write\"\n[lease]\ncents = 2\n");
+        let record = t.path().join("linked.jsonl");
+        std::os::unix::fs::symlink(t.path().join("nowhere"), &record).unwrap();
+        assert_eq!(
+            decision(&read(t.path(), "t1", json!({"transcript_path": record}))),
+            "deny"
+        );
         // Without a cents bound, an unreadable transcript does not matter.
         let t = leased_project("mode = \"workspace-write\"\n[lease]\nsteps = 5\n");
         assert_eq!(decision(&read(t.path(), "t1", json!({}))), "allow");

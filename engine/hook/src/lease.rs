@@ -41,6 +41,7 @@ pub fn charge(
             Some("the agent CLI gave no record to read usage from".to_string()),
             None,
         ),
+        (Some(_), Some(path)) if not_made_yet(path, so_far, carve.as_deref()) => (Default::default(), None, None),
         (Some(spec), Some(path)) => {
             let mut cursor = so_far.cursor(&path.to_string_lossy());
             match chunk(path, &mut cursor) {
@@ -75,6 +76,23 @@ pub fn charge(
         lease: None,
         cents: None,
     }
+}
+
+/// Whether the record is one the agent CLI has not made yet: Claude Code writes its transcript
+/// after the first call's hook may run. It is so only while nothing of it was ever read and the
+/// account has run no step (no tool of the account ran, so none can have removed it); the next
+/// call reads it from its start, so nothing goes uncharged. Anything else that cannot be read
+/// leaves the cents unknown.
+fn not_made_yet(path: &Path, so_far: &SoFar, carve: Option<&str>) -> bool {
+    let text = path.to_string_lossy();
+    let steps = match carve {
+        Some(id) => so_far.carves.iter().find(|c| c.id == id).map_or(0, |c| c.spent.steps),
+        None => so_far.spent.steps,
+    };
+    steps == 0
+        && so_far.read.iter().all(|c| c.path != text)
+        // No entry at all: not a dangling link, not a file the agent could not read.
+        && std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// The charge of a call whose account counts no cents: no record is read (its offset stays where
