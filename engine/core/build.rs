@@ -1,11 +1,8 @@
 //! Embeds the shipped bundle (the repository's top-level `modes/`, `policies/`, `patterns/`,
 //! `providers/`) so an installed `sixfold` works from any directory.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use toml::de::{DeTable, DeValue};
-use toml::Spanned;
 
 // The content hash, shared with the core so the shipped bundle's hash, made here once, is the
 // one the core would make of the same files.
@@ -21,107 +18,12 @@ mod written;
 // The kinds of a built node, the same list `built` reads them by.
 #[path = "src/built/kinds.rs"]
 mod kinds;
-use kinds::{ARRAY, BOOL, FLOAT, INT, STR, TABLE};
 
-/// The shipped documents as parsed here: nodes `[kind, a, b, span start, span end]` (a string is
-/// its place in `strings`, a number its bits, an array or table the range of its children, a
-/// table's as key then value) and the strings they hold. Integers only, so the binary carries no
-/// pointers (relocations) for them.
-#[derive(Default)]
-struct Built {
-    nodes: Vec<[u32; 5]>,
-    strings: String,
-    interned: HashMap<String, (u32, u32)>,
-}
-
-impl Built {
-    /// A document's root node; `None` when it does not parse or holds what the built form does
-    /// not carry (a date, a number out of range): it is then parsed when it loads.
-    fn document(&mut self, text: &str) -> Option<u32> {
-        let root = DeTable::parse(text).ok()?;
-        let slot = self.nodes.len();
-        self.nodes.push([0; 5]);
-        self.table(slot, root.get_ref(), root.span())?;
-        u32::try_from(slot).ok()
-    }
-
-    fn string(&mut self, text: &str) -> Option<(u32, u32)> {
-        if let Some(at) = self.interned.get(text) {
-            return Some(*at);
-        }
-        let at = (u32::try_from(self.strings.len()).ok()?, u32::try_from(text.len()).ok()?);
-        self.strings.push_str(text);
-        self.interned.insert(text.to_string(), at);
-        Some(at)
-    }
-
-    fn children(&mut self, count: usize) -> Option<(usize, u32)> {
-        let first = self.nodes.len();
-        self.nodes.extend(std::iter::repeat_n([0; 5], count));
-        Some((first, u32::try_from(first).ok()?))
-    }
-
-    fn put(&mut self, slot: usize, kind: u32, a: u32, b: u32, span: std::ops::Range<usize>) -> Option<()> {
-        let node = [
-            kind,
-            a,
-            b,
-            u32::try_from(span.start).ok()?,
-            u32::try_from(span.end).ok()?,
-        ];
-        *self.nodes.get_mut(slot)? = node;
-        Some(())
-    }
-
-    fn table(&mut self, slot: usize, table: &DeTable, span: std::ops::Range<usize>) -> Option<()> {
-        let (first, at) = self.children(2 * table.len())?;
-        for (i, (key, value)) in table.iter().enumerate() {
-            let (a, b) = self.string(key.get_ref())?;
-            self.put(first + 2 * i, STR, a, b, key.span())?;
-            self.value(first + 2 * i + 1, value)?;
-        }
-        self.put(slot, TABLE, at, u32::try_from(table.len()).ok()?, span)
-    }
-
-    fn value(&mut self, slot: usize, value: &Spanned<DeValue>) -> Option<()> {
-        let span = value.span();
-        let (kind, a, b) = match value.get_ref() {
-            DeValue::String(s) => {
-                let (a, b) = self.string(s)?;
-                (STR, a, b)
-            }
-            DeValue::Integer(i) => {
-                let bits = i64::from_str_radix(i.as_str(), i.radix()).ok()?.to_ne_bytes();
-                halves(u64::from_ne_bytes(bits))
-            }
-            DeValue::Float(f) => {
-                let x: f64 = f.as_str().parse().ok()?;
-                if !x.is_finite() {
-                    return None;
-                }
-                let (_, a, b) = halves(x.to_bits());
-                (FLOAT, a, b)
-            }
-            DeValue::Boolean(v) => (BOOL, u32::from(*v), 0),
-            DeValue::Datetime(_) => return None,
-            DeValue::Array(items) => {
-                let (first, at) = self.children(items.len())?;
-                for (i, item) in items.iter().enumerate() {
-                    self.value(first + i, item)?;
-                }
-                (ARRAY, at, u32::try_from(items.len()).ok()?)
-            }
-            DeValue::Table(table) => return self.table(slot, table, span),
-        };
-        self.put(slot, kind, a, b, span)
-    }
-}
-
-/// An integer node: the high and low halves of its bits.
-fn halves(bits: u64) -> (u32, u32, u32) {
-    let [a, b] = [bits >> 32, bits & 0xffff_ffff].map(|h| u32::try_from(h).unwrap_or_default());
-    (INT, a, b)
-}
+// The tree a document is built into, made the same way for a stored parsed layer at run time.
+#[allow(dead_code)]
+#[path = "src/built/make.rs"]
+mod make;
+use make::Built;
 
 /// Splits `+++\n<toml>\n+++\n<body>` as `bundle::read::front_matter` does: the TOML's place.
 fn front_matter(text: &str) -> Option<(usize, usize)> {

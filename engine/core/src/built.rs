@@ -21,21 +21,104 @@ pub(crate) type Facts = (Option<&'static str>, bool);
 mod kinds;
 use kinds::{ARRAY, BOOL, FLOAT, INT, STR, TABLE};
 
-/// The built tree: nodes `[kind, a, b, span start, span end]` and their strings.
+pub(crate) mod make;
+
+/// Deepest nesting a stored tree may hold (a document's tables and arrays); deeper is refused,
+/// so reading one never exhausts the stack.
+const MAX_DEPTH: u32 = 128;
+
+/// A built tree: nodes `[kind, a, b, span start, span end]` and their strings.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Tree {
-    pub(crate) nodes: &'static [[u32; 5]],
-    pub(crate) strings: &'static str,
+pub(crate) struct Tree<'a> {
+    nodes: Nodes<'a>,
+    strings: &'a str,
 }
 
-impl Tree {
+/// A tree's nodes: the shipped ones as the build wrote them, or a stored layer's read in place
+/// from its bytes (five little-endian `u32`s a node).
+#[derive(Debug, Clone, Copy)]
+enum Nodes<'a> {
+    Built(&'a [[u32; 5]]),
+    Stored(&'a [u8]),
+}
+
+/// The bytes of one stored node.
+const NODE_BYTES: usize = 20;
+
+impl Nodes<'_> {
+    fn get(&self, at: usize) -> Option<[u32; 5]> {
+        match self {
+            Nodes::Built(nodes) => nodes.get(at).copied(),
+            Nodes::Stored(bytes) => {
+                let node = bytes.get(at.checked_mul(NODE_BYTES)?..)?.get(..NODE_BYTES)?;
+                let mut out = [0u32; 5];
+                for (word, four) in out.iter_mut().zip(node.chunks_exact(4)) {
+                    *word = u32::from_le_bytes(four.try_into().ok()?);
+                }
+                Some(out)
+            }
+        }
+    }
+}
+
+impl<'a> Tree<'a> {
     /// The document at `root`, when it reads as `T`.
     pub(crate) fn document<T: DeserializeOwned>(self, root: u32) -> Option<T> {
+        self.document_without(root, &[])
+    }
+
+    /// The document at `root` without its top-level keys `unread` (left to their defaults), when
+    /// it reads as `T`: one judgement's load leaves a file's examples and rows unread.
+    pub(crate) fn document_without<T: DeserializeOwned>(self, root: u32, unread: &'static [&'static str]) -> Option<T> {
         T::deserialize(Node {
             tree: self,
             at: root as usize,
+            unread,
         })
         .ok()
+    }
+
+    /// A tree stored as [`make::Built::stored`] writes it, and its root; `None` unless it is well
+    /// formed: every string and child in range, each node the child of at most one node placed
+    /// before it, no deeper than [`MAX_DEPTH`]. The bytes are untrusted (a file in the user's
+    /// cache), so a tree that passes is finite and reads in time linear in its size.
+    pub(crate) fn stored(bytes: &'a [u8]) -> Option<(Tree<'a>, u32)> {
+        let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)) };
+        let (root, count) = (word(0)?, word(4)? as usize);
+        let end = 8usize.checked_add(count.checked_mul(NODE_BYTES)?)?;
+        let tree = Tree {
+            nodes: Nodes::Stored(bytes.get(8..end)?),
+            strings: std::str::from_utf8(bytes.get(end..)?).ok()?,
+        };
+        let mut depth = vec![0u32; count];
+        let mut parented = vec![false; count];
+        *parented.get_mut(root as usize)? = true;
+        for at in 0..count {
+            let [kind, a, b, _, _] = tree.nodes.get(at)?;
+            let children = match kind {
+                STR => {
+                    tree.strings.get(a as usize..(a as usize).checked_add(b as usize)?)?;
+                    0
+                }
+                INT | FLOAT | BOOL => 0,
+                ARRAY => b as usize,
+                TABLE => (b as usize).checked_mul(2)?,
+                _ => return None,
+            };
+            let first = a as usize;
+            if children > 0 && (first <= at || first.checked_add(children)? > count) {
+                return None;
+            }
+            let below = depth.get(at)?.checked_add(1).filter(|d| *d <= MAX_DEPTH)?;
+            for child in first..first + children {
+                let seen = parented.get_mut(child)?;
+                if std::mem::replace(seen, true) {
+                    return None;
+                }
+                *depth.get_mut(child)? = below;
+            }
+        }
+        Some((tree, root))
     }
 }
 
@@ -63,14 +146,16 @@ fn malformed() -> Error {
 
 /// One node of the tree.
 #[derive(Debug, Clone, Copy)]
-struct Node {
-    tree: Tree,
+struct Node<'a> {
+    tree: Tree<'a>,
     at: usize,
+    /// Keys of this node's table to pass over (only ever the root's).
+    unread: &'static [&'static str],
 }
 
-impl Node {
+impl<'a> Node<'a> {
     fn raw(&self) -> Result<[u32; 5], Error> {
-        self.tree.nodes.get(self.at).copied().ok_or_else(malformed)
+        self.tree.nodes.get(self.at).ok_or_else(malformed)
     }
 
     fn span(&self) -> Result<Range<usize>, Error> {
@@ -78,13 +163,17 @@ impl Node {
         Ok(start as usize..end as usize)
     }
 
-    fn text(&self, at: u32, len: u32) -> Result<&'static str, Error> {
+    fn text(&self, at: u32, len: u32) -> Result<&'a str, Error> {
         let (at, len) = (at as usize, len as usize);
         self.tree.strings.get(at..at + len).ok_or_else(malformed)
     }
 
-    fn child(&self, at: usize) -> Node {
-        Node { tree: self.tree, at }
+    fn child(&self, at: usize) -> Node<'a> {
+        Node {
+            tree: self.tree,
+            at,
+            unread: &[],
+        }
     }
 }
 
@@ -92,13 +181,14 @@ fn bits(a: u32, b: u32) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
 }
 
-impl<'de> de::Deserializer<'de> for Node {
+// Strings are lent for the tree's lifetime, so a value buffered for `flatten` keeps them borrowed.
+impl<'a> de::Deserializer<'a> for Node<'a> {
     type Error = Error;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         let [kind, a, b, _, _] = self.raw()?;
         match kind {
-            STR => visitor.visit_str(self.text(a, b)?),
+            STR => visitor.visit_borrowed_str(self.text(a, b)?),
             INT => visitor.visit_i64(i64::from_ne_bytes(bits(a, b).to_ne_bytes())),
             FLOAT => visitor.visit_f64(f64::from_bits(bits(a, b))),
             BOOL => visitor.visit_bool(a != 0),
@@ -117,15 +207,15 @@ impl<'de> de::Deserializer<'de> for Node {
     }
 
     // As toml: a key that is there is `Some` (an absent one is `None`).
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_option<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_some(self)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_newtype_struct<V: Visitor<'a>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_struct<V: Visitor<'de>>(
+    fn deserialize_struct<V: Visitor<'a>>(
         self,
         name: &'static str,
         _fields: &'static [&'static str],
@@ -140,7 +230,7 @@ impl<'de> de::Deserializer<'de> for Node {
     }
 
     // As toml: a string is a unit variant, a table of one key the variant named by the key.
-    fn deserialize_enum<V: Visitor<'de>>(
+    fn deserialize_enum<V: Visitor<'a>>(
         self,
         _name: &'static str,
         _variants: &'static [&'static str],
@@ -158,30 +248,31 @@ impl<'de> de::Deserializer<'de> for Node {
     }
 
     serde::forward_to_deserialize_any! {
+        <W: Visitor<'a>>
         bool u8 u16 u32 u64 i8 i16 i32 i64 i128 u128 f32 f64 char str string seq
         bytes byte_buf map unit ignored_any unit_struct tuple_struct tuple identifier
     }
 }
 
-impl<'de> IntoDeserializer<'de, Error> for Node {
-    type Deserializer = Node;
+impl<'a> IntoDeserializer<'a, Error> for Node<'a> {
+    type Deserializer = Node<'a>;
 
-    fn into_deserializer(self) -> Node {
+    fn into_deserializer(self) -> Node<'a> {
         self
     }
 }
 
 /// An array's items.
-struct Items {
-    node: Node,
+struct Items<'a> {
+    node: Node<'a>,
     next: usize,
     end: usize,
 }
 
-impl<'de> de::SeqAccess<'de> for Items {
+impl<'a> de::SeqAccess<'a> for Items<'a> {
     type Error = Error;
 
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+    fn next_element_seed<T: DeserializeSeed<'a>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
         if self.next >= self.end {
             return Ok(None);
         }
@@ -192,23 +283,30 @@ impl<'de> de::SeqAccess<'de> for Items {
 }
 
 /// A table's keys and values.
-struct Entries {
-    node: Node,
+struct Entries<'a> {
+    node: Node<'a>,
     next: usize,
     end: usize,
 }
 
-impl<'de> de::MapAccess<'de> for Entries {
+impl<'a> de::MapAccess<'a> for Entries<'a> {
     type Error = Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+    fn next_key_seed<K: DeserializeSeed<'a>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+        while self.next < self.end && !self.node.unread.is_empty() {
+            let [_, a, b, _, _] = self.node.child(self.next).raw()?;
+            if !self.node.unread.contains(&self.node.text(a, b)?) {
+                break;
+            }
+            self.next += 2;
+        }
         if self.next >= self.end {
             return Ok(None);
         }
         seed.deserialize(self.node.child(self.next)).map(Some)
     }
 
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let value = self.node.child(self.next + 1);
         self.next += 2;
         seed.deserialize(value)
@@ -216,21 +314,21 @@ impl<'de> de::MapAccess<'de> for Entries {
 }
 
 /// An enum written as a table of one key.
-struct Variant {
-    key: Node,
-    value: Node,
+struct Variant<'a> {
+    key: Node<'a>,
+    value: Node<'a>,
 }
 
-impl<'de> de::EnumAccess<'de> for Variant {
+impl<'a> de::EnumAccess<'a> for Variant<'a> {
     type Error = Error;
-    type Variant = Node;
+    type Variant = Node<'a>;
 
-    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Node), Error> {
+    fn variant_seed<V: DeserializeSeed<'a>>(self, seed: V) -> Result<(V::Value, Node<'a>), Error> {
         Ok((seed.deserialize(self.key)?, self.value))
     }
 }
 
-impl<'de> de::VariantAccess<'de> for Node {
+impl<'a> de::VariantAccess<'a> for Node<'a> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<(), Error> {
@@ -240,11 +338,11 @@ impl<'de> de::VariantAccess<'de> for Node {
         }
     }
 
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
+    fn newtype_variant_seed<T: DeserializeSeed<'a>>(self, seed: T) -> Result<T::Value, Error> {
         seed.deserialize(self)
     }
 
-    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn tuple_variant<V: Visitor<'a>>(self, len: usize, visitor: V) -> Result<V::Value, Error> {
         match self.raw()? {
             [ARRAY, _, n, _, _] if n as usize == len => de::Deserializer::deserialize_seq(self, visitor),
             _ => Err(Error(format!("wanted an array of {len}"))),
@@ -252,7 +350,7 @@ impl<'de> de::VariantAccess<'de> for Node {
     }
 
     // As toml: a struct variant's table holds none but the variant's keys.
-    fn struct_variant<V: Visitor<'de>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, Error> {
+    fn struct_variant<V: Visitor<'a>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, Error> {
         if let [TABLE, first, count, _, _] = self.raw()? {
             for i in 0..count as usize {
                 let [_, a, b, _, _] = self.child(first as usize + 2 * i).raw()?;
@@ -280,14 +378,23 @@ pub(crate) fn facts(relative: &str, text: &'static str) -> Option<Facts> {
 /// matter, the text before the command rules, one command rule) is one it parsed; `None` otherwise, and the
 /// text is then parsed.
 pub(crate) fn document<T: DeserializeOwned>(relative: &str, text: &str) -> Option<T> {
+    document_without(relative, text, &[])
+}
+
+/// As [`document`], without the top-level keys `unread` (see [`Tree::document_without`]).
+pub(crate) fn document_without<T: DeserializeOwned>(
+    relative: &str,
+    text: &str,
+    unread: &'static [&'static str],
+) -> Option<T> {
     let at = FILES.iter().position(|(path, _)| *path == relative)?;
     let (_, whole) = FILES.get(at)?;
     let (_, _, _, root) = DOCUMENTS.iter().find(|(file, start, end, _)| {
         *file == at && end - start == text.len() && whole.get(*start..*end) == Some(text)
     })?;
     Tree {
-        nodes: NODES,
+        nodes: Nodes::Built(NODES),
         strings: STRINGS,
     }
-    .document(*root)
+    .document_without(*root, unread)
 }

@@ -1,20 +1,26 @@
-//! A layer's documents as parsed, kept in a compact form (CBOR) under the user's cache
-//! directory, so a later load of the same files does not parse their TOML again: a project's
-//! `.sixfold/` (its kept rules and its own modes) or a `--bundle` directory, never the shipped
-//! bundle, which holds every mode's ceiling and is only ever read from the binary.
+//! A layer's documents as parsed, kept under the user's cache directory in the tree the build
+//! makes of the shipped documents (`built`), so a later load of the same files reads them as a
+//! shipped document is read, in place, without parsing their TOML again: a project's `.sixfold/`
+//! (its kept rules and its own modes) or a `--bundle` directory, never the shipped bundle, which
+//! holds every mode's ceiling and is only ever read from the binary.
 //!
 //! An entry is named by sixfold's build (the format's source, so a changed format never reads
 //! an old entry) and by the layer's content hash: it can only ever stand for exactly the files
 //! it was made from. It is read like any file the engine reads (a regular file, bounded) and is
-//! untrusted: an entry whose stored key is not this one is ignored whole, a document that does
-//! not decode is parsed from its TOML instead, and a document that did not parse is never
+//! untrusted: an entry whose stored key is not this one is ignored whole, a document whose tree
+//! is not well formed (`built::Tree::stored`) or does not read is parsed from its TOML instead,
+//! and a document that did not parse, or whose tree does not read back as it parsed, is never
 //! stored (its diagnostic comes from parsing it again). Entries are written whole, to a fresh
 //! file renamed over the old, and only the 64 written last are kept.
 
 use super::source::BundleSource;
+use crate::built::make::Built;
+use crate::built::Tree;
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 include!(concat!(env!("OUT_DIR"), "/parsed_format.rs"));
@@ -26,7 +32,7 @@ const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 const KEEP: usize = 64;
 
 /// The first line of every entry.
-const MAGIC: &str = "sixfold parsed layer 1";
+const MAGIC: &str = "sixfold parsed layer 2";
 
 /// Where parsed layers are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,14 +63,22 @@ pub(crate) enum ParsedDoc {
     Provider(Box<ProviderFile>),
 }
 
-/// One layer's entry: the documents found stored, and whether any was parsed afresh (then the
-/// entry is written again when the load is done).
+/// One layer's entry: the bytes read, each document found stored in them or made now, and
+/// whether any was made now (then the entry is written again when the load is done).
 #[derive(Debug)]
 pub(crate) struct Stored {
     file: PathBuf,
     key: String,
-    docs: BTreeMap<String, Vec<u8>>,
+    read: Vec<u8>,
+    docs: BTreeMap<String, Bytes>,
     changed: bool,
+}
+
+/// A stored document's tree: in the entry as read, or made now.
+#[derive(Debug)]
+enum Bytes {
+    Read(Range<usize>),
+    Made(Vec<u8>),
 }
 
 impl Stored {
@@ -74,36 +88,52 @@ impl Stored {
         let hash = hash.strip_prefix("sha256:").unwrap_or(&hash);
         let key = format!("{}-{hash}", FORMAT);
         let file = cache.dir.join(&key);
-        let docs = crate::bounded::read_bytes(&file, MAX_ENTRY_BYTES)
-            .ok()
-            .and_then(|bytes| unpack(&bytes, &key))
-            .unwrap_or_default();
+        let read = crate::bounded::read_bytes(&file, MAX_ENTRY_BYTES).unwrap_or_default();
+        let docs = unpack(&read, &key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, range)| (name, Bytes::Read(range)))
+            .collect();
         Stored {
             file,
             key,
+            read,
             docs,
             changed: false,
         }
     }
 
-    /// The stored document at `relative`, if there is one and it decodes.
-    pub(crate) fn get(&mut self, relative: &str) -> Option<ParsedDoc> {
-        let bytes = self.docs.get(relative)?;
-        match ciborium::from_reader::<ParsedDoc, _>(bytes.as_slice()) {
-            Ok(doc) => Some(doc),
-            Err(_) => {
-                // Not ours, or torn: parsed from its TOML, and stored again.
-                self.docs.remove(relative);
-                None
-            }
+    fn bytes(&self, relative: &str) -> Option<&[u8]> {
+        match self.docs.get(relative)? {
+            Bytes::Read(range) => self.read.get(range.clone()),
+            Bytes::Made(bytes) => Some(bytes),
         }
     }
 
-    /// Keeps a document just parsed from its TOML.
-    pub(crate) fn put(&mut self, relative: &str, doc: &ParsedDoc) {
-        let mut bytes = Vec::new();
-        if ciborium::into_writer(doc, &mut bytes).is_ok() {
-            self.docs.insert(relative.to_string(), bytes);
+    /// The stored document at `relative` without its top-level keys `unread`, if there is one
+    /// and it reads as `T`.
+    pub(crate) fn get<T: DeserializeOwned>(&mut self, relative: &str, unread: &'static [&'static str]) -> Option<T> {
+        let found = self
+            .bytes(relative)
+            .and_then(Tree::stored)
+            .and_then(|(tree, root)| tree.document_without::<T>(root, unread));
+        if found.is_none() {
+            // Not ours, or torn: parsed from its TOML, and stored again.
+            self.docs.remove(relative);
+        }
+        found
+    }
+
+    /// Keeps the tree of `text`, a document that just parsed as `T` from its TOML, when the tree
+    /// reads back as `T` (one that would not is parsed at every load instead).
+    pub(crate) fn put<T: DeserializeOwned>(&mut self, relative: &str, text: &str) {
+        let mut built = Built::default();
+        let Some(bytes) = built.document(text).and_then(|root| built.stored(root)) else {
+            return;
+        };
+        let reads = Tree::stored(&bytes).and_then(|(tree, root)| tree.document::<T>(root));
+        if reads.is_some() {
+            self.docs.insert(relative.to_string(), Bytes::Made(bytes));
             self.changed = true;
         }
     }
@@ -117,8 +147,13 @@ impl Stored {
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
+        let docs: BTreeMap<&str, &[u8]> = self
+            .docs
+            .keys()
+            .filter_map(|name| Some((name.as_str(), self.bytes(name)?)))
+            .collect();
         let fresh = dir.join(format!(".{}.{}", self.key, std::process::id()));
-        if std::fs::write(&fresh, pack(&self.key, &self.docs)).is_err() {
+        if std::fs::write(&fresh, pack(&self.key, &docs)).is_err() {
             let _ = std::fs::remove_file(&fresh);
             return;
         }
@@ -131,7 +166,7 @@ impl Stored {
 }
 
 /// `MAGIC`, the key, then each document as `NAME_LEN BYTES_LEN`, a newline, the name, the bytes.
-fn pack(key: &str, docs: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
+fn pack(key: &str, docs: &BTreeMap<&str, &[u8]>) -> Vec<u8> {
     let mut out = format!("{MAGIC}\n{key}\n").into_bytes();
     for (name, bytes) in docs {
         out.extend_from_slice(format!("{} {}\n", name.len(), bytes.len()).as_bytes());
@@ -141,8 +176,8 @@ fn pack(key: &str, docs: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
     out
 }
 
-/// The documents of an entry made for `key`; `None` for anything else.
-fn unpack(bytes: &[u8], key: &str) -> Option<BTreeMap<String, Vec<u8>>> {
+/// Where each document of an entry made for `key` is in it; `None` for anything else.
+fn unpack(bytes: &[u8], key: &str) -> Option<BTreeMap<String, Range<usize>>> {
     let (magic, rest) = line(bytes)?;
     let (stored_key, mut rest) = line(rest)?;
     // INVARIANT: an entry stands only for the files it was made from, by this build.
@@ -157,7 +192,9 @@ fn unpack(bytes: &[u8], key: &str) -> Option<BTreeMap<String, Vec<u8>>> {
         let bytes_len: usize = bytes_len.parse().ok()?;
         let name = std::str::from_utf8(after.get(..name_len)?).ok()?;
         let end = name_len.checked_add(bytes_len)?;
-        docs.insert(name.to_string(), after.get(name_len..end)?.to_vec());
+        after.get(name_len..end)?;
+        let at = bytes.len() - after.len() + name_len;
+        docs.insert(name.to_string(), at..at + bytes_len);
         rest = after.get(end..)?;
     }
     Some(docs)
@@ -217,9 +254,17 @@ mod tests {
     }
 
     /// Every shipped document stored and read back is what parsing its TOML gives, span for span:
-    /// the compact form carries every kind of table the formats have.
+    /// the stored tree carries every kind of table the formats have.
     #[test]
     fn the_stored_form_of_every_shipped_document_is_its_parse() {
+        fn round<T: DeserializeOwned + std::fmt::Debug>(stored: &mut Stored, relative: &str, text: &str) {
+            let parsed: T = toml::from_str(text).unwrap();
+            stored.put::<T>(relative, text);
+            let back = stored
+                .get::<T>(relative, &[])
+                .unwrap_or_else(|| panic!("{relative} does not read back"));
+            assert_eq!(format!("{back:?}"), format!("{parsed:?}"), "{relative}");
+        }
         let shipped = crate::shipped::source();
         let dir = tempfile::tempdir().unwrap();
         let cache = ParseCache::in_dir(dir.path());
@@ -230,18 +275,13 @@ mod tests {
                 true => crate::bundle::read::front_matter(text).unwrap().0,
                 false => text.as_ref(),
             };
-            let parsed = match relative.split('/').next().unwrap() {
-                "modes" => ParsedDoc::Mode(toml::from_str(text).unwrap()),
-                "policies" if relative.ends_with(".toml") => ParsedDoc::Policy(toml::from_str(text).unwrap()),
-                "patterns" => ParsedDoc::Pattern(toml::from_str(text).unwrap()),
-                "providers" => ParsedDoc::Provider(Box::new(toml::from_str(text).unwrap())),
+            match relative.split('/').next().unwrap() {
+                "modes" => round::<ModeFile>(&mut stored, relative, text),
+                "policies" if relative.ends_with(".toml") => round::<PolicyFile>(&mut stored, relative, text),
+                "patterns" => round::<PatternFile>(&mut stored, relative, text),
+                "providers" => round::<ProviderFile>(&mut stored, relative, text),
                 _ => continue,
-            };
-            stored.put(relative, &parsed);
-            let back = stored
-                .get(relative)
-                .unwrap_or_else(|| panic!("{relative} does not decode"));
-            assert_eq!(format!("{back:?}"), format!("{parsed:?}"), "{relative}");
+            }
             n += 1;
         }
         assert!(n > 20, "{n}");
@@ -277,7 +317,9 @@ mod tests {
         let mut entry = Stored::open(&cache, &sources[1]);
         let names: Vec<String> = entry.docs.keys().cloned().collect();
         assert_eq!(names, ["modes/mine.toml", "modes/role.md", "policies/kept.toml"]);
-        assert!(names.iter().all(|n| entry.get(n).is_some()));
+        assert!(entry.get::<ModeFile>("modes/mine.toml", &[]).is_some());
+        assert!(entry.get::<ModeFile>("modes/role.md", &[]).is_some());
+        assert!(entry.get::<PolicyFile>("policies/kept.toml", &[]).is_some());
         assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
         // One judgement's load, stored and not.
         let needs = Needs::mode("mine").with_pattern("single");
@@ -308,43 +350,97 @@ mod tests {
         std::fs::copy(name(&other), name(&mine)).unwrap();
         assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
         // The other layer's document under this one's key (as a forger would write it) is
-        // out of reach here; torn, garbage and wrong-kind documents are not.
-        let mut forged = Stored::open(&cache, &mine);
-        forged
-            .docs
-            .insert("modes/mine.toml".into(), b"\xff\x00garbage".to_vec());
-        forged.changed = true;
-        forged.save();
+        // out of reach here; torn, garbage and malformed trees are not.
+        let mine_text = "id = \"mine\"\nextends = \"read-only\"\n";
+        let mut good = Built::default();
+        let good = good.document(mine_text).and_then(|root| good.stored(root)).unwrap();
+        let word = |at: usize| u32::from_le_bytes(good[at..at + 4].try_into().unwrap());
+        let set = |bytes: &mut Vec<u8>, at: usize, value: u32| bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        let node = |i: usize, field: usize| 8 + 20 * i + 4 * field;
+        let mut malformed = Vec::new();
+        // Garbage; torn anywhere.
+        malformed.push(b"\xff\x00garbage".to_vec());
+        malformed.extend((0..good.len()).step_by(7).map(|cut| good[..cut].to_vec()));
+        // The root table's entries start at itself: a cycle.
+        let mut cycle = good.clone();
+        set(&mut cycle, node(word(0) as usize, 1), word(0));
+        malformed.push(cycle);
+        // A string past the strings.
+        let mut long = good.clone();
+        set(&mut long, node(1, 2), 1 << 20);
+        malformed.push(long);
+        // A node of no kind; a root past the nodes.
+        let mut kind = good.clone();
+        set(&mut kind, node(1, 0), 99);
+        malformed.push(kind);
+        let mut root = good.clone();
+        set(&mut root, 0, 1000);
+        malformed.push(root);
+        for bytes in malformed {
+            assert!(Tree::stored(&bytes)
+                .and_then(|(t, r)| t.document::<ModeFile>(r))
+                .is_none());
+            let mut forged = Stored::open(&cache, &mine);
+            forged.docs.insert("modes/mine.toml".into(), Bytes::Made(bytes));
+            forged.changed = true;
+            forged.save();
+            assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
+        }
+        // Two tables claiming the same children (a tree that would read in exponential time).
+        let mut shared = Built::default();
+        let shared_root = shared.document("a = { b = 1 }\nc = { d = 2 }\n").unwrap();
+        let mut shared = shared.stored(shared_root).unwrap();
+        let tables: Vec<usize> = (0..word_of(&shared, 4) as usize)
+            .filter(|i| word_of(&shared, node(*i, 0)) == 5 && *i != shared_root as usize)
+            .collect();
+        let first = word_of(&shared, node(tables[0], 1));
+        set(&mut shared, node(tables[1], 1), first);
+        assert!(Tree::stored(&shared).is_none());
+        std::fs::write(name(&mine), b"sixfold parsed layer 2\n").unwrap();
         assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
-        let mut kind = Stored::open(&cache, &mine);
-        let pattern: crate::format::PatternFile = toml::from_str("id = \"mine\"\n").unwrap_or_else(|_| {
-            toml::from_str(
-                crate::built::FILES
-                    .iter()
-                    .find(|(p, _)| p.starts_with("patterns/"))
-                    .unwrap()
-                    .1,
-            )
-            .unwrap()
-        });
-        kind.put("modes/mine.toml", &ParsedDoc::Pattern(pattern));
-        kind.save();
-        assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
-        std::fs::write(name(&mine), b"sixfold parsed layer 1\n").unwrap();
-        assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
+    }
+
+    fn word_of(bytes: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+    }
+
+    /// A tree too deep to read on the stack is refused; one as deep as TOML gives is read.
+    #[test]
+    fn a_stored_tree_is_bounded_in_depth() {
+        let nested = |n: usize| format!("a = {}1{}\n", "[".repeat(n), "]".repeat(n));
+        let mut shallow = Built::default();
+        let root = shallow.document(&nested(20)).unwrap();
+        let bytes = shallow.stored(root).unwrap();
+        assert!(Tree::stored(&bytes).is_some());
+        // Made by hand: toml's own parser stops well before this depth.
+        let depth = 200u32;
+        let mut deep = Vec::new();
+        deep.extend_from_slice(&0u32.to_le_bytes());
+        deep.extend_from_slice(&(depth + 1).to_le_bytes());
+        for i in 0..depth {
+            for w in [4u32, i + 1, 1, 0, 0] {
+                deep.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        for w in [1u32, 0, 1, 0, 0] {
+            deep.extend_from_slice(&w.to_le_bytes());
+        }
+        assert!(Tree::stored(&deep).is_none());
     }
 
     #[test]
     fn an_entry_reads_back_only_under_its_own_key() {
-        let docs = BTreeMap::from([("modes/a.toml".to_string(), vec![1, 2, 3]), ("x".to_string(), vec![])]);
+        let docs = BTreeMap::from([("modes/a.toml", &[1u8, 2, 3][..]), ("x", &[][..])]);
         let packed = pack("k1", &docs);
-        assert_eq!(unpack(&packed, "k1"), Some(docs));
+        let found = unpack(&packed, "k1").unwrap();
+        let read: BTreeMap<&str, &[u8]> = found.iter().map(|(n, r)| (n.as_str(), &packed[r.clone()])).collect();
+        assert_eq!(read, docs);
         assert_eq!(unpack(&packed, "k2"), None);
         // Torn anywhere: at most the documents before the tear, each whole.
         for cut in 0..packed.len() - 1 {
             let got = unpack(&packed[..cut], "k1");
             assert!(got.is_none() || got.is_some_and(|d| d.len() < 2), "{cut}");
         }
-        assert_eq!(unpack(b"sixfold parsed layer 1\nk1\n99 1\nab", "k1"), None);
+        assert_eq!(unpack(b"sixfold parsed layer 2\nk1\n99 1\nab", "k1"), None);
     }
 }

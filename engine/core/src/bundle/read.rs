@@ -6,10 +6,11 @@
 
 use super::parsed::{ParseCache, ParsedDoc, Stored};
 use super::select::{Needs, Selection};
-use super::source::{BundleSource, Origin};
+use super::source::{BundleSource, Origin, Text};
 use crate::diag::Diagnostic;
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use crate::script::{Script, ScriptHost};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
@@ -21,12 +22,15 @@ pub(crate) struct Doc {
     pub(crate) relative: String,
     pub(crate) display: String,
     /// The TOML text spans point into (a `.md` mode's front matter).
-    pub(crate) text: Arc<str>,
+    pub(crate) text: DocText,
     /// Lines before `text` in the file.
     pub(crate) line_offset: usize,
     /// The shipped command rules: only the text before them was parsed, the rules are left to
     /// the classifier to compile by need (`classify::unread`).
     pub(crate) unread_commands: bool,
+    /// Read for one judgement: its examples and rows, which only a whole load compiles, are
+    /// left unread where it is read from a tree.
+    pub(crate) lean: bool,
 }
 
 impl Doc {
@@ -65,7 +69,7 @@ fn normalise(path: &str) -> String {
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
     display: String,
-    text: Arc<str>,
+    text: DocText,
     span: Range<usize>,
     line_offset: usize,
     message: String,
@@ -132,6 +136,46 @@ const COMMANDS: &str = "policies/commands.toml";
 /// A mode as written, with the role prompt from a `.md` mode's body.
 pub(crate) type ModeDoc = (ModeFile, Option<String>);
 
+/// A document's text: the binary's own (a shipped file's, never copied), or read from a file and
+/// shared by the diagnostics that point into it.
+#[derive(Debug, Clone)]
+pub(crate) enum DocText {
+    Embedded(&'static str),
+    Read(Arc<str>),
+}
+
+impl DocText {
+    fn of(text: &Text) -> DocText {
+        match text {
+            Cow::Borrowed(text) => DocText::Embedded(text),
+            Cow::Owned(text) => DocText::Read(Arc::from(text.as_str())),
+        }
+    }
+
+    /// `part`, a slice of this text, as a text of its own (of the binary's still, where this is).
+    fn part(&self, part: &str) -> DocText {
+        if let DocText::Embedded(whole) = self {
+            let at = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+            let within = at.checked_add(part.len()).and_then(|end| whole.get(at..end));
+            if let Some(within) = within.filter(|w| std::ptr::eq(w.as_ptr(), part.as_ptr())) {
+                return DocText::Embedded(within);
+            }
+        }
+        DocText::Read(Arc::from(part))
+    }
+}
+
+impl std::ops::Deref for DocText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            DocText::Embedded(text) => text,
+            DocText::Read(text) => text,
+        }
+    }
+}
+
 /// A script file: compiled (`None` when it did not compile, already reported), or still text
 /// when only a selection was read and no rule has named it yet.
 #[derive(Debug, Clone)]
@@ -139,7 +183,7 @@ pub(crate) enum ScriptFile {
     Compiled(Option<Script>),
     Unread {
         display: String,
-        text: String,
+        text: DocText,
         shipped: bool,
     },
 }
@@ -196,7 +240,7 @@ pub(crate) fn read(
                     let file = if wanted.is_some() {
                         ScriptFile::Unread {
                             display,
-                            text: text.to_string(),
+                            text: DocText::of(text),
                             shipped,
                         }
                     } else {
@@ -215,14 +259,18 @@ pub(crate) fn read(
                     }
                     _ => None,
                 };
-                let text = cut.unwrap_or(text.as_ref());
+                let text = match cut {
+                    Some(cut) => DocText::Embedded(cut),
+                    None => DocText::of(text),
+                };
                 let doc = Doc {
                     source: index,
                     relative: relative.clone(),
                     display,
-                    text: Arc::from(text),
+                    text,
                     line_offset: 0,
                     unread_commands: cut.is_some(),
+                    lean: wanted.is_some(),
                 };
                 // Never the shipped bundle: it holds every mode's ceiling, which no file outside the
                 // binary may stand in for (and in a compact form it decodes no faster than it parses).
@@ -232,7 +280,7 @@ pub(crate) fn read(
                     }
                     _ => None,
                 };
-                read_document(&mut docs, doc, text, shipped, entry, d);
+                read_document(&mut docs, doc, shipped, entry, d);
             }
         }
         let Some(wanted) = &mut wanted else { break };
@@ -266,7 +314,6 @@ pub(crate) fn compile(
 fn read_document(
     docs: &mut Documents,
     mut doc: Doc,
-    text: &str,
     shipped: bool,
     stored: Option<&mut Stored>,
     d: &mut Vec<Diagnostic>,
@@ -276,14 +323,15 @@ fn read_document(
         "modes" => {
             let mut role = None;
             if relative.ends_with(".md") {
-                let Some((matter, body)) = front_matter(text) else {
+                let whole = doc.text.clone();
+                let Some((matter, body)) = front_matter(&whole) else {
                     d.push(
                         Diagnostic::at_line(&doc.display, 1, 1, "a mode written as Markdown needs TOML front matter")
                             .with_hint("start the file with a line `+++`, the mode's keys, then another `+++`; the body is the role prompt"),
                     );
                     return;
                 };
-                doc.text = Arc::from(matter);
+                doc.text = whole.part(matter);
                 doc.line_offset = 1;
                 role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
             }
@@ -323,45 +371,71 @@ fn read_document(
 /// stored entry when it holds it, else parsed from its TOML (and then stored, when it parsed).
 fn parse_stored(doc: &Doc, shipped: bool, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) -> Option<ParsedDoc> {
     let kind = doc.relative.split('/').next().unwrap_or("");
+    let unread = match doc.lean {
+        true => unread_for_one_judgement(kind),
+        false => &[],
+    };
     if shipped {
-        if let Some(built) = built(kind, &doc.relative, &doc.text) {
+        if let Some(built) = built_without(kind, &doc.relative, &doc.text, unread) {
             return Some(built);
         }
     }
-    let mut stored = stored;
-    if let Some(found) = stored.as_mut().and_then(|s| s.get(&doc.relative)) {
-        let same_kind = matches!(
-            (kind, &found),
-            ("modes", ParsedDoc::Mode(_))
-                | ("policies", ParsedDoc::Policy(_))
-                | ("patterns", ParsedDoc::Pattern(_))
-                | ("providers", ParsedDoc::Provider(_))
-        );
-        if same_kind {
-            return Some(found);
-        }
-    }
-    let parsed = match kind {
-        "modes" => parse::<ModeFile>(doc, d).map(ParsedDoc::Mode),
-        "policies" => parse::<PolicyFile>(doc, d).map(ParsedDoc::Policy),
-        "patterns" => parse::<PatternFile>(doc, d).map(ParsedDoc::Pattern),
-        "providers" => parse::<ProviderFile>(doc, d).map(|p| ParsedDoc::Provider(Box::new(p))),
+    match kind {
+        "modes" => layer_doc::<ModeFile>(doc, stored, unread, d).map(ParsedDoc::Mode),
+        "policies" => layer_doc::<PolicyFile>(doc, stored, unread, d).map(ParsedDoc::Policy),
+        "patterns" => layer_doc::<PatternFile>(doc, stored, unread, d).map(ParsedDoc::Pattern),
+        "providers" => layer_doc::<ProviderFile>(doc, stored, unread, d).map(|p| ParsedDoc::Provider(Box::new(p))),
         _ => None,
-    }?;
-    if let Some(stored) = stored {
-        stored.put(&doc.relative, &parsed);
     }
+}
+
+/// A document of a layer: from its stored entry, else parsed (and stored when it parsed).
+fn layer_doc<T: serde::de::DeserializeOwned>(
+    doc: &Doc,
+    stored: Option<&mut Stored>,
+    unread: &'static [&'static str],
+    d: &mut Vec<Diagnostic>,
+) -> Option<T> {
+    let Some(stored) = stored else {
+        return parse::<T>(doc, d);
+    };
+    if let Some(found) = stored.get::<T>(&doc.relative, unread) {
+        return Some(found);
+    }
+    let parsed = parse::<T>(doc, d)?;
+    stored.put::<T>(&doc.relative, &doc.text);
     Some(parsed)
 }
 
-/// A shipped document of `kind` as the build parsed it, when `text` is the text it parsed.
-pub(crate) fn built(kind: &str, relative: &str, text: &str) -> Option<ParsedDoc> {
-    use crate::built::document;
+/// The top-level keys of a document of `kind` that only a whole load compiles (`sixfold check`'s
+/// examples, the rows runs are checked against): one judgement's load leaves them unread.
+pub(crate) fn unread_for_one_judgement(kind: &str) -> &'static [&'static str] {
     match kind {
-        "modes" => document::<ModeFile>(relative, text).map(ParsedDoc::Mode),
-        "policies" => document::<PolicyFile>(relative, text).map(ParsedDoc::Policy),
-        "patterns" => document::<PatternFile>(relative, text).map(ParsedDoc::Pattern),
-        "providers" => document::<ProviderFile>(relative, text).map(|p| ParsedDoc::Provider(Box::new(p))),
+        "modes" | "patterns" => &["examples"],
+        "policies" => &["examples", "row_examples", "rows"],
+        _ => &[],
+    }
+}
+
+/// A shipped document of `kind` as the build parsed it, when `text` is the text it parsed.
+#[cfg(test)]
+pub(crate) fn built(kind: &str, relative: &str, text: &str) -> Option<ParsedDoc> {
+    built_without(kind, relative, text, &[])
+}
+
+/// As [`built`], without the top-level keys `unread`.
+pub(crate) fn built_without(
+    kind: &str,
+    relative: &str,
+    text: &str,
+    unread: &'static [&'static str],
+) -> Option<ParsedDoc> {
+    use crate::built::document_without as document;
+    match kind {
+        "modes" => document::<ModeFile>(relative, text, unread).map(ParsedDoc::Mode),
+        "policies" => document::<PolicyFile>(relative, text, unread).map(ParsedDoc::Policy),
+        "patterns" => document::<PatternFile>(relative, text, unread).map(ParsedDoc::Pattern),
+        "providers" => document::<ProviderFile>(relative, text, unread).map(|p| ParsedDoc::Provider(Box::new(p))),
         _ => None,
     }
 }
@@ -420,4 +494,27 @@ pub(crate) fn is_id(id: &str) -> bool {
 /// A TOML table as JSON (settings, example facts and context).
 pub(crate) fn toml_table_to_json(map: &BTreeMap<String, toml::Value>) -> serde_json::Value {
     serde_json::to_value(map).unwrap_or(serde_json::Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DocText;
+    use std::borrow::Cow;
+
+    /// A shipped file's text and its front matter stay the binary's; a read file's part is its own.
+    #[test]
+    fn an_embedded_text_and_its_parts_are_never_copied() {
+        static FILE: &str = "+++\nid = \"x\"\n+++\nbody\n";
+        let embedded = DocText::of(&Cow::Borrowed(FILE));
+        let (matter, _) = super::front_matter(&embedded).unwrap();
+        let part = embedded.part(matter);
+        assert!(matches!(part, DocText::Embedded(p) if std::ptr::eq(p.as_ptr(), FILE[4..].as_ptr())));
+        assert_eq!(&*part, "id = \"x\"\n");
+        // Text from elsewhere, even equal, is not a part of it.
+        let other = String::from(matter);
+        assert!(matches!(embedded.part(&other), DocText::Read(_)));
+        let read = DocText::of(&Cow::Owned(FILE.to_string()));
+        let (matter, _) = super::front_matter(&read).unwrap();
+        assert!(matches!(read.part(matter), DocText::Read(ref t) if &**t == "id = \"x\"\n"));
+    }
 }

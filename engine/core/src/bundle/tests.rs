@@ -1043,6 +1043,51 @@ mod built {
         assert!(documents > 30, "{documents}");
     }
 
+    /// One judgement's reading of a shipped document is its whole reading without the examples
+    /// and rows only a whole load compiles, and a load for one judgement judges as a whole load.
+    #[test]
+    fn one_judgements_reading_leaves_out_only_examples_and_rows() {
+        use super::super::read::{built_without, unread_for_one_judgement as unread_for};
+        let mut left_out = 0;
+        for (relative, whole) in FILES {
+            if relative.ends_with(".rhai") {
+                continue;
+            }
+            let kind = relative.split('/').next().unwrap();
+            let text = as_loaded(relative, whole);
+            let lean = built_without(kind, relative, text, unread_for(kind)).unwrap();
+            let mut full = built(kind, relative, text).unwrap();
+            match &mut full {
+                ParsedDoc::Mode(m) => left_out += std::mem::take(&mut m.examples).len(),
+                ParsedDoc::Pattern(p) => left_out += std::mem::take(&mut p.examples).len(),
+                ParsedDoc::Policy(p) => {
+                    left_out += std::mem::take(&mut p.examples).len()
+                        + std::mem::take(&mut p.row_examples).len()
+                        + std::mem::take(&mut p.rows).len();
+                }
+                ParsedDoc::Provider(_) => {}
+            }
+            assert_eq!(format!("{lean:?}"), format!("{full:?}"), "{relative}");
+        }
+        assert!(left_out > 50, "{left_out}");
+        let shipped = [crate::shipped::source()];
+        let whole = Bundle::load(&shipped).0;
+        let step: crate::effects::EffectProfile =
+            serde_json::from_str(r#"{"writes":["./src/x", "/etc/hosts"], "reads": ["~/.ssh/id_rsa"]}"#).unwrap();
+        for mode in whole.modes() {
+            let needs = Needs::mode(&mode.id).with_pattern("single");
+            let (lean, diagnostics) = Bundle::load_for(&shipped, &needs);
+            assert!(diagnostics.is_empty(), "{diagnostics:?}");
+            let context = crate::judge::Context::example();
+            assert_eq!(
+                format!("{:?}", lean.judge(&mode.id, &step, &context)),
+                format!("{:?}", whole.judge(&mode.id, &step, &context)),
+                "{}",
+                mode.id
+            );
+        }
+    }
+
     /// What the build read of each shipped file for a selection is what a selection reads of
     /// the same text now; a changed text is read afresh.
     #[test]

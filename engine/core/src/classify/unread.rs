@@ -7,7 +7,6 @@
 
 use crate::command_rule::CommandRule;
 use crate::format::CommandRuleFile;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 /// One rule of the cut file: its byte range, its id, the programs it is for.
@@ -29,8 +28,6 @@ pub(crate) struct Unread {
     policy: String,
     text: &'static str,
     blocks: &'static [Block],
-    /// The blocks of each program, in file order; made on the first look-up.
-    by_program: OnceLock<HashMap<&'static str, Vec<usize>>>,
     /// Each block's rule once compiled (`None`: it did not compile).
     compiled: Vec<OnceLock<Option<Arc<CommandRule>>>>,
 }
@@ -50,7 +47,6 @@ impl Unread {
             policy: policy.to_string(),
             text,
             blocks,
-            by_program: OnceLock::new(),
             compiled: blocks.iter().map(|_| OnceLock::new()).collect(),
         })
     }
@@ -59,20 +55,13 @@ impl Unread {
     /// program is not understood (INVARIANT (fail closed): a rule that is missing could have been
     /// the stricter, longer one).
     pub(crate) fn rules(&self, program: &str) -> Option<Vec<&Arc<CommandRule>>> {
-        let by_program = self.by_program.get_or_init(|| {
-            let mut map: HashMap<&'static str, Vec<usize>> = HashMap::new();
-            for (i, (_, _, _, programs)) in self.blocks.iter().enumerate() {
-                for program in programs.iter() {
-                    map.entry(program).or_default().push(i);
-                }
-            }
-            map
-        });
-        by_program
-            .get(program)
-            .map_or(&[][..], Vec::as_slice)
+        // A scan of a few hundred short names: cheaper than building an index in a process that
+        // looks up one or two programs.
+        self.blocks
             .iter()
-            .map(|i| self.rule(*i))
+            .enumerate()
+            .filter(|(_, (_, _, _, programs))| programs.contains(&program))
+            .map(|(i, _)| self.rule(i))
             .collect()
     }
 
