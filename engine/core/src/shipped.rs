@@ -10,7 +10,7 @@ pub fn source() -> BundleSource {
         origin: Origin::Shipped,
         // Borrowed: a call copies none of it.
         files: FILES.iter().map(|(p, t)| (p.to_string(), Cow::Borrowed(*t))).collect(),
-        embedded_hash: Some(HASH),
+        known_hash: Some(Cow::Borrowed(HASH)),
     }
 }
 

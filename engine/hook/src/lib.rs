@@ -116,7 +116,9 @@ impl ProjectLayer {
         if !dir.is_dir() {
             return ProjectLayer::default();
         }
-        let (source, diagnostics) = BundleSource::read_dir(&dir);
+        let (mut source, diagnostics) = BundleSource::read_dir(&dir);
+        // Hashed once: for the log's stamp and the parsed layer's name alike.
+        source.known_hash = Some(source.content_hash().into());
         ProjectLayer {
             source: Some(source),
             diagnostics,

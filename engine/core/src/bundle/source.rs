@@ -52,9 +52,10 @@ pub struct BundleSource {
     pub origin: Origin,
     /// Path relative to the bundle root → text.
     pub files: BTreeMap<String, Text>,
-    /// The content hash made when the files were embedded (the shipped bundle's, by the build
-    /// script), so a call does not hash them again.
-    pub embedded_hash: Option<&'static str>,
+    /// The content hash of `files` when it is known already (the shipped bundle's, made by the
+    /// build script; a project layer's, made once when it is read), so a call does not hash them
+    /// again. Whoever changes `files` after setting it sets it to `None`.
+    pub known_hash: Option<Text>,
 }
 
 impl BundleSource {
@@ -71,7 +72,7 @@ impl BundleSource {
                 .into_iter()
                 .map(|(p, t)| (p.into(), Cow::Owned(t.into())))
                 .collect(),
-            embedded_hash: None,
+            known_hash: None,
         }
     }
 
@@ -93,7 +94,7 @@ impl BundleSource {
     /// This layer's content hash (`sha256:…`): its files' paths and texts, wherever they were
     /// read from. The shipped bundle's was made when it was embedded.
     pub fn content_hash(&self) -> String {
-        match self.embedded_hash {
+        match &self.known_hash {
             Some(hash) => hash.to_string(),
             None => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_ref()))),
         }
