@@ -330,10 +330,12 @@ fn loading(c: &mut Criterion) {
     group.bench_function("modes-and-their-policies", |b| {
         b.iter(|| Bundle::load(black_box(std::slice::from_ref(&subset))))
     });
-    // What a hook loads to judge one step: `Bundle::load_for` the mode, the provider and the pattern.
+    // What a hook loads to judge one step: `Bundle::load_for` the mode, the provider, the pattern
+    // and the tool called.
     let needs = Needs::mode("workspace-write")
         .with_provider("claude-code")
-        .with_pattern("single");
+        .with_pattern("single")
+        .with_tool("Bash");
     let (lean, diagnostics) = Bundle::load_for(&[shipped::source()], &needs);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     assert!(lean.mode("workspace-write").is_some() && lean.provider("claude-code").is_some());

@@ -64,7 +64,10 @@ fn loading(c: &mut Criterion) {
     for (name, mode, layer) in cases {
         let mut sources = vec![shipped::source()];
         sources.extend(layer);
-        let needs = Needs::mode(mode).with_pattern("single").with_provider("claude-code");
+        let needs = Needs::mode(mode)
+            .with_pattern("single")
+            .with_provider("claude-code")
+            .with_tool("Bash");
         // The first load keeps the layer's parsed form; the bench reads it as the hook does.
         let (bundle, diagnostics) = Bundle::load_cached(&sources, Some(&needs), &cache);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");

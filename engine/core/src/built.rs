@@ -64,16 +64,17 @@ impl Nodes<'_> {
 impl<'a> Tree<'a> {
     /// The document at `root`, when it reads as `T`.
     pub(crate) fn document<T: DeserializeOwned>(self, root: u32) -> Option<T> {
-        self.document_without(root, &[])
+        self.document_without(root, Leave::default())
     }
 
-    /// The document at `root` without its top-level keys `unread` (left to their defaults), when
-    /// it reads as `T`: one judgement's load leaves a file's examples and rows unread.
-    pub(crate) fn document_without<T: DeserializeOwned>(self, root: u32, unread: &'static [&'static str]) -> Option<T> {
+    /// The document at `root` without what `leave` names (left to its defaults), when it reads
+    /// as `T`.
+    pub(crate) fn document_without<T: DeserializeOwned>(self, root: u32, leave: Leave<'_>) -> Option<T> {
         T::deserialize(Node {
             tree: self,
             at: root as usize,
-            unread,
+            leave,
+            only: None,
         })
         .ok()
     }
@@ -122,6 +123,16 @@ impl<'a> Tree<'a> {
     }
 }
 
+/// What one judgement's read leaves out of a document (the file's examples and rows, which only
+/// a whole load compiles; of a provider's tool map, every tool but the one called).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Leave<'n> {
+    /// Top-level keys left out.
+    pub(crate) keys: &'n [&'n str],
+    /// Of the top-level table `.0`, every entry but `.1`.
+    pub(crate) all_but: Option<(&'n str, &'n str)>,
+}
+
 /// Why a built document did not read (it is then parsed from its text).
 #[derive(Debug)]
 pub(crate) struct Error(String);
@@ -146,14 +157,16 @@ fn malformed() -> Error {
 
 /// One node of the tree.
 #[derive(Debug, Clone, Copy)]
-struct Node<'a> {
+struct Node<'a, 'n> {
     tree: Tree<'a>,
     at: usize,
-    /// Keys of this node's table to pass over (only ever the root's).
-    unread: &'static [&'static str],
+    /// What is left out of the document (only the root's is not empty).
+    leave: Leave<'n>,
+    /// The one entry of this node's table that is read, where `leave.all_but` names the table.
+    only: Option<&'n str>,
 }
 
-impl<'a> Node<'a> {
+impl<'a, 'n> Node<'a, 'n> {
     fn raw(&self) -> Result<[u32; 5], Error> {
         self.tree.nodes.get(self.at).ok_or_else(malformed)
     }
@@ -168,12 +181,28 @@ impl<'a> Node<'a> {
         self.tree.strings.get(at..at + len).ok_or_else(malformed)
     }
 
-    fn child(&self, at: usize) -> Node<'a> {
+    fn child(&self, at: usize) -> Node<'a, 'n> {
         Node {
             tree: self.tree,
             at,
-            unread: &[],
+            leave: Leave::default(),
+            only: None,
         }
+    }
+
+    /// The text of the key node at `at`.
+    fn key(&self, at: usize) -> Result<&'a str, Error> {
+        let [_, a, b, _, _] = self.child(at).raw()?;
+        self.text(a, b)
+    }
+
+    /// Whether the entry whose key node is at `at` is left out.
+    fn leaves(&self, at: usize) -> Result<bool, Error> {
+        if self.leave.keys.is_empty() && self.only.is_none() {
+            return Ok(false);
+        }
+        let key = self.key(at)?;
+        Ok(self.leave.keys.contains(&key) || self.only.is_some_and(|only| only != key))
     }
 }
 
@@ -182,7 +211,7 @@ fn bits(a: u32, b: u32) -> u64 {
 }
 
 // Strings are lent for the tree's lifetime, so a value buffered for `flatten` keeps them borrowed.
-impl<'a> de::Deserializer<'a> for Node<'a> {
+impl<'a, 'n> de::Deserializer<'a> for Node<'a, 'n> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -254,22 +283,22 @@ impl<'a> de::Deserializer<'a> for Node<'a> {
     }
 }
 
-impl<'a> IntoDeserializer<'a, Error> for Node<'a> {
-    type Deserializer = Node<'a>;
+impl<'a, 'n> IntoDeserializer<'a, Error> for Node<'a, 'n> {
+    type Deserializer = Node<'a, 'n>;
 
-    fn into_deserializer(self) -> Node<'a> {
+    fn into_deserializer(self) -> Node<'a, 'n> {
         self
     }
 }
 
 /// An array's items.
-struct Items<'a> {
-    node: Node<'a>,
+struct Items<'a, 'n> {
+    node: Node<'a, 'n>,
     next: usize,
     end: usize,
 }
 
-impl<'a> de::SeqAccess<'a> for Items<'a> {
+impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'a>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
@@ -283,21 +312,17 @@ impl<'a> de::SeqAccess<'a> for Items<'a> {
 }
 
 /// A table's keys and values.
-struct Entries<'a> {
-    node: Node<'a>,
+struct Entries<'a, 'n> {
+    node: Node<'a, 'n>,
     next: usize,
     end: usize,
 }
 
-impl<'a> de::MapAccess<'a> for Entries<'a> {
+impl<'a, 'n> de::MapAccess<'a> for Entries<'a, 'n> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'a>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
-        while self.next < self.end && !self.node.unread.is_empty() {
-            let [_, a, b, _, _] = self.node.child(self.next).raw()?;
-            if !self.node.unread.contains(&self.node.text(a, b)?) {
-                break;
-            }
+        while self.next < self.end && self.node.leaves(self.next)? {
             self.next += 2;
         }
         if self.next >= self.end {
@@ -307,28 +332,33 @@ impl<'a> de::MapAccess<'a> for Entries<'a> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let value = self.node.child(self.next + 1);
+        let mut value = self.node.child(self.next + 1);
+        if let Some((table, entry)) = self.node.leave.all_but {
+            if self.node.key(self.next)? == table {
+                value.only = Some(entry);
+            }
+        }
         self.next += 2;
         seed.deserialize(value)
     }
 }
 
 /// An enum written as a table of one key.
-struct Variant<'a> {
-    key: Node<'a>,
-    value: Node<'a>,
+struct Variant<'a, 'n> {
+    key: Node<'a, 'n>,
+    value: Node<'a, 'n>,
 }
 
-impl<'a> de::EnumAccess<'a> for Variant<'a> {
+impl<'a, 'n> de::EnumAccess<'a> for Variant<'a, 'n> {
     type Error = Error;
-    type Variant = Node<'a>;
+    type Variant = Node<'a, 'n>;
 
-    fn variant_seed<V: DeserializeSeed<'a>>(self, seed: V) -> Result<(V::Value, Node<'a>), Error> {
+    fn variant_seed<V: DeserializeSeed<'a>>(self, seed: V) -> Result<(V::Value, Node<'a, 'n>), Error> {
         Ok((seed.deserialize(self.key)?, self.value))
     }
 }
 
-impl<'a> de::VariantAccess<'a> for Node<'a> {
+impl<'a, 'n> de::VariantAccess<'a> for Node<'a, 'n> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<(), Error> {
@@ -378,23 +408,25 @@ pub(crate) fn facts(relative: &str, text: &'static str) -> Option<Facts> {
 /// matter, the text before the command rules, one command rule) is one it parsed; `None` otherwise, and the
 /// text is then parsed.
 pub(crate) fn document<T: DeserializeOwned>(relative: &str, text: &str) -> Option<T> {
-    document_without(relative, text, &[])
+    document_without(relative, text, Leave::default())
 }
 
-/// As [`document`], without the top-level keys `unread` (see [`Tree::document_without`]).
-pub(crate) fn document_without<T: DeserializeOwned>(
-    relative: &str,
-    text: &str,
-    unread: &'static [&'static str],
-) -> Option<T> {
+/// As [`document`], without what `leave` names (see [`Tree::document_without`]).
+pub(crate) fn document_without<T: DeserializeOwned>(relative: &str, text: &str, leave: Leave<'_>) -> Option<T> {
     let at = FILES.iter().position(|(path, _)| *path == relative)?;
     let (_, whole) = FILES.get(at)?;
     let (_, _, _, root) = DOCUMENTS.iter().find(|(file, start, end, _)| {
-        *file == at && end - start == text.len() && whole.get(*start..*end) == Some(text)
+        // The text a load hands over is the embedded one itself: its address tells, without
+        // reading it; a copy is compared.
+        *file == at
+            && end - start == text.len()
+            && whole
+                .get(*start..*end)
+                .is_some_and(|w| std::ptr::eq(w.as_ptr(), text.as_ptr()) || w == text)
     })?;
     Tree {
         nodes: Nodes::Built(NODES),
         strings: STRINGS,
     }
-    .document_without(*root, unread)
+    .document_without(*root, leave)
 }

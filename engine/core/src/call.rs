@@ -448,7 +448,7 @@ pub fn understood(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> bool {
 fn mapped(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> Result<(ToolEffects, Option<String>), String> {
     match called {
         Called::Tool { provider, name, input } => {
-            if let Some((server, tool)) = name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+            if let Some((server, tool)) = crate::provider::mcp_tool(name) {
                 return Ok((bundle.mcp_effects(server, tool, input, cwd), None));
             }
             let p = bundle

@@ -42,6 +42,13 @@ pub struct ToolEffects {
     pub known: bool,
 }
 
+/// An agent CLI's name for an MCP server's tool (`mcp__SERVER__TOOL`): the server and the tool.
+/// Only such a call reads the bundle's `[mcp]` maps (`call`), so one judgement's load of any
+/// other tool leaves them unread (`bundle::Needs::with_tool`).
+pub(crate) fn mcp_tool(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__"))
+}
+
 impl Provider {
     /// Maps a tool call to its effects. `cwd` is where relative paths and commands resolve.
     pub fn tool_effects(

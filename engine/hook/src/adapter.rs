@@ -336,9 +336,13 @@ fn judge_narrowed(
     // session, or a helper's carve, both known before loading; a mode's or pattern's own is known
     // once loaded (then the bundle is loaded again with it, which only such a lease pays for).
     let prices = set.cents.is_some() || carved.is_some_and(|c| c.lease.cents.is_some());
+    let tool = event.tool_name.clone().ok_or("the event names no tool")?;
     // Only what judging this step needs is loaded: the hook runs before every tool call.
     let load = |layer: Option<&ProjectLayer>, mode: &str, pattern: &str| -> Result<Bundle, String> {
-        let needs = Needs::mode(mode).with_provider(provider_id).with_pattern(pattern);
+        let needs = Needs::mode(mode)
+            .with_provider(provider_id)
+            .with_pattern(pattern)
+            .with_tool(&tool);
         let bundle = loaded(layer, Some(&needs.clone().with_prices(prices)))?;
         match prices || sixfold_core::call::in_force(&bundle, mode, pattern).cents.is_none() {
             true => Ok(bundle),
@@ -351,7 +355,6 @@ fn judge_narrowed(
         Standing::Untrusted => Some(load(None, crate::DEFAULT_MODE, crate::DEFAULT_PATTERN)?),
         _ => None,
     };
-    let tool = event.tool_name.clone().ok_or("the event names no tool")?;
     let input = event.tool_input.clone().unwrap_or(Value::Null);
     let planned_writes = records
         .planned_edits(&tool, &input, &session.cwd)

@@ -15,7 +15,7 @@
 
 use super::source::BundleSource;
 use crate::built::make::Built;
-use crate::built::Tree;
+use crate::built::{Leave, Tree};
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -110,9 +110,9 @@ impl Stored {
         }
     }
 
-    /// The stored document at `relative` without its top-level keys `unread`, if there is one
-    /// and it reads as `T`.
-    pub(crate) fn get<T: DeserializeOwned>(&mut self, relative: &str, unread: &'static [&'static str]) -> Option<T> {
+    /// The stored document at `relative` without what `unread` names, if there is one and it
+    /// reads as `T`.
+    pub(crate) fn get<T: DeserializeOwned>(&mut self, relative: &str, unread: Leave<'_>) -> Option<T> {
         let found = self
             .bytes(relative)
             .and_then(Tree::stored)
@@ -261,7 +261,7 @@ mod tests {
             let parsed: T = toml::from_str(text).unwrap();
             stored.put::<T>(relative, text);
             let back = stored
-                .get::<T>(relative, &[])
+                .get::<T>(relative, Leave::default())
                 .unwrap_or_else(|| panic!("{relative} does not read back"));
             assert_eq!(format!("{back:?}"), format!("{parsed:?}"), "{relative}");
         }
@@ -317,9 +317,11 @@ mod tests {
         let mut entry = Stored::open(&cache, &sources[1]);
         let names: Vec<String> = entry.docs.keys().cloned().collect();
         assert_eq!(names, ["modes/mine.toml", "modes/role.md", "policies/kept.toml"]);
-        assert!(entry.get::<ModeFile>("modes/mine.toml", &[]).is_some());
-        assert!(entry.get::<ModeFile>("modes/role.md", &[]).is_some());
-        assert!(entry.get::<PolicyFile>("policies/kept.toml", &[]).is_some());
+        assert!(entry.get::<ModeFile>("modes/mine.toml", Leave::default()).is_some());
+        assert!(entry.get::<ModeFile>("modes/role.md", Leave::default()).is_some());
+        assert!(entry
+            .get::<PolicyFile>("policies/kept.toml", Leave::default())
+            .is_some());
         assert_eq!(seen(&Bundle::load_cached(&sources, None, &cache)), plain);
         // One judgement's load, stored and not.
         let needs = Needs::mode("mine").with_pattern("single");

@@ -7,6 +7,7 @@
 use super::parsed::{ParseCache, ParsedDoc, Stored};
 use super::select::{Needs, Selection};
 use super::source::{BundleSource, Origin, Text};
+use crate::built::Leave;
 use crate::diag::Diagnostic;
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use crate::script::{Script, ScriptHost};
@@ -28,9 +29,6 @@ pub(crate) struct Doc {
     /// The shipped command rules: only the text before them was parsed, the rules are left to
     /// the classifier to compile by need (`classify::unread`).
     pub(crate) unread_commands: bool,
-    /// Read for one judgement: its examples and rows, which only a whole load compiles, are
-    /// left unread where it is read from a tree.
-    pub(crate) lean: bool,
 }
 
 impl Doc {
@@ -270,7 +268,6 @@ pub(crate) fn read(
                     text,
                     line_offset: 0,
                     unread_commands: cut.is_some(),
-                    lean: wanted.is_some(),
                 };
                 // Never the shipped bundle: it holds every mode's ceiling, which no file outside the
                 // binary may stand in for (and in a compact form it decodes no faster than it parses).
@@ -280,7 +277,7 @@ pub(crate) fn read(
                     }
                     _ => None,
                 };
-                read_document(&mut docs, doc, shipped, entry, d);
+                read_document(&mut docs, doc, shipped, entry, needs, d);
             }
         }
         let Some(wanted) = &mut wanted else { break };
@@ -316,6 +313,7 @@ fn read_document(
     mut doc: Doc,
     shipped: bool,
     stored: Option<&mut Stored>,
+    needs: Option<&Needs>,
     d: &mut Vec<Diagnostic>,
 ) {
     let relative = doc.relative.clone();
@@ -335,7 +333,7 @@ fn read_document(
                 doc.line_offset = 1;
                 role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
             }
-            if let Some(ParsedDoc::Mode(mode)) = parse_stored(&doc, shipped, stored, d) {
+            if let Some(ParsedDoc::Mode(mode)) = parse_stored(&doc, shipped, stored, needs, d) {
                 if mode.id != file_stem(&relative) {
                     d.push(
                         Diagnostic::file(
@@ -349,17 +347,17 @@ fn read_document(
             }
         }
         "policies" => {
-            if let Some(ParsedDoc::Policy(policy)) = parse_stored(&doc, shipped, stored, d) {
+            if let Some(ParsedDoc::Policy(policy)) = parse_stored(&doc, shipped, stored, needs, d) {
                 docs.policies.insert(policy.id.clone(), doc, policy, d);
             }
         }
         "patterns" => {
-            if let Some(ParsedDoc::Pattern(pattern)) = parse_stored(&doc, shipped, stored, d) {
+            if let Some(ParsedDoc::Pattern(pattern)) = parse_stored(&doc, shipped, stored, needs, d) {
                 docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
             }
         }
         "providers" => {
-            if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, shipped, stored, d) {
+            if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, shipped, stored, needs, d) {
                 docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
@@ -369,12 +367,15 @@ fn read_document(
 
 /// The document as its folder's kind: a shipped one as the build parsed it, else from the layer's
 /// stored entry when it holds it, else parsed from its TOML (and then stored, when it parsed).
-fn parse_stored(doc: &Doc, shipped: bool, stored: Option<&mut Stored>, d: &mut Vec<Diagnostic>) -> Option<ParsedDoc> {
+fn parse_stored(
+    doc: &Doc,
+    shipped: bool,
+    stored: Option<&mut Stored>,
+    needs: Option<&Needs>,
+    d: &mut Vec<Diagnostic>,
+) -> Option<ParsedDoc> {
     let kind = doc.relative.split('/').next().unwrap_or("");
-    let unread = match doc.lean {
-        true => unread_for_one_judgement(kind),
-        false => &[],
-    };
+    let unread = needs.map(|n| leave_for_one_judgement(kind, n)).unwrap_or_default();
     if shipped {
         if let Some(built) = built_without(kind, &doc.relative, &doc.text, unread) {
             return Some(built);
@@ -393,7 +394,7 @@ fn parse_stored(doc: &Doc, shipped: bool, stored: Option<&mut Stored>, d: &mut V
 fn layer_doc<T: serde::de::DeserializeOwned>(
     doc: &Doc,
     stored: Option<&mut Stored>,
-    unread: &'static [&'static str],
+    unread: Leave<'_>,
     d: &mut Vec<Diagnostic>,
 ) -> Option<T> {
     let Some(stored) = stored else {
@@ -407,29 +408,43 @@ fn layer_doc<T: serde::de::DeserializeOwned>(
     Some(parsed)
 }
 
-/// The top-level keys of a document of `kind` that only a whole load compiles (`sixfold check`'s
-/// examples, the rows runs are checked against): one judgement's load leaves them unread.
-pub(crate) fn unread_for_one_judgement(kind: &str) -> &'static [&'static str] {
+/// What one judgement's load leaves unread of a document of `kind`: the examples and rows only a
+/// whole load compiles (`sixfold check`'s, and the rows runs are checked against); for a call of
+/// one tool, the provider's other tools, and the `[mcp]` maps unless it is an MCP server's tool
+/// (the only calls that read them: `provider::mcp_tool`).
+pub(crate) fn leave_for_one_judgement<'n>(kind: &str, needs: &'n Needs) -> Leave<'n> {
+    const EXAMPLES: &[&str] = &["examples"];
+    const CHECKING: &[&str] = &["examples", "row_examples", "rows"];
+    const CHECKING_AND_MCP: &[&str] = &["examples", "row_examples", "rows", "mcp"];
+    let tool = needs.tool.as_deref();
     match kind {
-        "modes" | "patterns" => &["examples"],
-        "policies" => &["examples", "row_examples", "rows"],
-        _ => &[],
+        "modes" | "patterns" => Leave {
+            keys: EXAMPLES,
+            all_but: None,
+        },
+        "policies" => Leave {
+            keys: match tool {
+                Some(tool) if crate::provider::mcp_tool(tool).is_none() => CHECKING_AND_MCP,
+                _ => CHECKING,
+            },
+            all_but: None,
+        },
+        "providers" => Leave {
+            keys: &[],
+            all_but: tool.map(|tool| ("tools", tool)),
+        },
+        _ => Leave::default(),
     }
 }
 
 /// A shipped document of `kind` as the build parsed it, when `text` is the text it parsed.
 #[cfg(test)]
 pub(crate) fn built(kind: &str, relative: &str, text: &str) -> Option<ParsedDoc> {
-    built_without(kind, relative, text, &[])
+    built_without(kind, relative, text, Leave::default())
 }
 
-/// As [`built`], without the top-level keys `unread`.
-pub(crate) fn built_without(
-    kind: &str,
-    relative: &str,
-    text: &str,
-    unread: &'static [&'static str],
-) -> Option<ParsedDoc> {
+/// As [`built`], without what `unread` names.
+pub(crate) fn built_without(kind: &str, relative: &str, text: &str, unread: Leave<'_>) -> Option<ParsedDoc> {
     use crate::built::document_without as document;
     match kind {
         "modes" => document::<ModeFile>(relative, text, unread).map(ParsedDoc::Mode),

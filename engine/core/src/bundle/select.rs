@@ -24,6 +24,9 @@ pub struct Needs {
     /// Whether the price table (`policies/prices.toml`) is left unread: only a lease with `cents`
     /// needs it, so a caller that knows none applies leaves it out. Read by default.
     pub skip_prices: bool,
+    /// The provider tool called, when only that call is judged: of the provider's tool map only
+    /// its entry is read, and the `[mcp]` maps only when it is an MCP server's tool.
+    pub tool: Option<String>,
 }
 
 impl Needs {
@@ -34,6 +37,7 @@ impl Needs {
             provider: None,
             pattern: None,
             skip_prices: false,
+            tool: None,
         }
     }
 
@@ -46,6 +50,12 @@ impl Needs {
     /// The same, also with a pattern.
     pub fn with_pattern(mut self, pattern: &str) -> Needs {
         self.pattern = Some(pattern.to_string());
+        self
+    }
+
+    /// The same, for a call of the provider's tool `name` alone (see [`Needs::tool`]).
+    pub fn with_tool(mut self, name: &str) -> Needs {
+        self.tool = Some(name.to_string());
         self
     }
 

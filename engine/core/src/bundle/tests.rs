@@ -1044,41 +1044,62 @@ mod built {
     }
 
     /// One judgement's reading of a shipped document is its whole reading without the examples
-    /// and rows only a whole load compiles, and a load for one judgement judges as a whole load.
+    /// and rows only a whole load compiles; for a call of one tool, also without the provider's
+    /// other tools and, unless it is an MCP server's tool, without the `[mcp]` maps.
     #[test]
-    fn one_judgements_reading_leaves_out_only_examples_and_rows() {
-        use super::super::read::{built_without, unread_for_one_judgement as unread_for};
+    fn one_judgements_reading_leaves_out_only_what_it_cannot_use() {
+        use super::super::read::{built_without, leave_for_one_judgement};
         let mut left_out = 0;
+        let mode_only = Needs::mode("workspace-write");
+        let bash = Needs::mode("workspace-write").with_tool("Bash");
+        let mcp = Needs::mode("workspace-write").with_tool("mcp__docs__search");
         for (relative, whole) in FILES {
             if relative.ends_with(".rhai") {
                 continue;
             }
             let kind = relative.split('/').next().unwrap();
             let text = as_loaded(relative, whole);
-            let lean = built_without(kind, relative, text, unread_for(kind)).unwrap();
-            let mut full = built(kind, relative, text).unwrap();
-            match &mut full {
-                ParsedDoc::Mode(m) => left_out += std::mem::take(&mut m.examples).len(),
-                ParsedDoc::Pattern(p) => left_out += std::mem::take(&mut p.examples).len(),
-                ParsedDoc::Policy(p) => {
-                    left_out += std::mem::take(&mut p.examples).len()
-                        + std::mem::take(&mut p.row_examples).len()
-                        + std::mem::take(&mut p.rows).len();
+            for needs in [&mode_only, &bash, &mcp] {
+                let lean = built_without(kind, relative, text, leave_for_one_judgement(kind, needs)).unwrap();
+                let mut full = built(kind, relative, text).unwrap();
+                match &mut full {
+                    ParsedDoc::Mode(m) => left_out += std::mem::take(&mut m.examples).len(),
+                    ParsedDoc::Pattern(p) => left_out += std::mem::take(&mut p.examples).len(),
+                    ParsedDoc::Policy(p) => {
+                        left_out += std::mem::take(&mut p.examples).len()
+                            + std::mem::take(&mut p.row_examples).len()
+                            + std::mem::take(&mut p.rows).len();
+                        if needs.tool.as_deref() == Some("Bash") {
+                            left_out += std::mem::take(&mut p.mcp).len();
+                        }
+                    }
+                    ParsedDoc::Provider(p) => {
+                        if let Some(tool) = &needs.tool {
+                            let before = p.tools.len();
+                            p.tools.retain(|name, _| name == tool);
+                            left_out += before - p.tools.len();
+                        }
+                    }
                 }
-                ParsedDoc::Provider(_) => {}
+                assert_eq!(format!("{lean:?}"), format!("{full:?}"), "{relative}");
             }
-            assert_eq!(format!("{lean:?}"), format!("{full:?}"), "{relative}");
         }
-        assert!(left_out > 50, "{left_out}");
+        assert!(left_out > 100, "{left_out}");
+    }
+
+    /// A load for one judgement judges as a whole load: each mode, and each tool of each shipped
+    /// provider (and an MCP server's tool) mapped to the same effects, read or not.
+    #[test]
+    fn a_load_for_one_call_judges_as_a_whole_load() {
         let shipped = [crate::shipped::source()];
         let whole = Bundle::load(&shipped).0;
         let step: crate::effects::EffectProfile =
             serde_json::from_str(r#"{"writes":["./src/x", "/etc/hosts"], "reads": ["~/.ssh/id_rsa"]}"#).unwrap();
+        let context = crate::judge::Context::example();
         for mode in whole.modes() {
             let needs = Needs::mode(&mode.id).with_pattern("single");
             let (lean, diagnostics) = Bundle::load_for(&shipped, &needs);
             assert!(diagnostics.is_empty(), "{diagnostics:?}");
-            let context = crate::judge::Context::example();
             assert_eq!(
                 format!("{:?}", lean.judge(&mode.id, &step, &context)),
                 format!("{:?}", whole.judge(&mode.id, &step, &context)),
@@ -1086,6 +1107,52 @@ mod built {
                 mode.id
             );
         }
+        let cwd = std::path::Path::new("/w");
+        let inputs = [
+            serde_json::json!({}),
+            serde_json::json!({"command": "cargo test", "file_path": "src/a.rs", "path": "src"}),
+        ];
+        let mut calls = 0;
+        for provider in whole.providers() {
+            let id = &provider.spec.id;
+            let mut tools: Vec<String> = provider.spec.tools.keys().cloned().collect();
+            tools.extend([
+                "NoSuchTool".to_string(),
+                "mcp__sixfold__read".to_string(),
+                "mcp__docs__x".to_string(),
+            ]);
+            for tool in tools {
+                let needs = Needs::mode("workspace-write").with_provider(id).with_tool(&tool);
+                let (lean, diagnostics) = Bundle::load_for(&shipped, &needs);
+                assert!(diagnostics.is_empty(), "{diagnostics:?}");
+                for input in &inputs {
+                    let called = crate::call::Called::Tool {
+                        provider: id,
+                        name: &tool,
+                        input,
+                    };
+                    assert_eq!(
+                        format!("{:?}", crate::call::understood(&lean, &called, cwd)),
+                        format!("{:?}", crate::call::understood(&whole, &called, cwd)),
+                        "{id} {tool}"
+                    );
+                    let effects = |b: &Bundle| match crate::provider::mcp_tool(&tool) {
+                        Some((server, name)) => format!("{:?}", b.mcp_effects(server, name, input, cwd)),
+                        None => {
+                            let p = b.provider(id).unwrap();
+                            format!(
+                                "{:?} {:?}",
+                                p.unreadable_input(&tool, input),
+                                p.tool_effects(&tool, input, cwd, b.classifier())
+                            )
+                        }
+                    };
+                    assert_eq!(effects(&lean), effects(&whole), "{id} {tool}");
+                    calls += 1;
+                }
+            }
+        }
+        assert!(calls > 50, "{calls}");
     }
 
     /// What the build read of each shipped file for a selection is what a selection reads of
