@@ -8,7 +8,7 @@
 //! the environment read from the cached proof).
 //! `/bin/true` is timed the same way as the floor (what spawning and waiting for any process
 //! costs here), and `sixfold --version` shows the binary's own start-up without a bundle. Wall-clock times are interleaved runs; CPU times
-//! (user + system, from `/proc/self/stat`) are blocks of runs, and are what to compare when the
+//! (user + system, the children's rusage to the microsecond) are blocks of runs, and are what to compare when the
 //! machine is shared.
 //!
 //! Run with `cargo bench -p sixfold-cli --bench process` (`SIXFOLD_BENCH_RUNS=N` to change the
@@ -247,7 +247,7 @@ fn bench() -> Result<(), String> {
     // Each subject runs in a block of its own so the children's totals before and after it
     // bracket exactly its runs.
     if children_cpu().is_none() {
-        println!("\n(no /proc/self/stat here, so no CPU times)");
+        println!("\n(the children's rusage cannot be read here, so no CPU times)");
         return Ok(());
     }
     println!();
@@ -270,7 +270,7 @@ fn bench() -> Result<(), String> {
         }
         // The goals are ratios in one run: `--version` against `/bin/true`, everything else
         // against `--version`, the hook's variants against the hook in a fresh session.
-        // A block too short to cost one 10 ms tick reads as zero: no ratio is made of it.
+        // A block that read as no time at all makes no ratio.
         let ratio = |a: &Duration, b: &Duration| match b.is_zero() {
             true => "    n/a".to_string(),
             false => format!("{:>6.2}x", a.as_secs_f64() / b.as_secs_f64()),
@@ -638,18 +638,16 @@ fn session_events(dir: &Path, n: usize) -> Result<String, String> {
     Ok(text)
 }
 
-/// The CPU time (user + system) of this process's waited-for children so far, from
-/// `/proc/self/stat`; `None` where there is no such file (not Linux).
+/// The CPU time (user + system) of this process's waited-for children so far (`getrusage`, to
+/// the microsecond); `None` where it cannot be read.
 fn children_cpu() -> Option<Duration> {
-    // Linux reports these in USER_HZ ticks, which is 100 per second on every architecture.
-    const TICKS_PER_SECOND: u64 = 100;
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // After the command name (in parentheses, and it may hold spaces) the state is field 3;
-    // cutime and cstime are fields 16 and 17.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks = |field: usize| fields.get(field - 3).and_then(|f| f.parse::<u64>().ok());
-    let total = ticks(16)? + ticks(17)?;
-    Some(Duration::from_millis(total * 1000 / TICKS_PER_SECOND))
+    use nix::sys::resource::{getrusage, UsageWho};
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
+    let micros = |t: nix::sys::time::TimeVal| -> Option<u64> {
+        Some(u64::try_from(t.tv_sec()).ok()? * 1_000_000 + u64::try_from(t.tv_usec()).ok()?)
+    };
+    let total = micros(usage.user_time())? + micros(usage.system_time())?;
+    Some(Duration::from_micros(total))
 }
 
 fn main() -> ExitCode {
