@@ -309,6 +309,11 @@ impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
         self.next += 1;
         seed.deserialize(item).map(Some)
     }
+
+    // Told, so a `Vec` is made at its size once instead of grown (serde caps what it trusts).
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.end.saturating_sub(self.next))
+    }
 }
 
 /// A table's keys and values.
@@ -340,6 +345,11 @@ impl<'a, 'n> de::MapAccess<'a> for Entries<'a, 'n> {
         }
         self.next += 2;
         seed.deserialize(value)
+    }
+
+    // An upper bound where keys are left out; serde only reserves from it.
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.end.saturating_sub(self.next) / 2)
     }
 }
 

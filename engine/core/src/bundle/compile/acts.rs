@@ -14,6 +14,7 @@ impl Compiler<'_> {
             for (name, spec) in &policy.mcp {
                 bundle.mcp.insert(name.clone(), spec.clone());
             }
+            bundle.acts.reserve(policy.acts.len());
             for spanned in &policy.acts {
                 let a = spanned.get_ref();
                 let matcher = match (&a.command, &a.path, &a.domain) {
@@ -44,12 +45,13 @@ impl Compiler<'_> {
                 };
                 let act = a
                     .command
-                    .clone()
-                    .or(a.path.clone())
-                    .or(a.domain.clone())
+                    .as_ref()
+                    .or(a.path.as_ref())
+                    .or(a.domain.as_ref())
+                    .cloned()
                     .unwrap_or_default();
                 bundle.acts.push(ActRule {
-                    id: format!("{}/{}", policy.id, a.id),
+                    id: super::qualified(&policy.id, &a.id),
                     decision: a.decision,
                     modes: a.modes.clone(),
                     matcher,
