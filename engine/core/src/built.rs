@@ -25,7 +25,7 @@ pub(crate) mod make;
 
 /// Deepest nesting a stored tree may hold (a document's tables and arrays); deeper is refused,
 /// so reading one never exhausts the stack.
-const MAX_DEPTH: u32 = 128;
+const MAX_DEPTH: u8 = 128;
 
 /// A built tree: nodes `[kind, a, b, span start, span end]` and their strings.
 #[derive(Debug, Clone, Copy)]
@@ -91,9 +91,9 @@ impl<'a> Tree<'a> {
             nodes: Nodes::Stored(bytes.get(8..end)?),
             strings: std::str::from_utf8(bytes.get(end..)?).ok()?,
         };
-        let mut depth = vec![0u32; count];
-        let mut parented = vec![false; count];
-        *parented.get_mut(root as usize)? = true;
+        // Each node's depth plus one once a node has claimed it (0: not claimed); the root is at 0.
+        let mut claimed = vec![0u8; count];
+        *claimed.get_mut(root as usize)? = 1;
         for at in 0..count {
             let [kind, a, b, _, _] = tree.nodes.get(at)?;
             let children = match kind {
@@ -110,13 +110,18 @@ impl<'a> Tree<'a> {
             if children > 0 && (first <= at || first.checked_add(children)? > count) {
                 return None;
             }
-            let below = depth.get(at)?.checked_add(1).filter(|d| *d <= MAX_DEPTH)?;
+            // A node no one claimed is never read; its children count as one level down.
+            let below = claimed
+                .get(at)?
+                .max(&1)
+                .checked_add(1)
+                .filter(|d| *d <= MAX_DEPTH + 1)?;
             for child in first..first + children {
-                let seen = parented.get_mut(child)?;
-                if std::mem::replace(seen, true) {
+                let slot = claimed.get_mut(child)?;
+                if *slot != 0 {
                     return None;
                 }
-                *depth.get_mut(child)? = below;
+                *slot = below;
             }
         }
         Some((tree, root))

@@ -18,7 +18,6 @@ use crate::built::make::Built;
 use crate::built::{Leave, Tree};
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -54,7 +53,8 @@ impl ParseCache {
 }
 
 /// One document as parsed, by kind.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(serde::Serialize))]
 pub(crate) enum ParsedDoc {
     Mode(ModeFile),
     Policy(PolicyFile),

@@ -226,7 +226,7 @@ pub(crate) fn read(
                 if let Some(wanted) = &mut wanted {
                     // A shipped file still as embedded was read by the build.
                     let built = match text {
-                        std::borrow::Cow::Borrowed(text) if shipped => crate::built::facts(relative, text),
+                        Cow::Borrowed(text) if shipped => crate::built::facts(relative, text),
                         _ => None,
                     };
                     if !wanted.take(index, relative, text, built) {
