@@ -126,6 +126,11 @@ fn kind_of(file_type: std::fs::FileType) -> &'static str {
 /// assert!(matches!(open_with(OpenOptions::new().read(true), dir.path()), Err(ReadError::NotRegular(_))));
 /// ```
 pub fn open_with(options: &mut OpenOptions, path: &Path) -> Result<File, ReadError> {
+    open_regular(options, path).map(|(file, _)| file)
+}
+
+/// [`open_with`], with the size the opened file had.
+fn open_regular(options: &mut OpenOptions, path: &Path) -> Result<(File, u64), ReadError> {
     // A first look, so a FIFO or a device is not even opened where the kernel allows it.
     match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => return Err(ReadError::NotRegular(kind_of(meta.file_type()))),
@@ -144,7 +149,7 @@ pub fn open_with(options: &mut OpenOptions, path: &Path) -> Result<File, ReadErr
     if !meta.is_file() {
         return Err(ReadError::NotRegular(kind_of(meta.file_type())));
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 /// Opens a regular file for reading (see [`open_with`]).
@@ -163,10 +168,13 @@ pub fn open(path: &Path) -> Result<File, ReadError> {
 /// assert!(matches!(read_bytes(&file, 9), Err(ReadError::TooLarge { limit: 9 })));
 /// ```
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let file = open(path)?;
-    let mut bytes = Vec::new();
+    let (file, size) = open_regular(OpenOptions::new().read(true), path)?;
     // The size on record is only a hint (the file may grow): the read itself is what is bounded.
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    // Sized by it, the buffer is written once instead of grown and copied as it fills: a hook
+    // reads a project's kept rules and its parsed layer on every call.
+    let bound = limit.saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(size.saturating_add(1).min(bound)).unwrap_or(0));
+    file.take(bound).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });
     }

@@ -82,10 +82,11 @@ pub(crate) struct PathSet {
     pub(crate) name: String,
     /// Each glob as written.
     written: Vec<String>,
-    /// Each written glob's literal start (`/some/dir` of `/some/dir/**`), read once at load for
-    /// [`PathSet::may_reach`].
-    literal: Vec<String>,
-    built: OnceLock<Built>,
+    /// The length of each written glob's literal start (`/some/dir` of `/some/dir/**`), read
+    /// once at load for [`PathSet::may_reach`].
+    literal: Vec<usize>,
+    /// Boxed: a set left unbuilt (most of a large mode's) then holds a pointer, not the parts.
+    built: OnceLock<Box<Built>>,
 }
 
 /// A path set's globs read into what its matching uses.
@@ -189,14 +190,14 @@ impl PathSet {
         Ok(PathSet {
             name: name.to_string(),
             written: globs.to_vec(),
-            literal: globs.iter().map(|g| literal_start(g).to_string()).collect(),
+            literal: globs.iter().map(|g| literal_start(g).len()).collect(),
             built: OnceLock::new(),
         })
     }
 
     /// The set read into its parts, the first time a place may reach it.
     fn built(&self) -> &Built {
-        self.built.get_or_init(|| Built::of(&self.written))
+        self.built.get_or_init(|| Box::new(Built::of(&self.written)))
     }
 
     /// Whether a place may be in the set or cover it, settled without building the set: a place
@@ -214,7 +215,8 @@ impl PathSet {
         if seen.dot_wildcard || seen.root_glob {
             return true;
         }
-        self.literal.iter().any(|literal| {
+        self.written.iter().zip(&self.literal).any(|(glob, &end)| {
+            let literal = glob.get(..end).unwrap_or(glob);
             if let Some(rest) = literal.strip_prefix("~/") {
                 // Below home, as its literal start is read: `~//x` starts at `x`.
                 seen.home.is_some_and(|home| along(home, rest.trim_start_matches('/')))

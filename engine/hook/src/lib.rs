@@ -97,6 +97,9 @@ pub struct ProjectLayer {
     pub diagnostics: Vec<Diagnostic>,
     /// The text of its `state.toml` (`None`: there is none), or why it cannot be read.
     pub state: Result<Option<String>, String>,
+    /// The hash trust is recorded by ([`trust::content_hash_of`]), made with the layer's own
+    /// hash when it was read; whoever changes the files or the state after that sets it to `None`.
+    known_trust_hash: Option<String>,
 }
 
 impl Default for ProjectLayer {
@@ -105,6 +108,7 @@ impl Default for ProjectLayer {
             source: None,
             diagnostics: Vec::new(),
             state: Ok(None),
+            known_trust_hash: None,
         }
     }
 }
@@ -117,12 +121,19 @@ impl ProjectLayer {
             return ProjectLayer::default();
         }
         let (mut source, diagnostics) = BundleSource::read_dir(&dir);
-        // Hashed once: for the log's stamp and the parsed layer's name alike.
-        source.known_hash = Some(source.content_hash().into());
+        let state = state::read_text(project);
+        // Hashed once, in one pass: for the log's stamp, the parsed layer's name and trust alike.
+        let then = match &state {
+            Ok(Some(text)) => Some((trust::STATE_NAME, text.as_str())),
+            _ => None,
+        };
+        let (layer, with_state) = source.content_hashes(then);
+        source.known_hash = Some(layer.into());
         ProjectLayer {
             source: Some(source),
             diagnostics,
-            state: state::read_text(project),
+            state,
+            known_trust_hash: Some(with_state),
         }
     }
 

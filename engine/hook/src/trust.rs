@@ -13,7 +13,6 @@
 //! before. Those commands are the user's: run by an agent, every one is a protected write.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use sixfold_core::bounded;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
@@ -81,24 +80,16 @@ pub fn content_hash_of(layer: &crate::ProjectLayer) -> Result<Option<String>, St
     if source.files.is_empty() && state.is_none() {
         return Ok(None);
     }
-    let mut hasher = Sha256::new();
-    let mut add = |name: &str, text: &str| {
-        // Lengths first, so no two different sets of files hash alike.
-        hasher.update((name.len() as u64).to_le_bytes());
-        hasher.update(name.as_bytes());
-        hasher.update((text.len() as u64).to_le_bytes());
-        hasher.update(text.as_bytes());
-    };
-    for (name, text) in &source.files {
-        add(name, text);
+    if let Some(hash) = &layer.known_trust_hash {
+        return Ok(Some(hash.clone()));
     }
-    if let Some(text) = &state {
-        add("state.toml", text);
-    }
-    let digest = hasher.finalize();
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(Some(format!("sha256:{hex}")))
+    // The layer's files, then the state as one more file (the layer's own hash's recipe).
+    let then = state.as_deref().map(|text| (STATE_NAME, text));
+    Ok(Some(source.content_hashes(then).1))
 }
+
+/// The name the state goes into the trust hash under.
+pub(crate) const STATE_NAME: &str = "state.toml";
 
 /// Where a project is trusted, as the store names it: its `.sixfold/`, absolute, symlinks resolved.
 fn key(project: &Path) -> String {
@@ -218,6 +209,43 @@ impl TrustStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hash trust is recorded by keeps its recipe (the files, then the state, each framed
+    /// by lengths), so what users trusted stays trusted; made with the layer's own hash when the
+    /// layer is read, or alone, it is the same.
+    #[test]
+    fn the_trust_hash_keeps_its_recipe() {
+        use sha2::{Digest, Sha256};
+        let t = tempfile::tempdir().unwrap();
+        let files = [
+            ("modes/mine.toml", "id = \"mine\"\n"),
+            ("policies/kept.toml", "id = \"kept\"\n"),
+        ];
+        for (name, text) in files {
+            let path = t.path().join(".sixfold").join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let state = "mode = \"ask\"\n";
+        std::fs::write(t.path().join(".sixfold/state.toml"), state).unwrap();
+        let mut hasher = Sha256::new();
+        for (name, text) in files.into_iter().chain([("state.toml", state)]) {
+            for bytes in [name.as_bytes(), text.as_bytes()] {
+                hasher.update((bytes.len() as u64).to_le_bytes());
+                hasher.update(bytes);
+            }
+        }
+        let expected: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let mut layer = crate::ProjectLayer::read(t.path());
+        assert_eq!(content_hash_of(&layer).unwrap(), Some(format!("sha256:{expected}")));
+        layer.known_trust_hash = None;
+        assert_eq!(content_hash_of(&layer).unwrap(), Some(format!("sha256:{expected}")));
+        // Without a state, it is the layer's own hash.
+        std::fs::remove_file(t.path().join(".sixfold/state.toml")).unwrap();
+        let layer = crate::ProjectLayer::read(t.path());
+        let own = layer.source.as_ref().unwrap().content_hash();
+        assert_eq!(content_hash_of(&layer).unwrap(), Some(own));
+    }
 
     #[test]
     fn trust_is_for_the_exact_content() {

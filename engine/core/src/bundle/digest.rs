@@ -25,12 +25,29 @@ fn add(hasher: &mut Sha256, bytes: &[u8]) {
 
 /// One layer's hash: its files, `(path relative to the bundle root, text)`, given in path order.
 pub(crate) fn layer<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    layer_then(files, None).0
+}
+
+/// One layer's hash, and the hash of the same files followed by one more `(name, text)` (the
+/// same as the first without it), made in one pass over the files: a project's trust covers its
+/// layer and its state, and the hook needs both hashes on every call.
+pub(crate) fn layer_then<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    then: Option<(&str, &str)>,
+) -> (String, String) {
     let mut hasher = Sha256::new();
     for (name, text) in files {
         add(&mut hasher, name.as_bytes());
         add(&mut hasher, text.as_bytes());
     }
-    hex(&hasher.finalize())
+    let Some((name, text)) = then else {
+        let hash = hex(&hasher.finalize());
+        return (hash.clone(), hash);
+    };
+    let layer = hex(&hasher.clone().finalize());
+    add(&mut hasher, name.as_bytes());
+    add(&mut hasher, text.as_bytes());
+    (layer, hex(&hasher.finalize()))
 }
 
 /// A bundle's hash: its layers' hashes in load order.

@@ -11,10 +11,8 @@ use crate::built::Leave;
 use crate::diag::Diagnostic;
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use crate::script::{Script, ScriptHost};
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::sync::Arc;
 
 /// One parsed file and where it came from.
 #[derive(Debug, Clone)]
@@ -23,7 +21,7 @@ pub(crate) struct Doc {
     pub(crate) relative: String,
     pub(crate) display: String,
     /// The TOML text spans point into (a `.md` mode's front matter).
-    pub(crate) text: DocText,
+    pub(crate) text: Text,
     /// Lines before `text` in the file.
     pub(crate) line_offset: usize,
     /// The shipped command rules: only the text before them was parsed, the rules are left to
@@ -67,7 +65,7 @@ fn normalise(path: &str) -> String {
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
     display: String,
-    text: DocText,
+    text: Text,
     span: Range<usize>,
     line_offset: usize,
     message: String,
@@ -134,56 +132,12 @@ const COMMANDS: &str = "policies/commands.toml";
 /// A mode as written, with the role prompt from a `.md` mode's body.
 pub(crate) type ModeDoc = (ModeFile, Option<String>);
 
-/// A document's text: the binary's own (a shipped file's, never copied), or read from a file and
-/// shared by the diagnostics that point into it.
-#[derive(Debug, Clone)]
-pub(crate) enum DocText {
-    Embedded(&'static str),
-    Read(Arc<str>),
-}
-
-impl DocText {
-    fn of(text: &Text) -> DocText {
-        match text {
-            Cow::Borrowed(text) => DocText::Embedded(text),
-            Cow::Owned(text) => DocText::Read(Arc::from(text.as_str())),
-        }
-    }
-
-    /// `part`, a slice of this text, as a text of its own (of the binary's still, where this is).
-    fn part(&self, part: &str) -> DocText {
-        if let DocText::Embedded(whole) = self {
-            let at = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
-            let within = at.checked_add(part.len()).and_then(|end| whole.get(at..end));
-            if let Some(within) = within.filter(|w| std::ptr::eq(w.as_ptr(), part.as_ptr())) {
-                return DocText::Embedded(within);
-            }
-        }
-        DocText::Read(Arc::from(part))
-    }
-}
-
-impl std::ops::Deref for DocText {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        match self {
-            DocText::Embedded(text) => text,
-            DocText::Read(text) => text,
-        }
-    }
-}
-
 /// A script file: compiled (`None` when it did not compile, already reported), or still text
 /// when only a selection was read and no rule has named it yet.
 #[derive(Debug, Clone)]
 pub(crate) enum ScriptFile {
     Compiled(Option<Script>),
-    Unread {
-        display: String,
-        text: DocText,
-        shipped: bool,
-    },
+    Unread { display: String, text: Text, shipped: bool },
 }
 
 /// Every document read, by kind.
@@ -226,7 +180,7 @@ pub(crate) fn read(
                 if let Some(wanted) = &mut wanted {
                     // A shipped file still as embedded was read by the build.
                     let built = match text {
-                        Cow::Borrowed(text) if shipped => crate::built::facts(relative, text),
+                        Text::Embedded(text) if shipped => crate::built::facts(relative, text),
                         _ => None,
                     };
                     if !wanted.take(index, relative, text, built) {
@@ -238,7 +192,7 @@ pub(crate) fn read(
                     let file = if wanted.is_some() {
                         ScriptFile::Unread {
                             display,
-                            text: DocText::of(text),
+                            text: text.clone(),
                             shipped,
                         }
                     } else {
@@ -258,8 +212,8 @@ pub(crate) fn read(
                     _ => None,
                 };
                 let text = match cut {
-                    Some(cut) => DocText::Embedded(cut),
-                    None => DocText::of(text),
+                    Some(cut) => Text::Embedded(cut),
+                    None => text.clone(),
                 };
                 let doc = Doc {
                     source: index,
@@ -513,23 +467,22 @@ pub(crate) fn toml_table_to_json(map: &BTreeMap<String, toml::Value>) -> serde_j
 
 #[cfg(test)]
 mod tests {
-    use super::DocText;
-    use std::borrow::Cow;
+    use super::Text;
 
     /// A shipped file's text and its front matter stay the binary's; a read file's part is its own.
     #[test]
     fn an_embedded_text_and_its_parts_are_never_copied() {
         static FILE: &str = "+++\nid = \"x\"\n+++\nbody\n";
-        let embedded = DocText::of(&Cow::Borrowed(FILE));
+        let embedded = Text::Embedded(FILE);
         let (matter, _) = super::front_matter(&embedded).unwrap();
         let part = embedded.part(matter);
-        assert!(matches!(part, DocText::Embedded(p) if std::ptr::eq(p.as_ptr(), FILE[4..].as_ptr())));
+        assert!(matches!(part, Text::Embedded(p) if std::ptr::eq(p.as_ptr(), FILE[4..].as_ptr())));
         assert_eq!(&*part, "id = \"x\"\n");
         // Text from elsewhere, even equal, is not a part of it.
         let other = String::from(matter);
-        assert!(matches!(embedded.part(&other), DocText::Read(_)));
-        let read = DocText::of(&Cow::Owned(FILE.to_string()));
+        assert!(matches!(embedded.part(&other), Text::Read(_)));
+        let read = Text::from(FILE.to_string());
         let (matter, _) = super::front_matter(&read).unwrap();
-        assert!(matches!(read.part(matter), DocText::Read(ref t) if &**t == "id = \"x\"\n"));
+        assert!(matches!(read.part(matter), Text::Read(ref t) if &**t == "id = \"x\"\n"));
     }
 }

@@ -186,7 +186,7 @@ mod tests {
         let mut texts: Vec<String> = crate::shipped::source()
             .files
             .into_values()
-            .map(std::borrow::Cow::into_owned)
+            .map(|t| t.to_string())
             .collect();
         texts.extend(
             [

@@ -1,9 +1,9 @@
 //! Where bundle files come from: a directory on disk, or the shipped bundle embedded in the binary.
 
 use crate::diag::Diagnostic;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Bundle files larger than this are refused: a policy file is small, and untrusted input is bounded.
 pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -42,8 +42,67 @@ impl Origin {
 pub(crate) const SHIPPED_LABEL: &str = "<shipped>";
 
 /// A bundle file's text: the shipped bundle's borrowed from the binary (so a call neither copies
-/// it nor, for a file still as embedded, reads it again: see `shipped::facts`), any other owned.
-pub type Text = Cow<'static, str>;
+/// it nor, for a file still as embedded, reads it again: see `built::facts`), any other read once
+/// and shared (a source's copy, a parsed document and the diagnostics pointing into it hold the
+/// one text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    /// The binary's own.
+    Embedded(&'static str),
+    /// Read from a file (or made in memory).
+    Read(Arc<str>),
+}
+
+impl Text {
+    /// `part`, a slice of this text, as a text of its own: still the binary's where it is, a copy
+    /// otherwise.
+    pub(crate) fn part(&self, part: &str) -> Text {
+        if let Text::Embedded(whole) = self {
+            let at = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+            let within = at.checked_add(part.len()).and_then(|end| whole.get(at..end));
+            if let Some(within) = within.filter(|w| std::ptr::eq(w.as_ptr(), part.as_ptr())) {
+                return Text::Embedded(within);
+            }
+        }
+        Text::Read(Arc::from(part))
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Text::Embedded(text) => text,
+            Text::Read(text) => text,
+        }
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Text {
+        Text::Read(Arc::from(text))
+    }
+}
+
+/// A copy: only the shipped bundle's texts are the binary's (`Text::Embedded`, made there).
+impl From<&str> for Text {
+    fn from(text: &str) -> Text {
+        Text::Read(Arc::from(text))
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
 
 /// One bundle's files, by path relative to the bundle's root (`/`-separated).
 #[derive(Debug, Clone)]
@@ -64,14 +123,11 @@ impl BundleSource {
     where
         I: IntoIterator<Item = (P, T)>,
         P: Into<String>,
-        T: Into<String>,
+        T: Into<Text>,
     {
         BundleSource {
             origin,
-            files: files
-                .into_iter()
-                .map(|(p, t)| (p.into(), Cow::Owned(t.into())))
-                .collect(),
+            files: files.into_iter().map(|(p, t)| (p.into(), t.into())).collect(),
             known_hash: None,
         }
     }
@@ -81,7 +137,7 @@ impl BundleSource {
     where
         I: IntoIterator<Item = (P, T)>,
         P: Into<String>,
-        T: Into<String>,
+        T: Into<Text>,
     {
         BundleSource::new(Origin::Memory(label.to_string()), files)
     }
@@ -98,6 +154,14 @@ impl BundleSource {
             Some(hash) => hash.to_string(),
             None => super::digest::layer(self.files.iter().map(|(n, t)| (n.as_str(), t.as_ref()))),
         }
+    }
+
+    /// [`BundleSource::content_hash`], and from the same pass over the files the hash of the
+    /// files followed by `then` (`(name, text)`, framed as a file is): a project's trust covers
+    /// its layer and its state, and the hook needs both on every call. Without `then` the two
+    /// are the same.
+    pub fn content_hashes(&self, then: Option<(&str, &str)>) -> (String, String) {
+        super::digest::layer_then(self.files.iter().map(|(n, t)| (n.as_str(), t.as_ref())), then)
     }
 
     /// Reads a bundle directory: `modes/*.toml|*.md`, `policies/**/*.toml|*.rhai`,
@@ -138,7 +202,7 @@ impl BundleSource {
                 match read_bounded(&path) {
                     Ok(text) => {
                         total += text.len() as u64;
-                        source.files.insert(relative, Cow::Owned(text));
+                        source.files.insert(relative, Text::from(text));
                     }
                     Err(message) => diagnostics.push(Diagnostic::file(shown, message)),
                 }
@@ -277,7 +341,7 @@ mod tests {
         assert_eq!(shipped.content_hash(), now);
         let mut changed = BundleSource::from_files("copy", shipped.files);
         assert_eq!(changed.content_hash(), now);
-        changed.files.insert("modes/x.toml".into(), Cow::Borrowed(""));
+        changed.files.insert("modes/x.toml".into(), Text::Embedded(""));
         assert_ne!(changed.content_hash(), now);
         // Lengths go in first: moving a byte from a path to its text changes the hash.
         let a = BundleSource::from_files("a", [("ab", "c")]);

@@ -988,9 +988,9 @@ mod built {
     use super::super::read::{built, front_matter};
     use super::super::written::{adds_to_the_whole_bundle, written_id};
     use crate::built::{FACTS, FILES};
+    use crate::bundle::Text;
     use crate::bundle::{Bundle, Needs};
     use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
-    use std::borrow::Cow;
 
     /// The text a load parses of a shipped file: a mode's front matter, the text before the
     /// command rules when they are cut, else the whole file.
@@ -1171,11 +1171,11 @@ mod built {
         assert_eq!(crate::built::facts("modes/none.toml", ""), None);
         // A shipped source's own files are the embedded texts; one changed is owned.
         let mut shipped = crate::shipped::source();
-        assert!(shipped.files.values().all(|t| matches!(t, Cow::Borrowed(_))));
+        assert!(shipped.files.values().all(|t| matches!(t, Text::Embedded(_))));
         shipped
             .files
             .insert("modes/ask.toml".into(), String::from("id = \"ask\"").into());
-        assert!(matches!(shipped.files.get("modes/ask.toml"), Some(Cow::Owned(_))));
+        assert!(matches!(shipped.files.get("modes/ask.toml"), Some(Text::Read(_))));
     }
 
     /// A shipped source whose files were changed (a test's, an embedder's) loads what its files
@@ -1186,7 +1186,7 @@ mod built {
         let mut shipped = crate::shipped::source();
         let ask = shipped.files.get("modes/ask.toml").unwrap().clone();
         let changed = ask.replacen("description = ", "description = \"changed\"\nx_description = ", 1);
-        assert_ne!(changed, ask);
+        assert_ne!(changed, *ask);
         shipped.files.insert("modes/ask.toml".into(), changed.into());
         let (_, diagnostics) = Bundle::load_for(&[shipped.clone()], &Needs::mode("ask"));
         assert!(
