@@ -394,14 +394,30 @@ enum Extra {
 }
 
 /// A scratch project named `name` with `workspace-write` set the way a person sets it, so the
-/// project's state is trusted (a state file written by anyone else is not). Its trust store,
-/// caches and temp dir live in the scratch directory: the bench never touches the user's own.
+/// project's state is trusted (a state file written by anyone else is not). Its trust store and
+/// caches live in a directory beside it, and its temp dir in another: the bench never touches
+/// the user's own, and, as on a user's machine, the caches lie outside every root a sandboxed
+/// command may write (the sandbox reads no cache from inside one: its walk of the roots would
+/// then read every directory at every run).
 fn scratch(name: &str) -> Result<PathBuf, String> {
     let dir = std::env::temp_dir().join(format!("sixfold-bench-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    for made in scratch_dirs(&dir) {
+        let _ = std::fs::remove_dir_all(&made);
+        std::fs::create_dir_all(&made).map_err(|e| format!("cannot make {}: {e}", made.display()))?;
+    }
     std::fs::create_dir_all(dir.join(".git")).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     sixfold(&dir, &["mode", "set", "workspace-write"])?;
     Ok(dir)
+}
+
+/// A scratch project, the directory of its user's state and caches, and its temp dir.
+fn scratch_dirs(dir: &Path) -> [PathBuf; 3] {
+    let beside = |what: &str| {
+        let mut path = dir.as_os_str().to_owned();
+        path.push(what);
+        PathBuf::from(path)
+    };
+    [dir.to_path_buf(), beside("-home"), beside("-tmp")]
 }
 
 /// Runs `sixfold ARGS` in `dir` with the scratch's variables; an error where it fails.
@@ -423,9 +439,11 @@ fn sixfold(dir: &Path, args: &[&str]) -> Result<(), String> {
 }
 
 fn scratch_env(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let [_, home, tmp] = scratch_dirs(dir);
     vec![
-        ("XDG_STATE_HOME", dir.join(".state")),
-        ("XDG_CACHE_HOME", dir.join(".cache")),
+        ("XDG_STATE_HOME", home.join(".state")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("TMPDIR", tmp),
     ]
 }
 
@@ -652,7 +670,17 @@ fn children_cpu() -> Option<Duration> {
 
 fn main() -> ExitCode {
     // `cargo bench` passes `--bench` (and any filter); there is nothing to filter here.
-    match bench() {
+    let done = bench();
+    // Every scratch directory this run made goes, whatever the run came to.
+    let ours = format!("sixfold-bench-{}-", std::process::id());
+    if let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&ours) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");
