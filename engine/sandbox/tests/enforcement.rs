@@ -399,6 +399,7 @@ fn the_exit_status_passes_through() {
     let world = World::new();
     assert_eq!(world.bash("exit 0"), 0);
     assert_eq!(world.bash("exit 42"), 42);
+    assert_eq!(world.bash("exit 255"), 255);
     assert_eq!(world.bash("kill -TERM $$"), 128 + 15);
     assert_eq!(world.bash("kill -KILL $$"), 128 + 9);
 }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc[, net]) ── fork ─▶ init (pid 1) ── fork ─▶ command
-//!   waits            maps its uid/gid, waits, exits with init's code        builds the mounts,      execve
+//!   waits            maps its uid/gid, waits, reports init's code, exits    builds the mounts,      execve
 //!                                                                            confines itself, waits
 //! ```
 //!
@@ -20,6 +20,12 @@ use std::os::fd::RawFd;
 
 /// The tag of a probe's result record (setup failures are tagged with their [`Step`]).
 pub(crate) const PROBE_RESULT: u32 = u32::MAX;
+
+/// The tag of the last record: init's exit code, sent by the outer process once init (and with
+/// it every process of the PID namespace) has ended and before the outer process exits. The
+/// caller then cleans up while the kernel tears the namespaces down (unmounting everything
+/// waits for RCU grace periods: most of a millisecond), instead of after.
+pub(crate) const EXIT_CODE: u32 = u32::MAX - 1;
 
 /// A record on the report pipe: tag, index, value (an error number, or 0).
 pub(crate) const RECORD_LEN: usize = 12;
@@ -186,11 +192,14 @@ pub(crate) fn outer(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd], keep: &[Raw
         Err(e) => fail(pipe, (Step::Fork, 0, e)),
         Ok(0) => init(plan, pipe, scratch),
         Ok(pid) => {
-            sys::close(pipe);
-            match sys::wait(pid) {
-                Ok((_, status)) => sys::exit(sys::exit_code(status)),
-                Err(_) => sys::exit(255),
-            }
+            // INVARIANT: init has ended when its wait returns, and the kernel ends every other
+            // process of its PID namespace before that: nothing inside runs once this is sent.
+            let code = match sys::wait(pid) {
+                Ok((_, status)) => sys::exit_code(status),
+                Err(_) => 255,
+            };
+            report(pipe, EXIT_CODE, 0, code);
+            sys::exit(code)
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::error::SandboxError;
 use crate::layout::Layout;
 use crate::repositories::Repositories;
 use crate::Outcome;
-use child::{Step, PROBE_RESULT, RECORD_LEN};
+use child::{Step, EXIT_CODE, PROBE_RESULT, RECORD_LEN};
 use landlock_rules::DEVICES;
 use plan::{Exec, Payload, Plan};
 use std::ffi::OsString;
@@ -54,10 +54,10 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
         Payload::Exec(Exec::new(argv, &environment.variables)?),
         cwd,
     )?;
-    let code = spawn(&plan).map(|(code, _)| code);
+    let spawned = spawn(&plan);
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
-    let status = code?;
+    let spawned = spawned?;
     // INVARIANT: nothing inside runs any more, so nothing races the search. Only the
     // directories that changed since the first walk are read again.
     for root in &searched {
@@ -66,6 +66,9 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     let after = Repositories::of(searched.iter().map(|r| (r.as_path(), trees.walked(r))));
     // What the walks found is kept for the next run.
     trees.store();
+    let status = spawned.code;
+    // Reaped last: the kernel tore the namespaces down while the above ran.
+    drop(spawned);
     Ok(Outcome {
         status,
         quarantined: before.quarantine_new(&after),
@@ -76,9 +79,37 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
 /// What a probe operation reported: its index and 0 or an error number.
 pub(crate) type ProbeResult = (usize, i32);
 
-/// Builds the sandbox of `plan`, runs its payload and waits: the exit code and the probe's
+/// A payload that ran: its exit code, the probe's results, and the outer process, reaped when
+/// this is dropped (it may still be tearing the namespaces down: see [`EXIT_CODE`]).
+struct Spawned {
+    code: i32,
+    probe: Vec<ProbeResult>,
+    _outer: Outer,
+}
+
+/// The outer process until it is reaped.
+struct Outer(Option<nix::unistd::Pid>);
+
+impl Outer {
+    /// Waits for it; its exit code.
+    fn reap(&mut self) -> Result<i32, nix::Error> {
+        match self.0.take() {
+            Some(pid) => wait(pid),
+            None => Ok(255),
+        }
+    }
+}
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        // A sandbox never outlives its caller's use of it as a zombie.
+        let _ = self.reap();
+    }
+}
+
+/// Builds the sandbox of `plan`, runs its payload until it ends: the exit code and the probe's
 /// results, or the first setup step that failed.
-fn spawn(plan: &Plan) -> Result<(i32, Vec<ProbeResult>), SandboxError> {
+fn spawn(plan: &Plan) -> Result<Spawned, SandboxError> {
     let host = |what: &'static str| {
         move |e: nix::Error| SandboxError::Host {
             what,
@@ -100,9 +131,31 @@ fn spawn(plan: &Plan) -> Result<(i32, Vec<ProbeResult>), SandboxError> {
         nix::unistd::ForkResult::Parent { child } => child,
     };
     drop(write);
+    let mut outer = Outer(Some(child));
+    // Records until the exit code, which the outer process sends last; without it (the outer
+    // process failed, or was killed) its own exit status is the code.
     let mut records = Vec::new();
-    let read_result = std::fs::File::from(read).read_to_end(&mut records);
-    let code = wait(child).map_err(host("wait for the sandbox"))?;
+    let mut exit = None;
+    let mut pipe = std::fs::File::from(read);
+    let mut record = [0u8; RECORD_LEN];
+    let read_result = loop {
+        match pipe.read_exact(&mut record) {
+            Ok(()) if record.get(..4) == Some(&EXIT_CODE.to_ne_bytes()[..]) => {
+                exit = record
+                    .get(8..12)
+                    .and_then(|v| v.try_into().ok())
+                    .map(i32::from_ne_bytes);
+                break Ok(());
+            }
+            Ok(()) => records.extend_from_slice(&record),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    let code = match exit {
+        Some(code) => code,
+        None => outer.reap().map_err(host("wait for the sandbox"))?,
+    };
     read_result.map_err(|source| SandboxError::Host {
         what: "read the sandbox's report",
         source,
@@ -143,7 +196,11 @@ fn spawn(plan: &Plan) -> Result<(i32, Vec<ProbeResult>), SandboxError> {
             },
         });
     }
-    Ok((code, probe))
+    Ok(Spawned {
+        code,
+        probe,
+        _outer: outer,
+    })
 }
 
 /// Waits for the outer process and turns its status into an exit code.
