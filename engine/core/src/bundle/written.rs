@@ -63,8 +63,9 @@ fn string_value(value: &str) -> Option<&str> {
 /// unsure.
 // INVARIANT (fail closed): true whenever unsure, so a stricter kept rule is never left unread.
 pub(crate) fn adds_to_the_whole_bundle(text: &str) -> bool {
-    // An escape in a quoted key could spell any of them.
-    if text.contains("\\u") || text.contains("\\U") {
+    // An escape in a quoted key could spell any of them. (Most files have no backslash at
+    // all, found by one fast search instead of two.)
+    if text.contains('\\') && (text.contains("\\u") || text.contains("\\U")) {
         return true;
     }
     // Only a line that holds a key can start with it: the lines are found from the keys'
@@ -79,8 +80,10 @@ pub(crate) fn adds_to_the_whole_bundle(text: &str) -> bool {
     })
 }
 
-/// The top-level keys of a policy that add to every judgement whichever mode includes it.
-const WHOLE_BUNDLE_KEYS: [&str; 6] = ["commands", "wrappers", "mcp", "acts", "paths", "environments"];
+/// The top-level keys of a policy that add to every judgement whichever mode includes it. `acts`
+/// first: a kept-rules file, the longest a project has, is found by its first rule instead of
+/// by searching the whole file for each key before it.
+const WHOLE_BUNDLE_KEYS: [&str; 6] = ["acts", "commands", "wrappers", "mcp", "paths", "environments"];
 
 /// Whether a line starts with one of [`WHOLE_BUNDLE_KEYS`], as a key or a table's name.
 pub(crate) fn starts_with_a_key(line: &str) -> bool {
