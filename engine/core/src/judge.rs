@@ -78,15 +78,32 @@ impl Context {
 /// does not touch builds none of them.
 #[derive(Debug, Clone)]
 pub(crate) struct PathSet {
-    /// Its name (`@NAME` in rules; an inline glob's name is the glob).
-    pub(crate) name: String,
-    /// Each glob as written.
-    written: Vec<String>,
-    /// The length of each written glob's literal start (`/some/dir` of `/some/dir/**`), read
-    /// once at load for [`PathSet::may_reach`].
-    literal: Vec<usize>,
+    /// Its name (`@NAME` in rules); `None` for an inline glob, which its glob names.
+    named: Option<String>,
+    /// Each glob as written, with the length of its literal start (`/some/dir` of
+    /// `/some/dir/**`), read once at load for [`PathSet::may_reach`]. One glob is held without
+    /// a vector: a large mode's rules each name one inline, and each allocation counts there.
+    written: Written,
     /// Boxed: a set left unbuilt (most of a large mode's) then holds a pointer, not the parts.
     built: OnceLock<Box<Built>>,
+}
+
+/// A path set's globs as written, each with the length of its literal start.
+#[derive(Debug, Clone)]
+enum Written {
+    One(String, usize),
+    Many(Vec<(String, usize)>),
+}
+
+impl Written {
+    fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
+        let (one, many) = match self {
+            Written::One(glob, end) => (Some((glob.as_str(), *end)), &[][..]),
+            Written::Many(globs) => (None, globs.as_slice()),
+        };
+        one.into_iter()
+            .chain(many.iter().map(|(glob, end)| (glob.as_str(), *end)))
+    }
 }
 
 /// A path set's globs read into what its matching uses.
@@ -171,33 +188,63 @@ impl PathSet {
     /// workspace root (and also tried against the absolute path, so `**/…` matches anywhere).
     /// `*` does not cross `/`; `**` does.
     pub(crate) fn new(name: &str, globs: &[String]) -> Result<PathSet, String> {
-        for raw in globs {
-            let pattern = raw.strip_prefix("~/").unwrap_or(raw);
-            if pattern.len() > MAX_GLOB_LEN {
-                // INVARIANT (fail closed): compiled only when first needed, a glob must be one
-                // that compiles: a bounded length keeps its automaton under the regex limits.
-                return Err(format!(
-                    "`{}…` is not a valid glob: longer than {MAX_GLOB_LEN} bytes",
-                    raw.chars().take(40).collect::<String>()
-                ));
-            }
-            // Only a class, an alternative or an escape can make a glob fail to parse: a glob
-            // without them is not parsed here (the test `globs_without_classes_always_parse`).
-            if pattern.contains(MAY_FAIL) {
-                glob(pattern).map_err(|e| format!("`{raw}` is not a valid glob: {}", e.kind()))?;
-            }
-        }
+        let written = match globs {
+            [one] => Written::One(one.clone(), PathSet::check(one)?),
+            many => Written::Many(
+                many.iter()
+                    .map(|glob| Ok((glob.clone(), PathSet::check(glob)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+        };
         Ok(PathSet {
-            name: name.to_string(),
-            written: globs.to_vec(),
-            literal: globs.iter().map(|g| literal_start(g).len()).collect(),
+            named: Some(name.to_string()),
+            written,
             built: OnceLock::new(),
         })
     }
 
+    /// A set of one glob written in a rule (`when.writes = ["/some/dir/**"]`), named by it.
+    pub(crate) fn inline(glob: &str) -> Result<PathSet, String> {
+        Ok(PathSet {
+            named: None,
+            written: Written::One(glob.to_string(), PathSet::check(glob)?),
+            built: OnceLock::new(),
+        })
+    }
+
+    /// Checks one glob as [`PathSet::new`] takes it; the length of its literal start.
+    fn check(raw: &str) -> Result<usize, String> {
+        let pattern = raw.strip_prefix("~/").unwrap_or(raw);
+        if pattern.len() > MAX_GLOB_LEN {
+            // INVARIANT (fail closed): compiled only when first needed, a glob must be one
+            // that compiles: a bounded length keeps its automaton under the regex limits.
+            return Err(format!(
+                "`{}…` is not a valid glob: longer than {MAX_GLOB_LEN} bytes",
+                raw.chars().take(40).collect::<String>()
+            ));
+        }
+        // Only a class, an alternative or an escape can make a glob fail to parse: a glob
+        // without them is not parsed here (the test `globs_without_classes_always_parse`).
+        if pattern.contains(MAY_FAIL) {
+            glob(pattern).map_err(|e| format!("`{raw}` is not a valid glob: {}", e.kind()))?;
+        }
+        Ok(literal_start(raw).len())
+    }
+
+    /// Its name: `@NAME`'s name, or an inline glob as written.
+    pub(crate) fn name(&self) -> &str {
+        match (&self.named, &self.written) {
+            (Some(name), _) => name,
+            (None, Written::One(glob, _)) => glob,
+            // Not made: an inline set holds one glob.
+            (None, Written::Many(_)) => "",
+        }
+    }
+
     /// The set read into its parts, the first time a place may reach it.
     fn built(&self) -> &Built {
-        self.built.get_or_init(|| Box::new(Built::of(&self.written)))
+        self.built
+            .get_or_init(|| Box::new(Built::of(self.written.iter().map(|(glob, _)| glob))))
     }
 
     /// Whether a place may be in the set or cover it, settled without building the set: a place
@@ -215,7 +262,7 @@ impl PathSet {
         if seen.dot_wildcard || seen.root_glob {
             return true;
         }
-        self.written.iter().zip(&self.literal).any(|(glob, &end)| {
+        self.written.iter().any(|(glob, end)| {
             let literal = glob.get(..end).unwrap_or(glob);
             if let Some(rest) = literal.strip_prefix("~/") {
                 // Below home, as its literal start is read: `~//x` starts at `x`.
@@ -420,7 +467,7 @@ impl PathSet {
 
 impl Built {
     /// Reads globs checked by [`PathSet::new`].
-    fn of(globs: &[String]) -> Built {
+    fn of<'a>(globs: impl Iterator<Item = &'a str>) -> Built {
         let mut home = Globs::default();
         let mut absolute = Globs::default();
         let mut relative = Globs::default();
@@ -430,9 +477,9 @@ impl Built {
             let (set, pattern, anchor) = if let Some(rest) = raw.strip_prefix("~/") {
                 (&mut home, rest, Anchor::Home)
             } else if raw.starts_with('/') {
-                (&mut absolute, raw.as_str(), Anchor::Absolute)
+                (&mut absolute, raw, Anchor::Absolute)
             } else {
-                (&mut relative, raw.as_str(), Anchor::Root)
+                (&mut relative, raw, Anchor::Root)
             };
             starts.push(GlobStart::of(anchor, pattern));
             patterns.push((anchor, components(pattern)));
@@ -1265,6 +1312,49 @@ fn effects_to_dynamic(effects: &Effects) -> Dynamic {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A glob written in a rule is a set of that one glob named by it: it answers as a named set
+    /// of the same glob does, and a bad one is refused alike.
+    #[test]
+    fn an_inline_glob_is_a_set_of_one() {
+        let ws = Workspace::new("/w").with_home("/h");
+        for glob in [
+            "/some/glob/7/**",
+            "src/**",
+            "~/.ssh/id_*",
+            "**/.env*",
+            "/a/[b]/{c,d}/\\*",
+        ] {
+            let inline = PathSet::inline(glob).unwrap();
+            let named = PathSet::new("n", &[glob.to_string()]).unwrap();
+            assert_eq!(inline.name(), glob);
+            assert_eq!(named.name(), "n");
+            for path in [
+                "/some/glob/7/x",
+                "/w/src/lib.rs",
+                "/h/.ssh/id_rsa",
+                "/w/.env.local",
+                "/a/b/c/*",
+                "/etc/x",
+            ] {
+                let touch = Touch {
+                    place: ws.place(std::path::Path::new(path)),
+                    path: Some(path.into()),
+                    directory: Some(false),
+                };
+                assert_eq!(
+                    inline.contains(&touch, &ws),
+                    named.contains(&touch, &ws),
+                    "{glob} {path}"
+                );
+            }
+        }
+        assert!(PathSet::inline("/a/[b").is_err());
+        assert_eq!(
+            PathSet::inline("/a/[b").err(),
+            PathSet::new("n", &["/a/[b".into()]).err()
+        );
+    }
 
     /// A set of absolute globs is not built for a place outside their literal starts, and
     /// answers as before for a place inside or above them; a bad glob is still reported at load.

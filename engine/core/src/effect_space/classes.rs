@@ -176,7 +176,7 @@ fn path_sets(judges: &[&Judge]) -> Vec<Arc<PathSet>> {
             for matchers in [&rule.when.reads, &rule.when.writes].into_iter().flatten() {
                 for m in matchers {
                     if let PlaceMatcher::Paths(set) | PlaceMatcher::Covers(set) = m {
-                        if !seen.iter().any(|s| Arc::ptr_eq(s, set) || s.name == set.name) {
+                        if !seen.iter().any(|s| Arc::ptr_eq(s, set) || s.name() == set.name()) {
                             seen.push(set.clone());
                         }
                     }
@@ -378,10 +378,10 @@ fn overlaps(sets: &[Arc<PathSet>], ceiling_entries: &[&String]) -> Vec<Candidate
 
 /// How a path set is named in a label: `@NAME`, or an inline glob as written.
 fn set_words(set: &PathSet) -> String {
-    if set.name.contains(['/', '*', '.', '~']) {
-        format!("`{}`", set.name)
+    if set.name().contains(['/', '*', '.', '~']) {
+        format!("`{}`", set.name())
     } else {
-        format!("@{}", set.name)
+        format!("@{}", set.name())
     }
 }
 

@@ -19,7 +19,7 @@ impl Compiler<'_> {
                 let a = spanned.get_ref();
                 let matcher = match (&a.command, &a.path, &a.domain) {
                     (Some(c), None, None) if !c.trim().is_empty() => ActMatcher::Command,
-                    (None, Some(p), None) => match PathSet::new(p, std::slice::from_ref(p)) {
+                    (None, Some(p), None) => match PathSet::inline(p) {
                         Ok(set) => ActMatcher::Path(Arc::new(set)),
                         Err(message) => {
                             self.diagnostics.push(doc.diag(spanned.span(), message));

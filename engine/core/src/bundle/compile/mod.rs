@@ -189,7 +189,7 @@ impl<'h> Compiler<'h> {
                         PlaceMatcher::Paths(set.clone())
                     }
                 }
-                glob => match PathSet::new(glob, std::slice::from_ref(entry)) {
+                glob => match PathSet::inline(glob) {
                     Ok(set) => PlaceMatcher::Paths(Arc::new(set)),
                     Err(message) => {
                         self.diagnostics.push(doc.diag(span, message).with_hint(
