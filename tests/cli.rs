@@ -863,16 +863,24 @@ fn several_errors_in_one_bundle_are_all_reported_and_good_files_still_load() {
 }
 
 #[test]
-fn judge_refuses_to_work_with_a_broken_bundle() {
+fn judge_refuses_a_step_whose_files_are_broken_and_judges_beside_them_as_the_hook() {
     let s = Sandbox::new();
     let dir = fixture("many-errors");
-    let run = s.judge_run("good", "{}", &["--bundle", dir.to_str().unwrap()]);
+    // The step's own mode is broken: nothing is judged, and the problem is shown where it is.
+    let run = s.judge_run("bad-type", "{}", &["--bundle", dir.to_str().unwrap()]);
     assert_usage_error(&run, "the bundle has errors");
     assert!(
-        run.stderr.contains("bad-key.toml:3:"),
-        "the problems are shown:\n{}",
+        run.stderr.contains("bad-type.toml:3:"),
+        "the problem is shown:\n{}",
         run.stderr
     );
+    // One step reads what the hook reads for it: beside broken files it does not read, it is
+    // judged as the hook judges it (`sixfold check` reports them).
+    let j = s.judge("good", "{}", &["--bundle", dir.to_str().unwrap()]);
+    assert_eq!(j.decision, "ask", "{j:?}");
+    let check = s.run(&["check", "--no-project", "--bundle", dir.to_str().unwrap()]);
+    assert_ne!(check.code, 0, "{}", check.stderr);
+    assert!(check.stderr.contains("bad-key.toml:3:") || check.stdout.contains("bad-key.toml:3:"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Which bundles a command loads: the shipped one, the project's `.sixfold/`, then `--bundle`s.
 
 use crate::output::errln;
-use sixfold_core::bundle::{Bundle, BundleSource};
+use sixfold_core::bundle::{Bundle, BundleSource, Needs};
 use sixfold_core::diag::Diagnostic;
 use sixfold_hook::trust::Standing;
 use std::path::{Path, PathBuf};
@@ -47,8 +47,14 @@ pub(crate) fn sources(args: &BundleArgs) -> (Vec<BundleSource>, Vec<Diagnostic>)
 
 /// Loads the bundle; diagnostics from reading and from loading, together.
 pub(crate) fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
+    load_selected(args, None)
+}
+
+/// [`load`], or with `needs` only what judging one step under them reads, as the hook loads:
+/// a broken file the step does not need is not read, so it is not reported.
+pub(crate) fn load_selected(args: &BundleArgs, needs: Option<&Needs>) -> (Bundle, Vec<BundleSource>, Vec<Diagnostic>) {
     let (sources, mut diagnostics) = sources(args);
-    let (bundle, mut found) = load_sources(&sources);
+    let (bundle, mut found) = load_sources(&sources, needs);
     diagnostics.append(&mut found);
     (bundle, sources, diagnostics)
 }
@@ -57,7 +63,8 @@ pub(crate) fn load(args: &BundleArgs) -> (Bundle, Vec<BundleSource>, Vec<Diagnos
 /// it (the shipped bundle and the `--bundle`s, the user's own), so a judgement can be narrowed to
 /// what that allows (`sixfold_core::narrow`). `None` when the project layer is trusted, empty or
 /// not layered.
-pub(crate) fn without_untrusted_project(args: &BundleArgs) -> Option<Bundle> {
+/// With `needs`, only what they read is loaded (see [`load_selected`]).
+pub(crate) fn without_untrusted_project(args: &BundleArgs, needs: Option<&Needs>) -> Option<Bundle> {
     if args.no_project {
         return None;
     }
@@ -76,15 +83,16 @@ pub(crate) fn without_untrusted_project(args: &BundleArgs) -> Option<Bundle> {
         no_project: true,
     };
     let (sources, _) = sources(&without);
-    Some(load_sources(&sources).0)
+    Some(load_sources(&sources, needs).0)
 }
 
-/// Loads sources whole, taking layers parsed before from the user's cache (the same bundle and
-/// diagnostics, without parsing their TOML again).
-pub(crate) fn load_sources(sources: &[BundleSource]) -> (Bundle, Vec<Diagnostic>) {
-    match sixfold_core::bundle::ParseCache::user() {
-        Some(cache) => Bundle::load_cached(sources, None, &cache),
-        None => Bundle::load(sources),
+/// Loads sources (whole, or what `needs` read), taking layers parsed before from the user's
+/// cache (the same bundle and diagnostics, without parsing their TOML again).
+pub(crate) fn load_sources(sources: &[BundleSource], needs: Option<&Needs>) -> (Bundle, Vec<Diagnostic>) {
+    match (sixfold_core::bundle::ParseCache::user(), needs) {
+        (Some(cache), needs) => Bundle::load_cached(sources, needs, &cache),
+        (None, Some(needs)) => Bundle::load_for(sources, needs),
+        (None, None) => Bundle::load(sources),
     }
 }
 

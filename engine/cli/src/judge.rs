@@ -3,6 +3,7 @@
 use crate::bundles::{self, BundleArgs};
 use crate::output::{errln, out};
 use serde_json::{json, Value};
+use sixfold_core::bundle::Needs;
 use sixfold_core::call::{Call, Called, Layers, Sandboxes, Sandboxing, Under};
 use sixfold_core::effects::EffectProfile;
 use sixfold_core::judge::Context;
@@ -373,7 +374,24 @@ pub(crate) fn run(args: Args) -> u8 {
             }
         }
     }
-    let (bundle, _, diagnostics) = bundles::load(&args.bundle);
+    let active = match active(&args.bundle) {
+        Ok(active) => active,
+        Err(why) => return usage_error(&why, "pass --mode ID (see `sixfold modes`)"),
+    };
+    // One step loads what the hook would load for it (its mode, provider, pattern and tool): a
+    // broken file it does not read is `sixfold check`'s to report, as for the hook. A batch may
+    // name any mode on any line: it loads the whole bundle.
+    let needs = single.as_ref().map(|step| {
+        let needs = Needs::mode(args.mode.as_deref().unwrap_or(&active.0))
+            .with_provider(&args.provider)
+            .with_pattern(&active.1)
+            .with_prices(false);
+        match step {
+            StepInput::Tool { tool, .. } => needs.with_tool(tool),
+            StepInput::Effects(_) => needs,
+        }
+    });
+    let (bundle, _, diagnostics) = bundles::load_selected(&args.bundle, needs.as_ref());
     if !diagnostics.is_empty() {
         bundles::report(&diagnostics);
         return usage_error(
@@ -381,18 +399,15 @@ pub(crate) fn run(args: Args) -> u8 {
             "run `sixfold check` for the full report",
         );
     }
+    // What is not there is named against the whole bundle (the modes and providers it has).
     if let Some(mode) = args.mode.as_deref().filter(|m| bundle.mode(m).is_none()) {
-        return crate::names::report(&bundle.unknown_mode(mode));
+        return crate::names::report(&whole(&args.bundle, bundle, needs.is_some()).unknown_mode(mode));
     }
     if bundle.provider(&args.provider).is_none() {
-        return crate::names::report(&bundle.unknown_provider(&args.provider));
+        return crate::names::report(&whole(&args.bundle, bundle, needs.is_some()).unknown_provider(&args.provider));
     }
-    let active = match active(&args.bundle) {
-        Ok(active) => active,
-        Err(why) => return usage_error(&why, "pass --mode ID (see `sixfold modes`)"),
-    };
     let judger = Judger {
-        without: bundles::without_untrusted_project(&args.bundle),
+        without: without(&args.bundle, args.mode.as_deref(), needs.as_ref()),
         bundle,
         context,
         provider: args.provider.clone(),
@@ -418,6 +433,34 @@ pub(crate) fn run(args: Args) -> u8 {
     // path whose latency is measured.
     std::mem::forget(judger);
     code
+}
+
+/// `bundle`, or where only a selection was loaded, the whole bundle.
+fn whole(args: &BundleArgs, bundle: Bundle, selected: bool) -> Bundle {
+    if selected {
+        bundles::load(args).0
+    } else {
+        bundle
+    }
+}
+
+/// For an untrusted project, the bundle without it (see [`Judger::modes`]): with `needs`, only
+/// what judging under the mode named (where those layers have it) or else the default mode reads.
+fn without(args: &BundleArgs, named: Option<&str>, needs: Option<&Needs>) -> Option<Bundle> {
+    let Some(needs) = needs else {
+        return bundles::without_untrusted_project(args, None);
+    };
+    let under = |mode: &str| Needs {
+        mode: mode.to_string(),
+        pattern: Some(sixfold_hook::DEFAULT_PATTERN.to_string()),
+        ..needs.clone()
+    };
+    let mode = named.unwrap_or(sixfold_hook::DEFAULT_MODE);
+    let bundle = bundles::without_untrusted_project(args, Some(&under(mode)))?;
+    if bundle.mode(mode).is_some() || named.is_none() {
+        return Some(bundle);
+    }
+    bundles::without_untrusted_project(args, Some(&under(sixfold_hook::DEFAULT_MODE)))
 }
 
 /// The project's active mode and pattern, as the hook reads them (the project's state), or the
