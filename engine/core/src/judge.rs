@@ -78,28 +78,27 @@ impl Context {
 /// does not touch builds none of them.
 #[derive(Debug, Clone)]
 pub(crate) struct PathSet {
-    /// Its name (`@NAME` in rules); `None` for an inline glob, which its glob names.
-    named: Option<String>,
-    /// Each glob as written, with the length of its literal start (`/some/dir` of
-    /// `/some/dir/**`), read once at load for [`PathSet::may_reach`]. One glob is held without
-    /// a vector: a large mode's rules each name one inline, and each allocation counts there.
+    /// Its name and each glob as written, with the length of its literal start (`/some/dir` of
+    /// `/some/dir/**`), read once at load for [`PathSet::may_reach`].
     written: Written,
     /// Boxed: a set left unbuilt (most of a large mode's) then holds a pointer, not the parts.
     built: OnceLock<Box<Built>>,
 }
 
-/// A path set's globs as written, each with the length of its literal start.
+/// A path set as written: a glob in a rule, named by itself and held without a vector (a large
+/// mode's rules each name one, and each allocation counts there), or a named set's globs.
 #[derive(Debug, Clone)]
 enum Written {
-    One(String, usize),
-    Many(Vec<(String, usize)>),
+    Inline { glob: String, literal: usize },
+    Named { name: String, globs: Vec<(String, usize)> },
 }
 
 impl Written {
+    /// Each glob with the length of its literal start.
     fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
         let (one, many) = match self {
-            Written::One(glob, end) => (Some((glob.as_str(), *end)), &[][..]),
-            Written::Many(globs) => (None, globs.as_slice()),
+            Written::Inline { glob, literal } => (Some((glob.as_str(), *literal)), &[][..]),
+            Written::Named { globs, .. } => (None, globs.as_slice()),
         };
         one.into_iter()
             .chain(many.iter().map(|(glob, end)| (glob.as_str(), *end)))
@@ -188,17 +187,15 @@ impl PathSet {
     /// workspace root (and also tried against the absolute path, so `**/…` matches anywhere).
     /// `*` does not cross `/`; `**` does.
     pub(crate) fn new(name: &str, globs: &[String]) -> Result<PathSet, String> {
-        let written = match globs {
-            [one] => Written::One(one.clone(), PathSet::check(one)?),
-            many => Written::Many(
-                many.iter()
-                    .map(|glob| Ok((glob.clone(), PathSet::check(glob)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
-        };
+        let globs = globs
+            .iter()
+            .map(|glob| Ok((glob.clone(), PathSet::check(glob)?)))
+            .collect::<Result<_, String>>()?;
         Ok(PathSet {
-            named: Some(name.to_string()),
-            written,
+            written: Written::Named {
+                name: name.to_string(),
+                globs,
+            },
             built: OnceLock::new(),
         })
     }
@@ -206,8 +203,10 @@ impl PathSet {
     /// A set of one glob written in a rule (`when.writes = ["/some/dir/**"]`), named by it.
     pub(crate) fn inline(glob: &str) -> Result<PathSet, String> {
         Ok(PathSet {
-            named: None,
-            written: Written::One(glob.to_string(), PathSet::check(glob)?),
+            written: Written::Inline {
+                glob: glob.to_string(),
+                literal: PathSet::check(glob)?,
+            },
             built: OnceLock::new(),
         })
     }
@@ -233,11 +232,9 @@ impl PathSet {
 
     /// Its name: `@NAME`'s name, or an inline glob as written.
     pub(crate) fn name(&self) -> &str {
-        match (&self.named, &self.written) {
-            (Some(name), _) => name,
-            (None, Written::One(glob, _)) => glob,
-            // Not made: an inline set holds one glob.
-            (None, Written::Many(_)) => "",
+        match &self.written {
+            Written::Inline { glob, .. } => glob,
+            Written::Named { name, .. } => name,
         }
     }
 

@@ -76,7 +76,7 @@ pub fn content_hash_of(layer: &crate::ProjectLayer) -> Result<Option<String>, St
         return Err(d.to_string());
     }
     // The state file was read with the layer: one read serves its standing and the mode.
-    let state = layer.state.clone()?;
+    let state = layer.state.as_ref().map_err(Clone::clone)?;
     if source.files.is_empty() && state.is_none() {
         return Ok(None);
     }

@@ -98,12 +98,6 @@ impl From<&str> for Text {
     }
 }
 
-impl std::fmt::Display for Text {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self)
-    }
-}
-
 /// One bundle's files, by path relative to the bundle's root (`/`-separated).
 #[derive(Debug, Clone)]
 pub struct BundleSource {
