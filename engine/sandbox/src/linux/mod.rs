@@ -132,34 +132,29 @@ fn spawn(plan: &Plan) -> Result<Spawned, SandboxError> {
     };
     drop(write);
     let mut outer = Outer(Some(child));
-    // Records until the exit code, which the outer process sends last; without it (the outer
-    // process failed, or was killed) its own exit status is the code.
+    // Records until the exit code, which the outer process sends last (then it may still be
+    // tearing the namespaces down); without it (the outer process failed, or was killed) its own
+    // exit status is the code.
     let mut records = Vec::new();
-    let mut exit = None;
     let mut pipe = std::fs::File::from(read);
     let mut record = [0u8; RECORD_LEN];
     let read_result = loop {
         match pipe.read_exact(&mut record) {
-            Ok(()) if record.get(..4) == Some(&EXIT_CODE.to_ne_bytes()[..]) => {
-                exit = record
-                    .get(8..12)
-                    .and_then(|v| v.try_into().ok())
-                    .map(i32::from_ne_bytes);
-                break Ok(());
+            Ok(()) => {
+                records.extend_from_slice(&record);
+                if record.starts_with(&EXIT_CODE.to_ne_bytes()) {
+                    break Ok(());
+                }
             }
-            Ok(()) => records.extend_from_slice(&record),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break Ok(()),
             Err(e) => break Err(e),
         }
-    };
-    let code = match exit {
-        Some(code) => code,
-        None => outer.reap().map_err(host("wait for the sandbox"))?,
     };
     read_result.map_err(|source| SandboxError::Host {
         what: "read the sandbox's report",
         source,
     })?;
+    let mut exit = None;
     let mut probe = Vec::new();
     for record in records.chunks_exact(RECORD_LEN) {
         let word = |at: usize| -> [u8; 4] {
@@ -175,6 +170,10 @@ fn spawn(plan: &Plan) -> Result<Spawned, SandboxError> {
         let index = index as usize;
         if tag == PROBE_RESULT {
             probe.push((index, value));
+            continue;
+        }
+        if tag == EXIT_CODE {
+            exit = Some(value);
             continue;
         }
         // INVARIANT (fail closed): any failed step, even one after others worked, is an error,
@@ -196,6 +195,10 @@ fn spawn(plan: &Plan) -> Result<Spawned, SandboxError> {
             },
         });
     }
+    let code = match exit {
+        Some(code) => code,
+        None => outer.reap().map_err(host("wait for the sandbox"))?,
+    };
     Ok(Spawned {
         code,
         probe,
