@@ -3,6 +3,7 @@
 //! terms; the core only says what is confined.
 
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// An environment, compiled from `[environments.NAME]`: its path sets expanded into paths as
 /// written.
@@ -73,15 +74,16 @@ impl EnvironmentSpec {
 /// A path set's globs as paths as written: `p/**` (the path and everything under it) stays as
 /// it is and covers `p` beside it; `p` alone is the entry itself. Other globs are kept as they
 /// are, each once.
-pub(crate) fn written_paths(globs: &[String]) -> Vec<String> {
-    let mut paths: Vec<String> = Vec::new();
-    for glob in globs {
-        let covered = globs.iter().any(|g| g.strip_suffix("/**") == Some(glob.as_str()));
-        if !glob.is_empty() && glob != "/**" && !covered && !paths.iter().any(|p| p == glob) {
-            paths.push(glob.clone());
-        }
-    }
-    paths
+pub(crate) fn written_paths(globs: &[&str]) -> Vec<String> {
+    // Ordered sets, not scans of the list (an environment names path sets of dozens of globs
+    // each), and not hashed ones: a few comparisons of short text cost less than hashing it.
+    let under: BTreeSet<&str> = globs.iter().filter_map(|g| g.strip_suffix("/**")).collect();
+    let mut kept = BTreeSet::new();
+    globs
+        .iter()
+        .filter(|g| !g.is_empty() && **g != "/**" && !under.contains(*g) && kept.insert(**g))
+        .map(|g| (*g).to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -99,8 +101,25 @@ mod tests {
             "**/.env*",
         ];
         assert_eq!(
-            written_paths(&globs.map(String::from)),
+            written_paths(&globs),
             vec![".git/hooks/**", "~/.config/gcloud/**", "**/.sixfold/**", "**/.env*"]
         );
+    }
+
+    proptest::proptest! {
+        /// The sets give what scanning the whole list for each glob gave.
+        #[test]
+        fn written_paths_are_the_scanned_ones(picks in proptest::collection::vec(0usize..8, 0..24)) {
+            let pool = ["a", "a/**", "/**", "", "~/.x", "~/.x/**", "b/**", "a/**/**"];
+            let globs: Vec<&str> = picks.iter().map(|&i| pool[i]).collect();
+            let mut scanned: Vec<String> = Vec::new();
+            for glob in &globs {
+                let covered = globs.iter().any(|g| g.strip_suffix("/**") == Some(*glob));
+                if !glob.is_empty() && *glob != "/**" && !covered && !scanned.iter().any(|p| p == glob) {
+                    scanned.push((*glob).to_string());
+                }
+            }
+            proptest::prop_assert_eq!(written_paths(&globs), scanned);
+        }
     }
 }

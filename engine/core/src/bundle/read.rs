@@ -96,7 +96,7 @@ pub(crate) struct Layered<T> {
 }
 
 impl<T> Layered<T> {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Layered {
             items: BTreeMap::new(),
             seen_in_source: HashMap::new(),

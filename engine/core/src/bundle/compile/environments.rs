@@ -2,20 +2,30 @@
 //! expanded into paths as written.
 
 use super::Compiler;
-use crate::bundle::read::Layered;
+use crate::bundle::read::{Layered, ModeDoc};
 use crate::bundle::Bundle;
 use crate::diag::Diagnostic;
 use crate::environment::{written_paths, EnvironmentSpec};
 use crate::format::Spanned;
 use crate::format::{Access, EnvironmentFile, NetworkAccess, PolicyFile};
+use std::collections::BTreeSet;
 
 impl Compiler<'_> {
     /// Compiles every environment, later layers replacing earlier ones by name. One that names
     /// a path set that does not exist is reported and left out, so a mode naming it cannot be
     /// enforced (never enforced with less).
-    pub(crate) fn compile_environments(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
+    pub(crate) fn compile_environments(
+        &mut self,
+        bundle: &mut Bundle,
+        policies: &Layered<PolicyFile>,
+        modes: &Layered<ModeDoc>,
+    ) {
+        let wanted = self.wanted_environments(policies, modes);
         for (doc, policy) in policies.in_load_order() {
             for (id, e) in &policy.environments {
+                if wanted.as_ref().is_some_and(|w| !w.contains(id.as_str())) {
+                    continue;
+                }
                 let before = self.diagnostics.len();
                 let unconfining = e.roots != Access::ReadOnly
                     || e.tmp != Access::ReadOnly
@@ -52,36 +62,61 @@ impl Compiler<'_> {
         }
     }
 
+    /// The environments one judgement's load compiles: those its modes name (a step judged under
+    /// `workspace-write` is never run in `read-only`); `None` for all of them, in a whole load or
+    /// where a mode names one no policy declares, so that the mode's diagnostic lists the same
+    /// known environments as a whole load's.
+    fn wanted_environments<'d>(
+        &self,
+        policies: &'d Layered<PolicyFile>,
+        modes: &'d Layered<ModeDoc>,
+    ) -> Option<BTreeSet<&'d str>> {
+        if self.whole {
+            return None;
+        }
+        let named: BTreeSet<&str> = modes
+            .items
+            .values()
+            .filter_map(|(_, (mode, _))| mode.environment.as_ref())
+            .map(|e| e.get_ref().as_str())
+            .collect();
+        let declared = |name: &str| policies.items.values().any(|(_, p)| p.environments.contains_key(name));
+        named.iter().all(|name| declared(name)).then_some(named)
+    }
+
     /// The paths as written of the path sets `@NAME` named in `entries`.
     fn expand(&mut self, doc: &crate::bundle::read::Doc, id: &str, entries: &[Spanned<String>]) -> Vec<String> {
-        let mut globs = Vec::new();
+        let mut globs: Vec<&str> = Vec::new();
+        let mut missing = Vec::new();
         for entry in entries {
             let named = entry
                 .get_ref()
                 .strip_prefix('@')
-                .and_then(|name| self.path_globs.get(name));
+                .and_then(|name| self.path_sets.get(name));
             match named {
-                Some(set) => globs.extend(set.iter().cloned()),
-                None => {
-                    let mut known: Vec<String> = self.path_globs.keys().map(|k| format!("`@{k}`")).collect();
-                    known.sort();
-                    self.diagnostics.push(
-                        doc.diag(
-                            entry.span(),
-                            format!(
-                                "environment `{id}` names `{}`, which is not a path set",
-                                entry.get_ref()
-                            ),
-                        )
-                        .with_hint(format!(
-                            "name a path set declared under [paths.NAME] as `@NAME`; known: {}",
-                            known.join(", ")
-                        )),
-                    );
-                }
+                Some(set) => globs.extend(set.written()),
+                None => missing.push(entry),
             }
         }
-        written_paths(&globs)
+        let paths = written_paths(&globs);
+        for entry in missing {
+            let mut known: Vec<String> = self.path_sets.keys().map(|k| format!("`@{k}`")).collect();
+            known.sort();
+            self.diagnostics.push(
+                doc.diag(
+                    entry.span(),
+                    format!(
+                        "environment `{id}` names `{}`, which is not a path set",
+                        entry.get_ref()
+                    ),
+                )
+                .with_hint(format!(
+                    "name a path set declared under [paths.NAME] as `@NAME`; known: {}",
+                    known.join(", ")
+                )),
+            );
+        }
+        paths
     }
 }
 
@@ -187,9 +222,30 @@ mod tests {
     }
 
     #[test]
-    fn loading_for_one_judgement_still_reads_the_environments() {
+    fn loading_for_one_judgement_compiles_the_environment_its_mode_names() {
         let (bundle, d) = Bundle::load_for(&[shipped::source()], &Needs::mode("workspace-write"));
         assert!(d.is_empty(), "{d:#?}");
-        assert!(bundle.environment("workspace-write").is_some());
+        let whole = Bundle::load(&[shipped::source()]).0;
+        assert_eq!(
+            format!("{:?}", bundle.environment("workspace-write")),
+            format!("{:?}", whole.environment("workspace-write"))
+        );
+        assert!(bundle.environment("read-only").is_none(), "not named by the mode");
+    }
+
+    #[test]
+    fn one_judgement_naming_a_missing_environment_is_told_what_a_whole_load_is_told() {
+        let overlay = BundleSource::from_files(
+            "t",
+            [(
+                "modes/m.toml",
+                "id = \"m\"\ndefault = \"refuse\"\nenvironment = \"nowhere\"\n",
+            )],
+        );
+        let sources = [shipped::source(), overlay];
+        let (_, one) = Bundle::load_for(&sources, &Needs::mode("m"));
+        let (_, whole) = Bundle::load(&sources);
+        assert_eq!(one.len(), 1, "{one:#?}");
+        assert_eq!(format!("{one:?}"), format!("{whole:?}"));
     }
 }

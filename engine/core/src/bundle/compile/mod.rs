@@ -38,8 +38,6 @@ pub(crate) struct Compiler<'h> {
     deferred: Vec<Deferred>,
     scripts: HashMap<(usize, String), ScriptFile>,
     path_sets: HashMap<String, Arc<PathSet>>,
-    /// Each path set's globs as written, for the environments that name it.
-    path_globs: HashMap<String, Vec<String>>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -61,7 +59,6 @@ impl<'h> Compiler<'h> {
             deferred: Vec::new(),
             scripts,
             path_sets: HashMap::new(),
-            path_globs: HashMap::new(),
             diagnostics,
         }
     }

@@ -18,7 +18,6 @@ impl Compiler<'_> {
                 match PathSet::new(name, &set.globs) {
                     Ok(compiled) => {
                         self.path_sets.insert(name.clone(), Arc::new(compiled));
-                        self.path_globs.insert(name.clone(), set.globs.clone());
                     }
                     Err(message) => self.diagnostics.push(
                         Diagnostic::file(&doc.display, format!("path set `{name}`: {message}"))
