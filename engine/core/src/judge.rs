@@ -224,10 +224,15 @@ impl PathSet {
         }
         // Only a class, an alternative or an escape can make a glob fail to parse: a glob
         // without them is not parsed here (the test `globs_without_classes_always_parse`).
-        if pattern.contains(MAY_FAIL) {
+        if pattern.bytes().any(|b| MAY_FAIL.contains(&b)) {
             glob(pattern).map_err(|e| format!("`{raw}` is not a valid glob: {}", e.kind()))?;
         }
         Ok(literal_start(raw).len())
+    }
+
+    /// Its globs as written, in order.
+    pub(crate) fn written(&self) -> impl Iterator<Item = &str> {
+        self.written.iter().map(|(glob, _)| glob)
     }
 
     /// Its name: `@NAME`'s name, or an inline glob as written.
@@ -240,8 +245,7 @@ impl PathSet {
 
     /// The set read into its parts, the first time a place may reach it.
     fn built(&self) -> &Built {
-        self.built
-            .get_or_init(|| Box::new(Built::of(self.written.iter().map(|(glob, _)| glob))))
+        self.built.get_or_init(|| Box::new(Built::of(self.written())))
     }
 
     /// Whether a place may be in the set or cover it, settled without building the set: a place
@@ -496,8 +500,13 @@ impl Built {
     }
 }
 
-/// The characters without which a glob always parses (classes, alternatives, escapes).
-const MAY_FAIL: [char; 4] = ['[', '{', '}', '\\'];
+/// The characters without which a glob always parses (classes, alternatives, escapes). ASCII,
+/// so a glob's bytes are searched (a byte below 0x80 is never part of a longer character): a
+/// thousand rules' globs are checked at every load, and a search by `char` decodes each one.
+const MAY_FAIL: [u8; 4] = [b'[', b'{', b'}', b'\\'];
+
+/// The characters that end a glob's literal start: [`MAY_FAIL`] and the wildcards.
+const NOT_LITERAL: [u8; 7] = [b'*', b'?', b'[', b']', b'{', b'}', b'\\'];
 
 fn glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern).literal_separator(true).build()
@@ -522,15 +531,14 @@ fn along(path: &Path, literal: &str) -> bool {
 /// A glob's text up to its first component that holds a wildcard, a class, an alternative or
 /// an escape (`/some/dir/` of `/some/dir/**`): every path it matches starts with it.
 fn literal_start(glob: &str) -> &str {
-    let end = glob
-        .split('/')
-        .scan(0, |at, part| {
-            let start = *at;
-            *at += part.len() + 1;
-            Some((start, part))
-        })
-        .find(|(_, part)| part.contains(['*', '?', '[', ']', '{', '}', '\\']))
-        .map_or(glob.len(), |(start, _)| start);
+    // The component holding the first such byte starts after the `/` before it.
+    let end = match glob.bytes().position(|b| NOT_LITERAL.contains(&b)) {
+        None => glob.len(),
+        Some(first) => glob
+            .get(..first)
+            .and_then(|before| before.rfind('/'))
+            .map_or(0, |slash| slash + 1),
+    };
     glob.get(..end).unwrap_or(glob)
 }
 
@@ -1741,6 +1749,26 @@ mod tests {
     }
 
     proptest! {
+        /// The byte search finds the literal start the component-by-component reading finds,
+        /// and the check for what may fail to parse is the search by `char`.
+        #[test]
+        fn the_literal_start_is_found_by_bytes(glob in "[a/*?\\[\\]{}\\\\é.~]{0,12}") {
+            let by_parts = glob
+                .split('/')
+                .scan(0, |at, part| {
+                    let start = *at;
+                    *at += part.len() + 1;
+                    Some((start, part))
+                })
+                .find(|(_, part)| part.contains(['*', '?', '[', ']', '{', '}', '\\']))
+                .map_or(glob.len(), |(start, _)| start);
+            prop_assert_eq!(literal_start(&glob), &glob[..by_parts]);
+            prop_assert_eq!(
+                glob.bytes().any(|b| MAY_FAIL.contains(&b)),
+                glob.contains(['[', '{', '}', '\\'])
+            );
+        }
+
         /// One pass over a place's bytes says what the wildcard scan and [`is_normal`] say.
         #[test]
         fn one_pass_reads_what_the_scans_read(path in written_path()) {
