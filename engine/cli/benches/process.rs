@@ -7,9 +7,11 @@
 //! true` is timed as a person writes it (the bundle loaded) and as the hook writes it (`--proof`:
 //! the environment read from the cached proof).
 //! `/bin/true` is timed the same way as the floor (what spawning and waiting for any process
-//! costs here), and `sixfold --version` shows the binary's own start-up without a bundle. Wall-clock times are interleaved runs; CPU times
-//! (user + system, the children's rusage to the microsecond) are blocks of runs, and are what to compare when the
-//! machine is shared.
+//! costs here), and `sixfold --version` shows the binary's own start-up without a bundle. Each run
+//! of the interleaved rounds is timed twice: wall clock, and CPU (user + system, the children's
+//! rusage to the microsecond, read before and after it). CPU medians are what to compare when the
+//! machine is shared: per run and interleaved, a burst of a neighbour's load touches every subject
+//! alike (blocks of one subject's runs, as this bench first took, moved 20 % between blocks).
 //!
 //! Run with `cargo bench -p sixfold-cli --bench process` (`SIXFOLD_BENCH_RUNS=N` to change the
 //! number of runs, 200 by default). `SIXFOLD_BENCH_BINARY=PATH` measures another build of
@@ -48,6 +50,8 @@ struct Subject {
     /// one message a step); the append is this process's work, not the subject's.
     grows: Option<(PathBuf, String)>,
     times: Vec<Duration>,
+    /// CPU per run, where the children's rusage can be read.
+    cpu: Vec<Duration>,
 }
 
 impl Subject {
@@ -62,6 +66,7 @@ impl Subject {
             env: Vec::new(),
             grows: None,
             times: Vec::new(),
+            cpu: Vec::new(),
         }
     }
 
@@ -211,8 +216,12 @@ fn bench() -> Result<(), String> {
     // Interleaved, so drift in the machine's load touches every subject alike.
     for _ in 0..runs {
         for subject in subjects.iter_mut() {
+            let before = children_cpu();
             let (took, _) = subject.run()?;
             subject.times.push(took);
+            if let (Some(before), Some(after)) = (before, children_cpu()) {
+                subject.cpu.push(after.saturating_sub(before));
+            }
         }
     }
 
@@ -243,25 +252,15 @@ fn bench() -> Result<(), String> {
         }
     }
 
-    // CPU time barely moves when other processes share the machine, where wall-clock time does.
-    // Each subject runs in a block of its own so the children's totals before and after it
-    // bracket exactly its runs.
-    if children_cpu().is_none() {
+    if subjects.iter().any(|s| s.cpu.len() != runs) {
         println!("\n(the children's rusage cannot be read here, so no CPU times)");
         return Ok(());
     }
     println!();
-    println!("CPU time (user + system) per run, over a block of {runs} runs each:");
-    let mut cpu = Vec::new();
-    for subject in &subjects {
-        let before = children_cpu().unwrap_or_default();
-        for _ in 0..runs {
-            subject.run()?;
-        }
-        let after = children_cpu().unwrap_or_default();
-        let per_run = after.saturating_sub(before) / u32::try_from(runs.max(1)).unwrap_or(u32::MAX);
-        println!("{:<26} {:>11}", subject.label, ms(per_run));
-        cpu.push(per_run);
+    println!("CPU time (user + system) per run, median of the {runs} interleaved runs:");
+    let cpu: Vec<Duration> = subjects.iter().map(|s| summarise(&s.cpu).median).collect();
+    for (subject, per_run) in subjects.iter().zip(&cpu) {
+        println!("{:<26} {:>11}", subject.label, ms(*per_run));
     }
     if let Some(floor) = cpu.first() {
         for (subject, took) in subjects.iter().zip(&cpu).skip(2) {
