@@ -213,9 +213,15 @@ fn bench() -> Result<(), String> {
             subject.run()?;
         }
     }
-    // Interleaved, so drift in the machine's load touches every subject alike.
+    // Interleaved, so drift in the machine's load touches every subject alike, and in a new
+    // order each round, so that no subject always follows the same one: what ran just before a
+    // start (the CPU's caches, the kernel's) can change what it costs.
+    let mut order: Vec<usize> = (0..subjects.len()).collect();
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     for _ in 0..runs {
-        for subject in subjects.iter_mut() {
+        shuffle(&mut order, &mut seed);
+        for &at in &order {
+            let Some(subject) = subjects.get_mut(at) else { continue };
             let before = children_cpu();
             let (took, _) = subject.run()?;
             subject.times.push(took);
@@ -313,6 +319,18 @@ fn bench() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Shuffles `order` (Fisher-Yates, a xorshift generator from `seed`): the same orders every run
+/// of the bench, and no dependency for it.
+fn shuffle(order: &mut [usize], seed: &mut u64) {
+    for i in (1..order.len()).rev() {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        let j = usize::try_from(*seed % (i as u64 + 1)).unwrap_or(0);
+        order.swap(i, j);
+    }
 }
 
 /// The peers of `sixfold sandbox run -- true`, where this machine has them: bubblewrap alone
