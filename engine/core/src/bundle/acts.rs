@@ -327,17 +327,17 @@ fn join(into: &mut EffectProfile, other: &EffectProfile) {
 
 #[cfg(test)]
 mod tests {
+    use super::names;
+
     proptest::proptest! {
         /// The first bytes' comparison only ever answers what walking the words answers.
         #[test]
         fn names_answers_as_the_words_do(prefix in "[ a-c\u{a0}é]{0,6}", text in "[ a-c\u{a0}é]{0,8}") {
             let mut words = text.split_whitespace();
             let walked = prefix.split_whitespace().all(|p| words.next() == Some(p));
-            proptest::prop_assert_eq!(super::names(&prefix, &text), walked);
+            proptest::prop_assert_eq!(names(&prefix, &text), walked);
         }
     }
-
-    use super::names;
 
     /// A command rule names a simple command whose words start with the rule's, whatever the
     /// spacing; a longer word, a shorter command or another word is not named.

@@ -234,6 +234,18 @@ mod tests {
     }
 
     #[test]
+    fn one_judgement_under_a_mode_that_inherits_its_environment_compiles_it() {
+        let overlay = BundleSource::from_files("t", [("modes/m.toml", "id = \"m\"\nextends = \"workspace-write\"\n")]);
+        let (bundle, d) = Bundle::load_for(&[shipped::source(), overlay], &Needs::mode("m"));
+        assert!(d.is_empty(), "{d:#?}");
+        assert_eq!(
+            bundle.mode("m").unwrap().environment.as_deref(),
+            Some("workspace-write")
+        );
+        assert!(bundle.environment("workspace-write").is_some_and(|e| e.confined));
+    }
+
+    #[test]
     fn one_judgement_naming_a_missing_environment_is_told_what_a_whole_load_is_told() {
         let overlay = BundleSource::from_files(
             "t",
