@@ -46,6 +46,19 @@ enum Nodes<'a> {
 const NODE_BYTES: usize = 20;
 
 impl Nodes<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Nodes::Built(nodes) => nodes.len(),
+            Nodes::Stored(bytes) => bytes.len() / NODE_BYTES,
+        }
+    }
+
+    /// Whether `count` nodes from `first` are all in the tree: a range read from a tree not yet
+    /// checked ([`Tree::stored_again`]) is walked only when it is.
+    fn holds(&self, first: u32, count: usize) -> bool {
+        (first as usize).checked_add(count).is_some_and(|end| end <= self.len())
+    }
+
     fn get(&self, at: usize) -> Option<[u32; 5]> {
         match self {
             Nodes::Built(nodes) => nodes.get(at).copied(),
@@ -75,8 +88,91 @@ impl<'a> Tree<'a> {
             at: root as usize,
             leave,
             only: None,
+            skipped: &[],
         })
         .ok()
+    }
+
+    /// The tree in these bytes, its nodes not checked: for bytes [`Tree::stored`] already
+    /// accepted (a layer's entry a bundle keeps, read again when a step needs more of it), and
+    /// for [`Tree::acts`], which walks only ranges the tree holds.
+    pub(crate) fn stored_again(bytes: &'a [u8]) -> Option<(Tree<'a>, u32)> {
+        let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)) };
+        let (root, count) = (word(0)?, word(4)? as usize);
+        let end = 8usize.checked_add(count.checked_mul(NODE_BYTES)?)?;
+        let tree = Tree {
+            nodes: Nodes::Stored(bytes.get(8..end)?),
+            strings: std::str::from_utf8(bytes.get(end..)?).ok()?,
+        };
+        Some((tree, root))
+    }
+
+    /// The items of the top-level `acts` array of the document at `root`, in order: each item's
+    /// node, and where its command is in the strings when it is a command rule (an act rule
+    /// with a `command` that is not blank, and neither a `path` nor a `domain`: `compile::acts`
+    /// makes a command rule of exactly these).
+    pub(crate) fn acts(self, root: u32) -> Vec<(u32, Option<(u32, u32)>)> {
+        let top = self.node(root as usize);
+        let Some(acts) = top.entry("acts") else {
+            return Vec::new();
+        };
+        match acts.raw() {
+            Ok([ARRAY, first, count, _, _]) if self.nodes.holds(first, count as usize) => {
+                (first..first + count).map(|at| (at, self.command_act(at))).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Where the command of the act rule at `at` is in the strings, when it names one and
+    /// nothing else. Read straight from the nodes: a layer may keep thousands.
+    fn command_act(self, at: u32) -> Option<(u32, u32)> {
+        let [TABLE, first, count, _, _] = self.nodes.get(at as usize)? else {
+            return None;
+        };
+        if !self.nodes.holds(first, (count as usize).checked_mul(2)?) {
+            return None;
+        }
+        let bytes = |a: u32, b: u32| {
+            self.strings
+                .as_bytes()
+                .get(a as usize..(a as usize).checked_add(b as usize)?)
+        };
+        let mut command = None;
+        for key in (0..count as usize).map(|i| first as usize + 2 * i) {
+            let [STR, a, b, _, _] = self.nodes.get(key)? else {
+                return None;
+            };
+            match bytes(a, b)? {
+                b"path" | b"domain" => return None,
+                b"command" => match self.nodes.get(key + 1)? {
+                    [STR, a, b, _, _] if !self.string(a, b)?.trim().is_empty() => command = Some((a, b)),
+                    _ => return None,
+                },
+                _ => {}
+            }
+        }
+        command
+    }
+
+    /// The string at `at`, `len` bytes long.
+    pub(crate) fn string(self, at: u32, len: u32) -> Option<&'a str> {
+        self.strings.get(at as usize..(at as usize).checked_add(len as usize)?)
+    }
+
+    /// The node at `at`, when it reads as `T`.
+    pub(crate) fn item<T: DeserializeOwned>(self, at: u32) -> Option<T> {
+        T::deserialize(self.node(at as usize)).ok()
+    }
+
+    fn node(self, at: usize) -> Node<'a, 'static> {
+        Node {
+            tree: self,
+            at,
+            leave: Leave::default(),
+            only: None,
+            skipped: &[],
+        }
     }
 
     /// A tree stored as [`make::Built::stored`] writes it, and its root; `None` unless it is well
@@ -136,6 +232,9 @@ pub(crate) struct Leave<'n> {
     pub(crate) keys: &'n [&'n str],
     /// Of the top-level table `.0`, every entry but `.1`.
     pub(crate) all_but: Option<(&'n str, &'n str)>,
+    /// Of the top-level `acts`, the items at these nodes, in order (the kept command rules a
+    /// bundle reads when a step names them: `bundle::acts::UnreadActs`).
+    pub(crate) command_acts: &'n [u32],
 }
 
 /// Why a built document did not read (it is then parsed from its text).
@@ -169,6 +268,9 @@ struct Node<'a, 'n> {
     leave: Leave<'n>,
     /// The one entry of this node's table that is read, where `leave.all_but` names the table.
     only: Option<&'n str>,
+    /// This array's items at these nodes are left out (the top-level `acts`, where
+    /// `leave.command_acts`).
+    skipped: &'n [u32],
 }
 
 impl<'a, 'n> Node<'a, 'n> {
@@ -192,7 +294,22 @@ impl<'a, 'n> Node<'a, 'n> {
             at,
             leave: Leave::default(),
             only: None,
+            skipped: &[],
         }
+    }
+
+    /// The value of this table's entry `key`, if it has one.
+    fn entry(&self, key: &str) -> Option<Node<'a, 'n>> {
+        let [TABLE, first, count, _, _] = self.raw().ok()? else {
+            return None;
+        };
+        if !self.tree.nodes.holds(first, (count as usize).checked_mul(2)?) {
+            return None;
+        }
+        (0..count as usize)
+            .map(|i| first as usize + 2 * i)
+            .find(|at| self.key(*at).is_ok_and(|k| k == key))
+            .map(|at| self.child(at + 1))
     }
 
     /// The text of the key node at `at`.
@@ -307,6 +424,16 @@ impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'a>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+        while let Some((first, rest)) = self.node.skipped.split_first() {
+            match (*first as usize).cmp(&self.next) {
+                std::cmp::Ordering::Less => self.node.skipped = rest,
+                std::cmp::Ordering::Equal => {
+                    self.node.skipped = rest;
+                    self.next += 1;
+                }
+                std::cmp::Ordering::Greater => break,
+            }
+        }
         if self.next >= self.end {
             return Ok(None);
         }
@@ -315,9 +442,10 @@ impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
         seed.deserialize(item).map(Some)
     }
 
-    // Told, so a `Vec` is made at its size once instead of grown (serde caps what it trusts).
+    // Told, so a `Vec` is made at its size once instead of grown (serde caps what it trusts);
+    // not where items are left out, most of them perhaps.
     fn size_hint(&self) -> Option<usize> {
-        Some(self.end.saturating_sub(self.next))
+        self.node.skipped.is_empty().then(|| self.end.saturating_sub(self.next))
     }
 }
 
@@ -347,6 +475,9 @@ impl<'a, 'n> de::MapAccess<'a> for Entries<'a, 'n> {
             if self.node.key(self.next)? == table {
                 value.only = Some(entry);
             }
+        }
+        if !self.node.leave.command_acts.is_empty() && self.node.key(self.next)? == "acts" {
+            value.skipped = self.node.leave.command_acts;
         }
         self.next += 2;
         seed.deserialize(value)

@@ -2,12 +2,15 @@
 //! person's approvals, applied on top of a mode's judgement of the effects.
 
 use super::Bundle;
+use crate::built::Tree;
 use crate::classify::Part;
 use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{EffectProfile, Effects, Profile};
+use crate::format::{ActRuleFile, Spanned};
 use crate::judge::{Context, PathSet};
 use crate::scope::Place;
 use crate::scope::Workspace;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// A compiled act rule.
@@ -22,6 +25,109 @@ pub struct ActRule {
     pub(crate) matcher: ActMatcher,
     /// What it names, as written.
     pub act: String,
+    /// Where it stands among every act rule: its policy's place in load order, then its own in
+    /// the file (rules read later, by need, take their place among the others).
+    pub(crate) order: (u32, u32),
+}
+
+impl ActRule {
+    /// The kept command rule `file` of the policy `policy`, naming `command`.
+    pub(crate) fn command(policy: &str, file: &ActRuleFile, command: &str, order: (u32, u32)) -> ActRule {
+        ActRule {
+            id: super::compile::qualified(policy, &file.id),
+            decision: file.decision,
+            modes: file.modes.clone(),
+            matcher: ActMatcher::Command,
+            act: command.to_string(),
+            order,
+        }
+    }
+}
+
+/// A stored layer's kept command rules, left in its entry when one judgement's load read the
+/// policy (`built::Leave::command_acts`): a judgement reads those whose first word is a program
+/// its step runs, so a thousand kept commands cost nothing until a step names one.
+#[derive(Clone)]
+pub(crate) struct UnreadActs {
+    /// The layer's entry as read (its trees checked by the load) and the policy's tree in it.
+    entry: Arc<Vec<u8>>,
+    range: Range<usize>,
+    /// Each command rule left unread: its node, its place among all the policy's act rules,
+    /// and where its command is in the tree's strings.
+    commands: Vec<(u32, u32, (u32, u32))>,
+    /// The nodes of those, in order, for the load to leave out.
+    nodes: Vec<u32>,
+    /// The places, among all the policy's act rules, of those read with it (paths, domains), in
+    /// order.
+    read: Vec<u32>,
+}
+
+impl std::fmt::Debug for UnreadActs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UnreadActs({} commands)", self.commands.len())
+    }
+}
+
+impl UnreadActs {
+    /// The kept command rules of the policy stored at `range` of `entry`; `None` when it has none.
+    pub(crate) fn new(entry: Arc<Vec<u8>>, range: Range<usize>) -> Option<UnreadActs> {
+        let (tree, root) = Tree::stored_again(entry.get(range.clone())?)?;
+        let (mut commands, mut read) = (Vec::new(), Vec::new());
+        for (place, (node, command)) in (0u32..).zip(tree.acts(root)) {
+            match command {
+                Some(at) => commands.push((node, place, at)),
+                None => read.push(place),
+            }
+        }
+        if commands.is_empty() {
+            return None;
+        }
+        let nodes = commands.iter().map(|(node, _, _)| *node).collect();
+        Some(UnreadActs {
+            entry,
+            range,
+            commands,
+            nodes,
+            read,
+        })
+    }
+
+    /// The nodes the load leaves out.
+    pub(crate) fn nodes(&self) -> &[u32] {
+        &self.nodes
+    }
+
+    /// The place among all the policy's act rules of the `nth` read with it.
+    pub(crate) fn place_of_read(&self, nth: usize) -> u32 {
+        self.read.get(nth).copied().unwrap_or(u32::MAX)
+    }
+
+    /// Those whose first word is one of `programs`, with their places and commands; an error
+    /// when one does not read (a forged entry: the load read none of them).
+    fn naming(&self, programs: &[&str]) -> Result<Vec<(u32, Spanned<ActRuleFile>, String)>, ()> {
+        let (tree, _) = self
+            .entry
+            .get(self.range.clone())
+            .and_then(Tree::stored_again)
+            .ok_or(())?;
+        let mut found = Vec::new();
+        for &(node, place, (at, len)) in &self.commands {
+            let command = tree.string(at, len).ok_or(())?;
+            let first = command.split_whitespace().next().unwrap_or("");
+            if programs.contains(&first) {
+                found.push((place, tree.item(node).ok_or(())?, command.to_string()));
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A policy's kept command rules left unread, and where the policy stands.
+#[derive(Debug, Clone)]
+pub(crate) struct UnreadPolicy {
+    pub(crate) policy: String,
+    pub(crate) load: u32,
+    pub(crate) acts: UnreadActs,
 }
 
 #[derive(Debug, Clone)]
@@ -127,9 +233,20 @@ impl Bundle {
     pub fn judge_step(&self, mode: &str, act: &ActView<'_>, effects: &Effects, context: &Context) -> Judgement {
         let judged = self.judge_effects(mode, effects, context);
         let Some(m) = self.modes.get(mode) else { return judged };
-        let matched: Vec<&ActRule> = self
-            .acts
+        let Ok(read_now) = self.unread_naming(act) else {
+            // INVARIANT (fail closed): a kept rule that cannot be read may have refused.
+            return Judgement {
+                decision: Decision::Refuse,
+                reason: format!("mode `{mode}` cannot read the kept rules (run `sixfold check`)"),
+                rules: Vec::new(),
+                mode: mode.to_string(),
+                by: DecidedBy::Unjudgeable,
+            };
+        };
+        let acts = merged(&self.acts, &read_now);
+        let matched: Vec<&ActRule> = acts
             .iter()
+            .copied()
             .filter(|r| r.modes.as_ref().is_none_or(|ms| ms.iter().any(|x| x == mode)))
             .filter(|r| r.matches(act, effects, &context.workspace))
             .collect();
@@ -158,7 +275,7 @@ impl Bundle {
         // would widen, the line is judged part by part (`cargo test && curl …`).
         let by_command = deciding.iter().any(|r| matches!(r.matcher, ActMatcher::Command));
         if decision < judged.decision && by_command {
-            return self.judge_parts(mode, act, effects, context, judged);
+            return self.judge_parts(mode, act, effects, context, judged, &acts);
         }
         let names: Vec<String> = deciding.iter().map(|r| format!("`{}` ({})", r.act, r.id)).collect();
         // INVARIANT (fail closed): a kept rule widens a judgement only within the mode's ceiling.
@@ -210,12 +327,13 @@ impl Bundle {
         effects: &Effects,
         context: &Context,
         judged: Judgement,
+        acts: &[&ActRule],
     ) -> Judgement {
         let Some(m) = self.modes.get(mode) else { return judged };
         let workspace = &context.workspace;
-        let kept: Vec<&ActRule> = self
-            .acts
+        let kept: Vec<&ActRule> = acts
             .iter()
+            .copied()
             .filter(|r| r.modes.as_ref().is_none_or(|ms| ms.iter().any(|x| x == mode)))
             .filter(|r| r.decision < judged.decision)
             .collect();
@@ -315,6 +433,45 @@ impl Bundle {
     }
 }
 
+impl Bundle {
+    /// The kept command rules left unread that name a program `act` runs (see [`UnreadActs`]).
+    fn unread_naming(&self, act: &ActView<'_>) -> Result<Vec<ActRule>, ()> {
+        if self.unread_acts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // A command rule names a simple command by its words from the first on.
+        let mut programs: Vec<&str> = act
+            .commands
+            .iter()
+            .filter_map(|c| c.split_whitespace().next())
+            .collect();
+        programs.sort_unstable();
+        programs.dedup();
+        let mut found = Vec::new();
+        for unread in &self.unread_acts {
+            for (place, file, command) in unread.acts.naming(&programs)? {
+                found.push(ActRule::command(
+                    &unread.policy,
+                    file.get_ref(),
+                    &command,
+                    (unread.load, place),
+                ));
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Two lists of act rules, each in order, as one in order.
+fn merged<'r>(read: &'r [ActRule], read_now: &'r [ActRule]) -> Vec<&'r ActRule> {
+    let mut all: Vec<&ActRule> = read.iter().chain(read_now).collect();
+    if !read_now.is_empty() {
+        // Stable, and linear on two sorted runs.
+        all.sort_by_key(|r| r.order);
+    }
+    all
+}
+
 /// Joins `other` into `into`: what either does.
 fn join(into: &mut EffectProfile, other: &EffectProfile) {
     into.reads.extend(other.reads.iter().cloned());
@@ -328,8 +485,50 @@ fn join(into: &mut EffectProfile, other: &EffectProfile) {
 #[cfg(test)]
 mod tests {
     use super::names;
+    use crate::built::Tree;
 
     proptest::proptest! {
+        /// The load leaves unread exactly the act rules compiling makes command rules of, so
+        /// every other one (and every one compiling reports) is read, and reported, with it.
+        #[test]
+        fn the_rules_left_unread_are_the_command_rules(
+            acts in proptest::collection::vec(
+                (
+                    proptest::option::of("[ a\t\u{a0}]{0,3}"),
+                    proptest::option::of("[a/*]{0,2}"),
+                    proptest::option::of("[a.]{0,2}"),
+                    proptest::bool::ANY,
+                ),
+                0..6,
+            )
+        ) {
+            let mut text = String::from("id = \"kept\"\n");
+            for (i, (command, path, domain, modes)) in acts.iter().enumerate() {
+                text.push_str(&format!("\n[[acts]]\nid = \"a{i}\"\ndecision = \"allow\"\n"));
+                if *modes {
+                    text.push_str("modes = [\"ask\"]\n");
+                }
+                // Not in the order the format lists them: the tree keeps them as written.
+                for (key, value) in [("domain", domain), ("command", command), ("path", path)] {
+                    if let Some(value) = value {
+                        text.push_str(&format!("{key} = {}\n", toml::Value::String(value.clone())));
+                    }
+                }
+            }
+            let mut built = crate::built::make::Built::default();
+            let root = built.document(&text).unwrap();
+            let bytes = built.stored(root).unwrap();
+            let (tree, root) = Tree::stored(&bytes).unwrap();
+            let found: Vec<bool> = tree.acts(root).iter().map(|(_, command)| command.is_some()).collect();
+            let compiled: Vec<bool> = acts
+                .iter()
+                .map(|(command, path, domain, _)| {
+                    matches!((command, path, domain), (Some(c), None, None) if !c.trim().is_empty())
+                })
+                .collect();
+            proptest::prop_assert_eq!(found, compiled);
+        }
+
         /// The first bytes' comparison only ever answers what walking the words answers.
         #[test]
         fn names_answers_as_the_words_do(prefix in "[ a-c\u{a0}é]{0,6}", text in "[ a-c\u{a0}é]{0,8}") {

@@ -90,6 +90,8 @@ pub struct Bundle {
     classifier: Classifier,
     mcp: BTreeMap<String, ToolFile>,
     acts: Vec<ActRule>,
+    /// Kept command rules one judgement's load left in a stored layer, read by need.
+    unread_acts: Vec<acts::UnreadPolicy>,
     deferred: Vec<Deferred>,
     scripts: Vec<Script>,
     /// The path sets (`[paths.NAME]`), for a layer that must tell a member from other files.
@@ -169,6 +171,7 @@ impl Bundle {
             classifier: Classifier::default(),
             mcp: BTreeMap::new(),
             acts: Vec::new(),
+            unread_acts: Vec::new(),
             deferred: Vec::new(),
             scripts: Vec::new(),
             path_sets: BTreeMap::new(),

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 include!(concat!(env!("OUT_DIR"), "/parsed_format.rs"));
 
@@ -69,7 +70,8 @@ pub(crate) enum ParsedDoc {
 pub(crate) struct Stored {
     file: PathBuf,
     key: String,
-    read: Vec<u8>,
+    /// Shared with the bundles that keep a document's kept command rules unread.
+    read: Arc<Vec<u8>>,
     docs: BTreeMap<String, Bytes>,
     changed: bool,
 }
@@ -97,7 +99,7 @@ impl Stored {
         Stored {
             file,
             key,
-            read,
+            read: Arc::new(read),
             docs,
             changed: false,
         }
@@ -122,6 +124,16 @@ impl Stored {
             self.docs.remove(relative);
         }
         found
+    }
+
+    /// The kept command rules of the stored document at `relative`, as it was read from the
+    /// entry, for a bundle to read when a step names them (`None` when it has none, or was
+    /// not read from the entry). Take it before reading the document without them.
+    pub(crate) fn unread_acts(&self, relative: &str) -> Option<super::acts::UnreadActs> {
+        match self.docs.get(relative)? {
+            Bytes::Read(range) => super::acts::UnreadActs::new(Arc::clone(&self.read), range.clone()),
+            Bytes::Made(_) => None,
+        }
     }
 
     /// Keeps the tree of `text`, a document that just parsed as `T` from its TOML, when the tree
@@ -163,6 +175,20 @@ impl Stored {
         }
         evict(dir);
     }
+}
+
+/// Writes `text`'s tree for `relative` into `source`'s entry, whatever `relative` holds: a
+/// forged entry, for the tests of what a load makes of one.
+#[cfg(test)]
+pub(crate) fn forge(cache: &ParseCache, source: &BundleSource, relative: &str, text: &str) {
+    let mut entry = Stored::open(cache, source);
+    let mut built = Built::default();
+    let bytes = built.document(text).and_then(|root| built.stored(root));
+    entry
+        .docs
+        .insert(relative.to_string(), Bytes::Made(bytes.unwrap_or_default()));
+    entry.changed = true;
+    entry.save();
 }
 
 /// `MAGIC`, the key, then each document as `NAME_LEN BYTES_LEN`, a newline, the name, the bytes.

@@ -27,6 +27,9 @@ pub(crate) struct Doc {
     /// The shipped command rules: only the text before them was parsed, the rules are left to
     /// the classifier to compile by need (`classify::unread`).
     pub(crate) unread_commands: bool,
+    /// A stored layer's kept command rules, left out of the parsed policy: one judgement reads
+    /// those its step names (`acts::UnreadActs`).
+    pub(crate) unread_acts: Option<super::acts::UnreadActs>,
 }
 
 impl Doc {
@@ -222,6 +225,7 @@ pub(crate) fn read(
                     text,
                     line_offset: 0,
                     unread_commands: cut.is_some(),
+                    unread_acts: None,
                 };
                 // Never the shipped bundle: it holds every mode's ceiling, which no file outside the
                 // binary may stand in for (and in a compact form it decodes no faster than it parses).
@@ -287,7 +291,7 @@ fn read_document(
                 doc.line_offset = 1;
                 role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
             }
-            if let Some(ParsedDoc::Mode(mode)) = parse_stored(&doc, shipped, stored, needs, d) {
+            if let Some((ParsedDoc::Mode(mode), _)) = parse_stored(&doc, shipped, stored, needs, &[], d) {
                 if mode.id != file_stem(&relative) {
                     d.push(
                         Diagnostic::file(
@@ -301,17 +305,27 @@ fn read_document(
             }
         }
         "policies" => {
-            if let Some(ParsedDoc::Policy(policy)) = parse_stored(&doc, shipped, stored, needs, d) {
+            // One judgement's load leaves a stored layer's kept command rules in its entry.
+            let unread = match (&stored, needs) {
+                (Some(entry), Some(_)) if !shipped => entry.unread_acts(&relative),
+                _ => None,
+            };
+            let command_acts = unread.as_ref().map_or(&[][..], |u| u.nodes());
+            if let Some((ParsedDoc::Policy(policy), from_entry)) =
+                parse_stored(&doc, shipped, stored, needs, command_acts, d)
+            {
+                // Parsed from its TOML instead, it holds them all.
+                doc.unread_acts = unread.filter(|_| from_entry);
                 docs.policies.insert(policy.id.clone(), doc, policy, d);
             }
         }
         "patterns" => {
-            if let Some(ParsedDoc::Pattern(pattern)) = parse_stored(&doc, shipped, stored, needs, d) {
+            if let Some((ParsedDoc::Pattern(pattern), _)) = parse_stored(&doc, shipped, stored, needs, &[], d) {
                 docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
             }
         }
         "providers" => {
-            if let Some(ParsedDoc::Provider(provider)) = parse_stored(&doc, shipped, stored, needs, d) {
+            if let Some((ParsedDoc::Provider(provider), _)) = parse_stored(&doc, shipped, stored, needs, &[], d) {
                 docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
@@ -320,46 +334,53 @@ fn read_document(
 }
 
 /// The document as its folder's kind: a shipped one as the build parsed it, else from the layer's
-/// stored entry when it holds it, else parsed from its TOML (and then stored, when it parsed).
+/// stored entry when it holds it, else parsed from its TOML (and then stored, when it parsed);
+/// and whether it was read from the entry. Read from the entry, it leaves out the kept command
+/// rules at the nodes `command_acts` names.
 fn parse_stored(
     doc: &Doc,
     shipped: bool,
     stored: Option<&mut Stored>,
     needs: Option<&Needs>,
+    command_acts: &[u32],
     d: &mut Vec<Diagnostic>,
-) -> Option<ParsedDoc> {
+) -> Option<(ParsedDoc, bool)> {
     let kind = doc.relative.split('/').next().unwrap_or("");
     let unread = needs.map(|n| leave_for_one_judgement(kind, n)).unwrap_or_default();
     if shipped {
         if let Some(built) = built_without(kind, &doc.relative, &doc.text, unread) {
-            return Some(built);
+            return Some((built, false));
         }
     }
+    let unread = Leave { command_acts, ..unread };
     match kind {
-        "modes" => layer_doc::<ModeFile>(doc, stored, unread, d).map(ParsedDoc::Mode),
-        "policies" => layer_doc::<PolicyFile>(doc, stored, unread, d).map(ParsedDoc::Policy),
-        "patterns" => layer_doc::<PatternFile>(doc, stored, unread, d).map(ParsedDoc::Pattern),
-        "providers" => layer_doc::<ProviderFile>(doc, stored, unread, d).map(|p| ParsedDoc::Provider(Box::new(p))),
+        "modes" => layer_doc::<ModeFile>(doc, stored, unread, d).map(|(m, e)| (ParsedDoc::Mode(m), e)),
+        "policies" => layer_doc::<PolicyFile>(doc, stored, unread, d).map(|(p, e)| (ParsedDoc::Policy(p), e)),
+        "patterns" => layer_doc::<PatternFile>(doc, stored, unread, d).map(|(p, e)| (ParsedDoc::Pattern(p), e)),
+        "providers" => {
+            layer_doc::<ProviderFile>(doc, stored, unread, d).map(|(p, e)| (ParsedDoc::Provider(Box::new(p)), e))
+        }
         _ => None,
     }
 }
 
-/// A document of a layer: from its stored entry, else parsed (and stored when it parsed).
+/// A document of a layer: from its stored entry, else parsed (and stored when it parsed); and
+/// whether it came from the entry.
 fn layer_doc<T: serde::de::DeserializeOwned>(
     doc: &Doc,
     stored: Option<&mut Stored>,
     unread: Leave<'_>,
     d: &mut Vec<Diagnostic>,
-) -> Option<T> {
+) -> Option<(T, bool)> {
     let Some(stored) = stored else {
-        return parse::<T>(doc, d);
+        return parse::<T>(doc, d).map(|t| (t, false));
     };
     if let Some(found) = stored.get::<T>(&doc.relative, unread) {
-        return Some(found);
+        return Some((found, true));
     }
     let parsed = parse::<T>(doc, d)?;
     stored.put::<T>(&doc.relative, &doc.text);
-    Some(parsed)
+    Some((parsed, false))
 }
 
 /// What one judgement's load leaves unread of a document of `kind`: the examples and rows only a
@@ -374,18 +395,18 @@ pub(crate) fn leave_for_one_judgement<'n>(kind: &str, needs: &'n Needs) -> Leave
     match kind {
         "modes" | "patterns" => Leave {
             keys: EXAMPLES,
-            all_but: None,
+            ..Leave::default()
         },
         "policies" => Leave {
             keys: match tool {
                 Some(tool) if crate::provider::mcp_tool(tool).is_none() => CHECKING_AND_MCP,
                 _ => CHECKING,
             },
-            all_but: None,
+            ..Leave::default()
         },
         "providers" => Leave {
-            keys: &[],
             all_but: tool.map(|tool| ("tools", tool)),
+            ..Leave::default()
         },
         _ => Leave::default(),
     }

@@ -1217,3 +1217,152 @@ mod built {
         assert!(format!("{classified:?}").contains("added-here"), "{classified:?}");
     }
 }
+
+/// Kept rules as `sixfold rules add` keeps them, of every kind, in two files: command rules that
+/// share a first word, one per mode, one that refuses, and paths and domains among them.
+fn kept_files() -> Vec<(&'static str, String)> {
+    let mut kept = String::from("id = \"kept\"\n");
+    let rules = [
+        ("cargo-test", "allow", "command = \"cargo test\""),
+        ("docs", "allow", "path = \"docs/**\""),
+        ("release", "ask", "command = \"cargo test --release\""),
+        ("rm", "refuse", "command = \"rm -rf\""),
+        ("crates", "allow", "domain = \"crates.io\""),
+        (
+            "status",
+            "allow",
+            "command = \"git status\"\nmodes = [\"workspace-write\"]",
+        ),
+        ("cargo-test-again", "allow", "command = \"cargo  test\""),
+        ("curl", "allow", "command = \"curl\""),
+    ];
+    for (id, decision, what) in rules {
+        kept.push_str(&format!(
+            "\n[[acts]]\nid = \"{id}\"\ndecision = \"{decision}\"\n{what}\n"
+        ));
+    }
+    for i in 0..50 {
+        kept.push_str(&format!(
+            "\n[[acts]]\nid = \"tool-{i}\"\ndecision = \"allow\"\ncommand = \"tool-{i} run\"\n"
+        ));
+    }
+    let more = "id = \"more\"\n\n[[acts]]\nid = \"cargo\"\ndecision = \"allow\"\ncommand = \"cargo\"\n\n[[acts]]\nid = \"src\"\ndecision = \"allow\"\npath = \"src/**\"\n".to_string();
+    vec![("policies/kept.toml", kept), ("policies/more.toml", more)]
+}
+
+/// Command lines that name the kept programs, in words the shell reads the same.
+const KEPT_LINES: &[&str] = &[
+    "cargo test",
+    "cargo test --release",
+    "'c'argo test",
+    "timeout 5 cargo test",
+    "git status && cargo test",
+    "rm -rf target",
+    "cargo test; rm -rf target",
+    "bash -c 'rm -rf target'",
+    "curl https://crates.io/api",
+    "cat docs/a.md",
+    "tool-7 run now",
+    "env FOO=1 tool-3 run",
+    "echo hi > docs/a.md",
+    "echo hi",
+];
+
+fn judged_lines(bundle: &Bundle, mode: &str) -> Vec<Judgement> {
+    let ctx = Context::example();
+    let cwd = std::path::Path::new("/workspace");
+    KEPT_LINES
+        .iter()
+        .map(|line| {
+            let classified = bundle.classify(line, cwd);
+            let commands: Vec<String> = classified.parts.iter().map(|p| p.text.clone()).collect();
+            let act = ActView {
+                kind: "command",
+                text: line,
+                commands: &commands,
+                parts: &classified.parts,
+            };
+            bundle.judge_step(mode, &act, &classified.effects.resolve(&ctx.workspace), &ctx)
+        })
+        .collect()
+}
+
+#[test]
+fn a_stored_layers_kept_commands_are_read_by_need_and_judge_as_a_whole_load() {
+    let files = kept_files();
+    let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
+    let sources = [shipped::source(), project];
+    let (whole, d) = Bundle::load(&sources);
+    assert!(d.is_empty(), "{d:#?}");
+    for mode in ["workspace-write", "ask", "read-only"] {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = parsed::ParseCache::in_dir(dir.path());
+        let needs = Needs::mode(mode).with_provider("claude-code").with_pattern("single");
+        // Parsed from the TOML and stored; then read from the entry, its commands left there.
+        let (first, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        assert!(first.unread_acts.is_empty(), "{mode}");
+        let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        assert_eq!(lean.unread_acts.len(), 2, "{mode}");
+        assert_eq!(
+            lean.acts.iter().map(|a| a.act.as_str()).collect::<Vec<_>>(),
+            ["docs/**", "crates.io", "src/**"],
+            "{mode}: only the paths and domains are read with the load"
+        );
+        let expected = judged_lines(&whole, mode);
+        assert_eq!(judged_lines(&first, mode), expected, "{mode}");
+        assert_eq!(judged_lines(&lean, mode), expected, "{mode}");
+    }
+    // The lines meet the kept rules: the comparison is not between two empty answers.
+    let wrote = judged_lines(&whole, "workspace-write");
+    assert!(
+        wrote.iter().any(|j| j.rules.iter().any(|r| r == "more/cargo")),
+        "{wrote:#?}"
+    );
+    assert!(
+        wrote.iter().any(|j| j.rules.iter().any(|r| r == "kept/rm")),
+        "{wrote:#?}"
+    );
+    assert!(
+        wrote.iter().any(|j| j.rules.iter().any(|r| r == "kept/tool-3")),
+        "{wrote:#?}"
+    );
+}
+
+/// An entry whose kept command rule does not read (a forged cache file): a step that names it is
+/// refused, never judged without it; a step that names none is judged as before.
+#[test]
+fn a_kept_command_that_cannot_be_read_refuses_the_step_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = parsed::ParseCache::in_dir(dir.path());
+    let files = kept_files();
+    let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
+    let sources = [shipped::source(), project.clone()];
+    let needs = Needs::mode("workspace-write").with_pattern("single");
+    let _ = Bundle::load_cached(&sources, Some(&needs), &cache);
+    let forged_text = files[0].1.replace(
+        "decision = \"refuse\"\ncommand = \"rm -rf\"",
+        "decision = \"maybe\"\ncommand = \"rm -rf\"",
+    );
+    assert_ne!(forged_text, files[0].1);
+    parsed::forge(&cache, &project, files[0].0, &forged_text);
+    let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+    assert!(d.is_empty(), "{d:#?}");
+    assert_eq!(lean.unread_acts.len(), 2);
+    let judged = judged_lines(&lean, "workspace-write");
+    let rm = KEPT_LINES.iter().position(|l| *l == "rm -rf target").unwrap();
+    assert_eq!(judged[rm].decision, Decision::Refuse, "{:#?}", judged[rm]);
+    assert_eq!(judged[rm].by, crate::decision::DecidedBy::Unjudgeable);
+    let (whole, _) = Bundle::load(&sources);
+    let echo = KEPT_LINES.iter().position(|l| *l == "echo hi").unwrap();
+    assert_eq!(judged[echo], judged_lines(&whole, "workspace-write")[echo]);
+    // A whole load reads the torn document, parses the file again and stores that.
+    let _ = Bundle::load_cached(&sources, None, &cache);
+    let (lean, _) = Bundle::load_cached(&sources, Some(&needs), &cache);
+    assert_eq!(lean.unread_acts.len(), 2);
+    assert_eq!(
+        judged_lines(&lean, "workspace-write"),
+        judged_lines(&whole, "workspace-write")
+    );
+}

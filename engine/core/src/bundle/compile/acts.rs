@@ -1,7 +1,7 @@
 //! Act rules and MCP tool maps, gathered from every policy.
 
 use super::Compiler;
-use crate::bundle::acts::{ActMatcher, ActRule};
+use crate::bundle::acts::{ActMatcher, ActRule, UnreadPolicy};
 use crate::bundle::read::Layered;
 use crate::bundle::Bundle;
 use crate::format::PolicyFile;
@@ -10,15 +10,31 @@ use std::sync::Arc;
 
 impl Compiler<'_> {
     pub(crate) fn compile_acts_and_mcp(&mut self, bundle: &mut Bundle, policies: &Layered<PolicyFile>) {
-        for (doc, policy) in policies.in_load_order() {
+        for (load, (doc, policy)) in (0u32..).zip(policies.in_load_order()) {
             for (name, spec) in &policy.mcp {
                 bundle.mcp.insert(name.clone(), spec.clone());
             }
+            if let Some(unread) = &doc.unread_acts {
+                bundle.unread_acts.push(UnreadPolicy {
+                    policy: policy.id.clone(),
+                    load,
+                    acts: unread.clone(),
+                });
+            }
+            // Its place among the policy's act rules, counting those left unread.
+            let place = |nth: usize| match &doc.unread_acts {
+                Some(unread) => unread.place_of_read(nth),
+                None => u32::try_from(nth).unwrap_or(u32::MAX),
+            };
             bundle.acts.reserve(policy.acts.len());
-            for spanned in &policy.acts {
+            for (nth, spanned) in policy.acts.iter().enumerate() {
                 let a = spanned.get_ref();
+                let order = (load, place(nth));
                 let matcher = match (&a.command, &a.path, &a.domain) {
-                    (Some(c), None, None) if !c.trim().is_empty() => ActMatcher::Command,
+                    (Some(c), None, None) if !c.trim().is_empty() => {
+                        bundle.acts.push(ActRule::command(&policy.id, a, c, order));
+                        continue;
+                    }
                     (None, Some(p), None) => match PathSet::inline(p) {
                         Ok(set) => ActMatcher::Path(Arc::new(set)),
                         Err(message) => {
@@ -56,6 +72,7 @@ impl Compiler<'_> {
                     modes: a.modes.clone(),
                     matcher,
                     act,
+                    order,
                 });
             }
         }
