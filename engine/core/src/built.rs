@@ -86,9 +86,8 @@ impl<'a> Tree<'a> {
         T::deserialize(Node {
             tree: self,
             at: root as usize,
-            leave,
-            only: None,
-            skipped: &[],
+            leave: &leave,
+            within: Within::All,
         })
         .ok()
     }
@@ -169,9 +168,8 @@ impl<'a> Tree<'a> {
         Node {
             tree: self,
             at,
-            leave: Leave::default(),
-            only: None,
-            skipped: &[],
+            leave: &NOTHING_LEFT,
+            within: Within::All,
         }
     }
 
@@ -224,6 +222,23 @@ impl<'a> Tree<'a> {
     }
 }
 
+/// What is read of one table or array.
+#[derive(Debug, Clone, Copy)]
+enum Within<'n> {
+    All,
+    /// Of a table, this entry.
+    Only(&'n str),
+    /// Of an array, the items but those at these nodes (in order).
+    AllBut(&'n [u32]),
+}
+
+/// A read that leaves nothing out.
+const NOTHING_LEFT: Leave<'static> = Leave {
+    keys: &[],
+    all_but: None,
+    command_acts: &[],
+};
+
 /// What one judgement's read leaves out of a document (the file's examples and rows, which only
 /// a whole load compiles; of a provider's tool map, every tool but the one called).
 #[derive(Debug, Clone, Copy, Default)]
@@ -265,12 +280,12 @@ struct Node<'a, 'n> {
     tree: Tree<'a>,
     at: usize,
     /// What is left out of the document (only the root's is not empty).
-    leave: Leave<'n>,
-    /// The one entry of this node's table that is read, where `leave.all_but` names the table.
-    only: Option<&'n str>,
-    /// This array's items at these nodes are left out (the top-level `acts`, where
-    /// `leave.command_acts`).
-    skipped: &'n [u32],
+    /// Borrowed: a node is copied at every step down the tree, and small enough, it is copied in
+    /// registers instead of by `memcpy`.
+    leave: &'n Leave<'n>,
+    /// What is read of this table or array: where `leave.all_but` names the table, its one
+    /// entry; where `leave.command_acts` leaves items of this array out, the others.
+    within: Within<'n>,
 }
 
 impl<'a, 'n> Node<'a, 'n> {
@@ -292,9 +307,8 @@ impl<'a, 'n> Node<'a, 'n> {
         Node {
             tree: self.tree,
             at,
-            leave: Leave::default(),
-            only: None,
-            skipped: &[],
+            leave: &NOTHING_LEFT,
+            within: Within::All,
         }
     }
 
@@ -320,11 +334,15 @@ impl<'a, 'n> Node<'a, 'n> {
 
     /// Whether the entry whose key node is at `at` is left out.
     fn leaves(&self, at: usize) -> Result<bool, Error> {
-        if self.leave.keys.is_empty() && self.only.is_none() {
+        let only = match self.within {
+            Within::Only(entry) => Some(entry),
+            _ => None,
+        };
+        if self.leave.keys.is_empty() && only.is_none() {
             return Ok(false);
         }
         let key = self.key(at)?;
-        Ok(self.leave.keys.contains(&key) || self.only.is_some_and(|only| only != key))
+        Ok(self.leave.keys.contains(&key) || only.is_some_and(|only| only != key))
     }
 }
 
@@ -424,14 +442,16 @@ impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'a>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
-        while let Some((first, rest)) = self.node.skipped.split_first() {
-            match (*first as usize).cmp(&self.next) {
-                std::cmp::Ordering::Less => self.node.skipped = rest,
-                std::cmp::Ordering::Equal => {
-                    self.node.skipped = rest;
-                    self.next += 1;
+        if let Within::AllBut(skipped) = &mut self.node.within {
+            while let Some((first, rest)) = skipped.split_first() {
+                match (*first as usize).cmp(&self.next) {
+                    std::cmp::Ordering::Less => *skipped = rest,
+                    std::cmp::Ordering::Equal => {
+                        *skipped = rest;
+                        self.next += 1;
+                    }
+                    std::cmp::Ordering::Greater => break,
                 }
-                std::cmp::Ordering::Greater => break,
             }
         }
         if self.next >= self.end {
@@ -445,7 +465,7 @@ impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
     // Told, so a `Vec` is made at its size once instead of grown (serde caps what it trusts);
     // not where items are left out, most of them perhaps.
     fn size_hint(&self) -> Option<usize> {
-        self.node.skipped.is_empty().then(|| self.end.saturating_sub(self.next))
+        (!matches!(self.node.within, Within::AllBut(_))).then(|| self.end.saturating_sub(self.next))
     }
 }
 
@@ -473,11 +493,11 @@ impl<'a, 'n> de::MapAccess<'a> for Entries<'a, 'n> {
         let mut value = self.node.child(self.next + 1);
         if let Some((table, entry)) = self.node.leave.all_but {
             if self.node.key(self.next)? == table {
-                value.only = Some(entry);
+                value.within = Within::Only(entry);
             }
         }
         if !self.node.leave.command_acts.is_empty() && self.node.key(self.next)? == "acts" {
-            value.skipped = self.node.leave.command_acts;
+            value.within = Within::AllBut(self.node.leave.command_acts);
         }
         self.next += 2;
         seed.deserialize(value)

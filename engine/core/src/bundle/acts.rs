@@ -222,7 +222,8 @@ impl Bundle {
         reached
     }
 
-    /// The act rules, in load order.
+    /// The act rules, in load order: all of them in a whole load; in one judgement's, not the
+    /// command rules left in a stored layer (the judgement reads those by need).
     pub fn act_rules(&self) -> &[ActRule] {
         &self.acts
     }
