@@ -412,6 +412,16 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
     let log = std::fs::read_to_string(project.join(".sixfold/runs/k.jsonl")).unwrap();
     assert!(log.contains("kept/rule-1"), "the deciding kept rule is on the record");
+    // Again, from the layer as the first call kept it parsed: its command rules are read when a
+    // step names their program, and only then.
+    let step = |id: &str, command: &str| {
+        json!({ "hook_event_name": "PreToolUse", "session_id": "k", "cwd": project,
+            "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": id })
+    };
+    let answer = hook_event(&project, step("1b", "timeout 60 'cargo' test --all"));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
+    let answer = hook_event(&project, step("1c", "cargo build"));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "ask", "{answer}");
     // A kept allow never widens past the ceiling: it says so when kept, and a secret under the
     // path it keeps is still refused in workspace-write; read-only still refuses the write.
     let kept = tg(&["rules", "add", "--allow", "src/**"]);
