@@ -178,13 +178,8 @@ impl<'a> Tree<'a> {
     /// before it, no deeper than [`MAX_DEPTH`]. The bytes are untrusted (a file in the user's
     /// cache), so a tree that passes is finite and reads in time linear in its size.
     pub(crate) fn stored(bytes: &'a [u8]) -> Option<(Tree<'a>, u32)> {
-        let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)) };
-        let (root, count) = (word(0)?, word(4)? as usize);
-        let end = 8usize.checked_add(count.checked_mul(NODE_BYTES)?)?;
-        let tree = Tree {
-            nodes: Nodes::Stored(bytes.get(8..end)?),
-            strings: std::str::from_utf8(bytes.get(end..)?).ok()?,
-        };
+        let (tree, root) = Tree::stored_again(bytes)?;
+        let count = tree.nodes.len();
         // Each node's depth plus one once a node has claimed it (0: not claimed); the root is at 0.
         let mut claimed = vec![0u8; count];
         *claimed.get_mut(root as usize)? = 1;

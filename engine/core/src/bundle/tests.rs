@@ -578,22 +578,7 @@ fn a_kept_command_rule_covers_only_the_simple_command_it_names() {
     assert!(d.is_empty(), "{d:#?}");
     let ctx = Context::example();
     let cwd = ctx.workspace.primary().to_path_buf();
-    let judge = |line: &str| {
-        let classified = bundle.classify(line, &cwd);
-        let commands: Vec<String> = classified.parts.iter().map(|p| p.text.clone()).collect();
-        let act = ActView {
-            kind: "command",
-            text: line,
-            commands: &commands,
-            parts: &classified.parts,
-        };
-        bundle.judge_step(
-            "workspace-write",
-            &act,
-            &classified.effects.resolve(&ctx.workspace),
-            &ctx,
-        )
-    };
+    let judge = |line: &str| judge_line(&bundle, "workspace-write", line);
     for line in [
         "cargo test",
         "cargo test 2>&1 | tail -5",
@@ -1268,23 +1253,22 @@ const KEPT_LINES: &[&str] = &[
     "echo hi",
 ];
 
-fn judged_lines(bundle: &Bundle, mode: &str) -> Vec<Judgement> {
+/// A command line classified and judged in the example workspace, as the one path does.
+fn judge_line(bundle: &Bundle, mode: &str, line: &str) -> Judgement {
     let ctx = Context::example();
-    let cwd = std::path::Path::new("/workspace");
-    KEPT_LINES
-        .iter()
-        .map(|line| {
-            let classified = bundle.classify(line, cwd);
-            let commands: Vec<String> = classified.parts.iter().map(|p| p.text.clone()).collect();
-            let act = ActView {
-                kind: "command",
-                text: line,
-                commands: &commands,
-                parts: &classified.parts,
-            };
-            bundle.judge_step(mode, &act, &classified.effects.resolve(&ctx.workspace), &ctx)
-        })
-        .collect()
+    let classified = bundle.classify(line, ctx.workspace.primary());
+    let commands: Vec<String> = classified.parts.iter().map(|p| p.text.clone()).collect();
+    let act = ActView {
+        kind: "command",
+        text: line,
+        commands: &commands,
+        parts: &classified.parts,
+    };
+    bundle.judge_step(mode, &act, &classified.effects.resolve(&ctx.workspace), &ctx)
+}
+
+fn judged_lines(bundle: &Bundle, mode: &str) -> Vec<Judgement> {
+    KEPT_LINES.iter().map(|line| judge_line(bundle, mode, line)).collect()
 }
 
 #[test]
