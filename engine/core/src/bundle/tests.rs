@@ -1281,7 +1281,7 @@ fn a_stored_layers_kept_commands_are_read_by_need_and_judge_as_a_whole_load() {
     for mode in ["workspace-write", "ask", "read-only"] {
         let dir = tempfile::tempdir().unwrap();
         let cache = parsed::ParseCache::in_dir(dir.path());
-        let needs = Needs::mode(mode).with_provider("claude-code").with_pattern("single");
+        let needs = Needs::mode(mode).with_pattern("single");
         // Parsed from the TOML and stored; then read from the entry, its commands left there.
         let (first, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
         assert!(d.is_empty(), "{d:#?}");
