@@ -52,11 +52,11 @@ pub(crate) struct UnreadActs {
     /// The layer's entry as read (its trees checked by the load) and the policy's tree in it.
     entry: Arc<Vec<u8>>,
     range: Range<usize>,
-    /// Each command rule left unread: its node, its place among all the policy's act rules,
-    /// and where its command is in the tree's strings.
-    commands: Vec<(u32, u32, (u32, u32))>,
-    /// The nodes of those, in order, for the load to leave out.
+    /// The nodes of the command rules left unread, in order (what the load leaves out).
     nodes: Vec<u32>,
+    /// Of each of those, its place among all the policy's act rules and where its command is in
+    /// the tree's strings.
+    commands: Vec<(u32, (u32, u32))>,
     /// The places, among all the policy's act rules, of those read with it (paths, domains), in
     /// order.
     read: Vec<u32>,
@@ -72,17 +72,19 @@ impl UnreadActs {
     /// The kept command rules of the policy stored at `range` of `entry`; `None` when it has none.
     pub(crate) fn new(entry: Arc<Vec<u8>>, range: Range<usize>) -> Option<UnreadActs> {
         let (tree, root) = Tree::stored_again(entry.get(range.clone())?)?;
-        let (mut commands, mut read) = (Vec::new(), Vec::new());
+        let (mut nodes, mut commands, mut read) = (Vec::new(), Vec::new(), Vec::new());
         for (place, (node, command)) in (0u32..).zip(tree.acts(root)) {
             match command {
-                Some(at) => commands.push((node, place, at)),
+                Some(at) => {
+                    nodes.push(node);
+                    commands.push((place, at));
+                }
                 None => read.push(place),
             }
         }
-        if commands.is_empty() {
+        if nodes.is_empty() {
             return None;
         }
-        let nodes = commands.iter().map(|(node, _, _)| *node).collect();
         Some(UnreadActs {
             entry,
             range,
@@ -111,7 +113,7 @@ impl UnreadActs {
             .and_then(Tree::stored_again)
             .ok_or(())?;
         let mut found = Vec::new();
-        for &(node, place, (at, len)) in &self.commands {
+        for (&node, &(place, (at, len))) in self.nodes.iter().zip(&self.commands) {
             let command = tree.string(at, len).ok_or(())?;
             let first = command.split_whitespace().next().unwrap_or("");
             if programs.contains(&first) {
