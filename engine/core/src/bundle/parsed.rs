@@ -181,12 +181,24 @@ impl Stored {
 /// forged entry, for the tests of what a load makes of one.
 #[cfg(test)]
 pub(crate) fn forge(cache: &ParseCache, source: &BundleSource, relative: &str, text: &str) {
-    let mut entry = Stored::open(cache, source);
+    forge_tree(cache, source, relative, tree_of(text));
+}
+
+/// The stored tree of `text`, as an entry keeps it (empty when it is not TOML).
+#[cfg(test)]
+pub(crate) fn tree_of(text: &str) -> Vec<u8> {
     let mut built = Built::default();
-    let bytes = built.document(text).and_then(|root| built.stored(root));
-    entry
-        .docs
-        .insert(relative.to_string(), Bytes::Made(bytes.unwrap_or_default()));
+    built
+        .document(text)
+        .and_then(|root| built.stored(root))
+        .unwrap_or_default()
+}
+
+/// As [`forge`], with the tree's bytes as given (torn, or with a node changed).
+#[cfg(test)]
+pub(crate) fn forge_tree(cache: &ParseCache, source: &BundleSource, relative: &str, bytes: Vec<u8>) {
+    let mut entry = Stored::open(cache, source);
+    entry.docs.insert(relative.to_string(), Bytes::Made(bytes));
     entry.changed = true;
     entry.save();
 }

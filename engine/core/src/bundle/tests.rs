@@ -1350,3 +1350,48 @@ fn a_kept_command_that_cannot_be_read_refuses_the_step_naming_it() {
         judged_lines(&whole, "workspace-write")
     );
 }
+
+/// A kept layer's entry torn anywhere, or with its `acts` array claiming more items than the tree
+/// holds: a one-judgement load neither hangs nor loses a kept rule, and judges as a whole load
+/// (the torn document is parsed from its TOML).
+#[test]
+fn a_torn_or_corrupt_kept_entry_judges_as_a_whole_load() {
+    let files = kept_files();
+    let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
+    let sources = [shipped::source(), project.clone()];
+    let needs = Needs::mode("workspace-write").with_pattern("single");
+    let (whole, _) = Bundle::load(&sources);
+    let expected = judged_lines(&whole, "workspace-write");
+    let good = parsed::tree_of(&files[0].1);
+    let word = |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let node = |i: usize, field: usize| 8 + 20 * i + 4 * field;
+    let count = word(&good, 4) as usize;
+    // The `acts` array: the one array of as many items as the file has act rules.
+    let acts = files[0].1.matches("[[acts]]").count() as u32;
+    let array = (0..count)
+        .find(|i| word(&good, node(*i, 0)) == 4 && word(&good, node(*i, 2)) == acts)
+        .unwrap();
+    let mut corrupt: Vec<Vec<u8>> = (0..good.len())
+        .step_by(good.len() / 40)
+        .map(|cut| good[..cut].to_vec())
+        .collect();
+    for claimed in [acts + 1, u32::MAX / 2, u32::MAX] {
+        let mut long = good.clone();
+        long[node(array, 2)..node(array, 2) + 4].copy_from_slice(&claimed.to_le_bytes());
+        corrupt.push(long);
+    }
+    for bytes in corrupt {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = parsed::ParseCache::in_dir(dir.path());
+        let _ = Bundle::load_cached(&sources, Some(&needs), &cache);
+        parsed::forge_tree(&cache, &project, files[0].0, bytes.clone());
+        let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        assert_eq!(
+            judged_lines(&lean, "workspace-write"),
+            expected,
+            "{} bytes",
+            bytes.len()
+        );
+    }
+}
