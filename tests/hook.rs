@@ -458,6 +458,57 @@ fn kept_rules_are_read_at_the_next_judgement_and_appear_in_the_log() {
     assert!(tg(&["check"]).status.success());
 }
 
+/// A project mode of many rules on places: from the second call on, the hook reads the mode from
+/// the layer as the first call stored it, with those rules left in it, and reads one only when a
+/// step's place reaches it; the judgements are the same as from the TOML.
+#[test]
+fn a_project_modes_place_rules_judge_the_same_when_read_by_need() {
+    let (_dir, project) = git_project();
+    let tg = |args: &[&str]| sixfold_in_own_state(&project, args);
+    let mut mode = String::from("id = \"guard\"\nextends = \"workspace-write\"\n");
+    for i in 0..200 {
+        mode.push_str(&format!(
+            "\n[[rules]]\nid = \"gen-{i}\"\ndecision = \"refuse\"\nreason = \"generated code\"\nwhen.writes = [\"generated/{i}/**\"]\n"
+        ));
+    }
+    std::fs::create_dir_all(project.join(".sixfold/modes")).unwrap();
+    std::fs::write(project.join(".sixfold/modes/guard.toml"), mode).unwrap();
+    assert!(tg(&["trust"]).status.success());
+    assert!(tg(&["mode", "set", "guard"]).status.success());
+    let write = |id: &str, path: &str| {
+        json!({ "hook_event_name": "PreToolUse", "session_id": "g", "cwd": project, "tool_name": "Write",
+            "tool_input": { "file_path": project.join(path), "content": "x" }, "tool_use_id": id })
+    };
+    for round in ["parsed", "stored", "stored again"] {
+        let answer = hook_event(&project, write(round, "generated/7/lib.rs"));
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{round}: {answer}"
+        );
+        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"].to_string();
+        assert!(
+            reason.contains("guard/gen-7") && !reason.contains("gen-17"),
+            "{round}: {reason}"
+        );
+        let answer = hook_event(&project, write(round, "src/lib.rs"));
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{round}: {answer}"
+        );
+    }
+    // `--explain` considers every rule, those left in the stored layer too.
+    let explained = tg(&[
+        "judge",
+        "--tool",
+        "Write",
+        "--input",
+        r#"{"file_path":"src/lib.rs","content":"x"}"#,
+        "--explain",
+    ]);
+    let text = String::from_utf8_lossy(&explained.stdout).into_owned();
+    assert!(text.contains("guard/gen-0") && text.contains("guard/gen-199"), "{text}");
+}
+
 #[test]
 fn a_mode_that_does_not_exist_leaves_the_active_mode_as_it_was() {
     let dir = tempfile::tempdir().unwrap();

@@ -63,12 +63,11 @@ impl Nodes<'_> {
         match self {
             Nodes::Built(nodes) => nodes.get(at).copied(),
             Nodes::Stored(bytes) => {
-                let node = bytes.get(at.checked_mul(NODE_BYTES)?..)?.get(..NODE_BYTES)?;
-                let mut out = [0u32; 5];
-                for (word, four) in out.iter_mut().zip(node.chunks_exact(4)) {
-                    *word = u32::from_le_bytes(four.try_into().ok()?);
-                }
-                Some(out)
+                let start = at.checked_mul(NODE_BYTES)?;
+                let node: &[u8; NODE_BYTES] = bytes.get(start..start.checked_add(NODE_BYTES)?)?.try_into().ok()?;
+                // Five words at fixed places of a fixed-size node: no bound is checked at run time.
+                let word = |i: usize| Some(u32::from_le_bytes(node.get(i..i + 4)?.try_into().ok()?));
+                Some([word(0)?, word(4)?, word(8)?, word(12)?, word(16)?])
             }
         }
     }
@@ -83,18 +82,19 @@ impl<'a> Tree<'a> {
     /// The document at `root` without what `leave` names (left to its defaults), when it reads
     /// as `T`.
     pub(crate) fn document_without<T: DeserializeOwned>(self, root: u32, leave: Leave<'_>) -> Option<T> {
+        let reading = Reading::new(leave, self);
         T::deserialize(Node {
             tree: self,
             at: root as usize,
-            leave: &leave,
-            within: Within::All,
+            reading: &reading,
+            within: Within::Root,
         })
         .ok()
     }
 
-    /// The tree in these bytes, its nodes not checked: for bytes [`Tree::stored`] already
-    /// accepted (a layer's entry a bundle keeps, read again when a step needs more of it), and
-    /// for [`Tree::acts`], which walks only ranges the tree holds.
+    /// The tree in these bytes, its nodes not checked: a document is read from it with checks as
+    /// it goes ([`Reading`]), and [`Tree::acts`] and the other scans walk only ranges the tree
+    /// holds, one node at a time, without descending.
     pub(crate) fn stored_again(bytes: &'a [u8]) -> Option<(Tree<'a>, u32)> {
         let word = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)) };
         let (root, count) = (word(0)?, word(4)? as usize);
@@ -111,15 +111,47 @@ impl<'a> Tree<'a> {
     /// with a `command` that is not blank, and neither a `path` nor a `domain`: `compile::acts`
     /// makes a command rule of exactly these).
     pub(crate) fn acts(self, root: u32) -> Vec<(u32, Option<(u32, u32)>)> {
-        let top = self.node(root as usize);
-        let Some(acts) = top.entry("acts") else {
-            return Vec::new();
+        self.top_array(root, "acts")
+            .map(|items| items.map(|at| (at, self.command_act(at))).collect())
+            .unwrap_or_default()
+    }
+
+    /// The item nodes of the top-level array `key` of the document at `root`, when it has one
+    /// and the tree holds them all.
+    pub(crate) fn top_array(self, root: u32, key: &str) -> Option<Range<u32>> {
+        let reading = Reading::new(Leave::default(), self);
+        let array = self.node(root as usize, &reading).entry(key)?.at;
+        self.items(u32::try_from(array).ok()?)
+    }
+
+    /// The item nodes of the array at `at`, when it is one and the tree holds them all.
+    pub(crate) fn items(self, at: u32) -> Option<Range<u32>> {
+        match self.nodes.get(at as usize)? {
+            [ARRAY, first, count, _, _] if self.nodes.holds(first, count as usize) => Some(first..first + count),
+            _ => None,
+        }
+    }
+
+    /// The keys and value nodes of the table at `at`, when it is one whose keys are strings the
+    /// tree holds; read straight from the nodes, for a scan over thousands of items.
+    pub(crate) fn entries(self, at: u32) -> Option<impl Iterator<Item = Option<(&'a str, u32)>> + 'a> {
+        let [TABLE, first, count, _, _] = self.nodes.get(at as usize)? else {
+            return None;
         };
-        match acts.raw() {
-            Ok([ARRAY, first, count, _, _]) if self.nodes.holds(first, count as usize) => {
-                (first..first + count).map(|at| (at, self.command_act(at))).collect()
-            }
-            _ => Vec::new(),
+        if !self.nodes.holds(first, (count as usize).checked_mul(2)?) {
+            return None;
+        }
+        Some((0..count).map(move |i| {
+            let key = first + 2 * i;
+            Some((self.text(key)?, key + 1))
+        }))
+    }
+
+    /// The string at the node `at`, when it is one.
+    pub(crate) fn text(self, at: u32) -> Option<&'a str> {
+        match self.nodes.get(at as usize)? {
+            [STR, a, b, _, _] => self.string(a, b),
+            _ => None,
         }
     }
 
@@ -161,22 +193,23 @@ impl<'a> Tree<'a> {
 
     /// The node at `at`, when it reads as `T`.
     pub(crate) fn item<T: DeserializeOwned>(self, at: u32) -> Option<T> {
-        T::deserialize(self.node(at as usize)).ok()
+        let reading = Reading::new(Leave::default(), self);
+        T::deserialize(self.node(at as usize, &reading)).ok()
     }
 
-    fn node(self, at: usize) -> Node<'a, 'static> {
+    fn node<'n>(self, at: usize, reading: &'n Reading<'n>) -> Node<'a, 'n> {
         Node {
             tree: self,
             at,
-            leave: &NOTHING_LEFT,
+            reading,
             within: Within::All,
         }
     }
 
     /// A tree stored as [`make::Built::stored`] writes it, and its root; `None` unless it is well
     /// formed: every string and child in range, each node the child of at most one node placed
-    /// before it, no deeper than [`MAX_DEPTH`]. The bytes are untrusted (a file in the user's
-    /// cache), so a tree that passes is finite and reads in time linear in its size.
+    /// before it, no deeper than [`MAX_DEPTH`]. Checked whole where a tree is made, before it is
+    /// stored; a load reads a stored one with the same bounds checked as it goes ([`Reading`]).
     pub(crate) fn stored(bytes: &'a [u8]) -> Option<(Tree<'a>, u32)> {
         let (tree, root) = Tree::stored_again(bytes)?;
         let count = tree.nodes.len();
@@ -195,8 +228,17 @@ impl<'a> Tree<'a> {
                 TABLE => (b as usize).checked_mul(2)?,
                 _ => return None,
             };
+            if children == 0 {
+                // A leaf's `a` is no child: a string's start, or a number.
+                claimed
+                    .get(at)?
+                    .max(&1)
+                    .checked_add(1)
+                    .filter(|d| *d <= MAX_DEPTH + 1)?;
+                continue;
+            }
             let first = a as usize;
-            if children > 0 && (first <= at || first.checked_add(children)? > count) {
+            if first <= at || first.checked_add(children)? > count {
                 return None;
             }
             // A node no one claimed is never read; its children count as one level down.
@@ -205,13 +247,12 @@ impl<'a> Tree<'a> {
                 .max(&1)
                 .checked_add(1)
                 .filter(|d| *d <= MAX_DEPTH + 1)?;
-            for child in first..first + children {
-                let slot = claimed.get_mut(child)?;
-                if *slot != 0 {
-                    return None;
-                }
-                *slot = below;
+            // The children as one slice: checked once, not each child's bound.
+            let slots = claimed.get_mut(first..first.checked_add(children)?)?;
+            if slots.iter().any(|slot| *slot != 0) {
+                return None;
             }
+            slots.fill(below);
         }
         Some((tree, root))
     }
@@ -221,18 +262,64 @@ impl<'a> Tree<'a> {
 #[derive(Debug, Clone, Copy)]
 enum Within<'n> {
     All,
+    /// The document's own table: all but what the read's `Leave` leaves out.
+    Root,
     /// Of a table, this entry.
     Only(&'n str),
     /// Of an array, the items but those at these nodes (in order).
     AllBut(&'n [u32]),
 }
 
-/// A read that leaves nothing out.
-const NOTHING_LEFT: Leave<'static> = Leave {
-    keys: &[],
-    all_but: None,
-    command_acts: &[],
-};
+/// One read of a tree, shared by its nodes: what it leaves out of the document, and how much
+/// more it may descend. A stored tree is untrusted (a file in the user's cache) and is checked
+/// as it is read rather than whole first, so a load pays for the nodes it reads, not for the
+/// thousand rules it leaves in the tree: each step down goes to a node placed after its parent
+/// (no cycle), no deeper than [`MAX_DEPTH`] (the stack), and the read takes at most one step per
+/// node of the tree (a tree that shares a node among parents, read in exponential time, runs
+/// out); every node and string is bounds-checked where it is read.
+#[derive(Debug)]
+pub(crate) struct Reading<'n> {
+    leave: Leave<'n>,
+    steps: std::cell::Cell<usize>,
+    depth: std::cell::Cell<u8>,
+}
+
+impl<'n> Reading<'n> {
+    fn new(leave: Leave<'n>, tree: Tree<'_>) -> Reading<'n> {
+        Reading {
+            leave,
+            steps: std::cell::Cell::new(tree.nodes.len().saturating_add(1)),
+            depth: std::cell::Cell::new(0),
+        }
+    }
+
+    /// One step down, undone when the returned guard drops; an error past the bounds.
+    fn descend(&self) -> Result<Descent<'_>, Error> {
+        self.step()?;
+        let depth = self.depth.get();
+        if depth >= MAX_DEPTH {
+            return Err(Error("a built tree nested too deep".into()));
+        }
+        self.depth.set(depth + 1);
+        Ok(Descent(&self.depth))
+    }
+
+    /// One node looked at; an error once the read has looked at more than the tree holds.
+    fn step(&self) -> Result<(), Error> {
+        let left = self.steps.get().checked_sub(1).ok_or_else(malformed)?;
+        self.steps.set(left);
+        Ok(())
+    }
+}
+
+/// A step down the tree, climbed back when dropped.
+struct Descent<'r>(&'r std::cell::Cell<u8>);
+
+impl Drop for Descent<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
 
 /// What one judgement's read leaves out of a document (the file's examples and rows, which only
 /// a whole load compiles; of a provider's tool map, every tool but the one called).
@@ -242,9 +329,11 @@ pub(crate) struct Leave<'n> {
     pub(crate) keys: &'n [&'n str],
     /// Of the top-level table `.0`, every entry but `.1`.
     pub(crate) all_but: Option<(&'n str, &'n str)>,
-    /// Of the top-level `acts`, the items at these nodes, in order (the kept command rules a
-    /// bundle reads when a step names them: `bundle::acts::UnreadActs`).
-    pub(crate) command_acts: &'n [u32],
+    /// Of the top-level array `.0`, the items at the nodes `.1`, in order: a policy's kept
+    /// command rules (`acts`, read when a step names them: `bundle::acts::UnreadActs`), a mode's
+    /// rules of place globs alone (`rules`, read when a step's place reaches them:
+    /// `bundle::unread_rules::UnreadRules`).
+    pub(crate) items: Option<(&'n str, &'n [u32])>,
 }
 
 /// Why a built document did not read (it is then parsed from its text).
@@ -274,12 +363,13 @@ fn malformed() -> Error {
 struct Node<'a, 'n> {
     tree: Tree<'a>,
     at: usize,
-    /// What is left out of the document (only the root's is not empty).
+    /// The read it is part of (what it leaves out, how far it may go on).
     /// Borrowed: a node is copied at every step down the tree, and small enough, it is copied in
     /// registers instead of by `memcpy`.
-    leave: &'n Leave<'n>,
-    /// What is read of this table or array: where `leave.all_but` names the table, its one
-    /// entry; where `leave.command_acts` leaves items of this array out, the others.
+    reading: &'n Reading<'n>,
+    /// What is read of this table or array: the root, all but what the read leaves out; where
+    /// `all_but` names the table, its one entry; where `items` leaves items of this array out,
+    /// the others.
     within: Within<'n>,
 }
 
@@ -302,8 +392,17 @@ impl<'a, 'n> Node<'a, 'n> {
         Node {
             tree: self.tree,
             at,
-            leave: &NOTHING_LEFT,
+            reading: self.reading,
             within: Within::All,
+        }
+    }
+
+    /// The first child of this table or array, placed after it as every child is (a tree read
+    /// as it goes has no cycle); an error otherwise.
+    fn first_child(&self, first: u32, count: u32) -> Result<usize, Error> {
+        match count == 0 || first as usize > self.at {
+            true => Ok(first as usize),
+            false => Err(malformed()),
         }
     }
 
@@ -315,8 +414,9 @@ impl<'a, 'n> Node<'a, 'n> {
         if !self.tree.nodes.holds(first, (count as usize).checked_mul(2)?) {
             return None;
         }
+        let first = self.first_child(first, count).ok()?;
         (0..count as usize)
-            .map(|i| first as usize + 2 * i)
+            .map(|i| first + 2 * i)
             .find(|at| self.key(*at).is_ok_and(|k| k == key))
             .map(|at| self.child(at + 1))
     }
@@ -329,15 +429,16 @@ impl<'a, 'n> Node<'a, 'n> {
 
     /// Whether the entry whose key node is at `at` is left out.
     fn leaves(&self, at: usize) -> Result<bool, Error> {
-        let only = match self.within {
-            Within::Only(entry) => Some(entry),
-            _ => None,
+        let (keys, only) = match self.within {
+            Within::Root => (self.reading.leave.keys, None),
+            Within::Only(entry) => (&[][..], Some(entry)),
+            Within::All | Within::AllBut(_) => return Ok(false),
         };
-        if self.leave.keys.is_empty() && only.is_none() {
+        if keys.is_empty() && only.is_none() {
             return Ok(false);
         }
         let key = self.key(at)?;
-        Ok(self.leave.keys.contains(&key) || only.is_some_and(|only| only != key))
+        Ok(keys.contains(&key) || only.is_some_and(|only| only != key))
     }
 }
 
@@ -358,12 +459,12 @@ impl<'a, 'n> de::Deserializer<'a> for Node<'a, 'n> {
             BOOL => visitor.visit_bool(a != 0),
             ARRAY => visitor.visit_seq(Items {
                 node: self,
-                next: a as usize,
+                next: self.first_child(a, b)?,
                 end: a as usize + b as usize,
             }),
             TABLE => visitor.visit_map(Entries {
                 node: self,
-                next: a as usize,
+                next: self.first_child(a, b)?,
                 end: a as usize + 2 * b as usize,
             }),
             _ => Err(malformed()),
@@ -403,10 +504,14 @@ impl<'a, 'n> de::Deserializer<'a> for Node<'a, 'n> {
         let [kind, a, b, _, _] = self.raw()?;
         match kind {
             STR => visitor.visit_enum(self.text(a, b)?.into_deserializer()),
-            TABLE if b == 1 => visitor.visit_enum(Variant {
-                key: self.child(a as usize),
-                value: self.child(a as usize + 1),
-            }),
+            TABLE if b == 1 => {
+                let first = self.first_child(a, b)?;
+                let _down = self.reading.descend()?;
+                visitor.visit_enum(Variant {
+                    key: self.child(first),
+                    value: self.child(first + 1),
+                })
+            }
             _ => Err(Error("wanted a string or a table of one key".into())),
         }
     }
@@ -454,6 +559,7 @@ impl<'a, 'n> de::SeqAccess<'a> for Items<'a, 'n> {
         }
         let item = self.node.child(self.next);
         self.next += 1;
+        let _down = self.node.reading.descend()?;
         seed.deserialize(item).map(Some)
     }
 
@@ -481,20 +587,27 @@ impl<'a, 'n> de::MapAccess<'a> for Entries<'a, 'n> {
         if self.next >= self.end {
             return Ok(None);
         }
+        let _down = self.node.reading.descend()?;
         seed.deserialize(self.node.child(self.next)).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let mut value = self.node.child(self.next + 1);
-        if let Some((table, entry)) = self.node.leave.all_but {
-            if self.node.key(self.next)? == table {
-                value.within = Within::Only(entry);
+        if let Within::Root = self.node.within {
+            let leave = &self.node.reading.leave;
+            if let Some((table, entry)) = leave.all_but {
+                if self.node.key(self.next)? == table {
+                    value.within = Within::Only(entry);
+                }
+            }
+            if let Some((array, nodes)) = leave.items {
+                if self.node.key(self.next)? == array {
+                    value.within = Within::AllBut(nodes);
+                }
             }
         }
-        if !self.node.leave.command_acts.is_empty() && self.node.key(self.next)? == "acts" {
-            value.within = Within::AllBut(self.node.leave.command_acts);
-        }
         self.next += 2;
+        let _down = self.node.reading.descend()?;
         seed.deserialize(value)
     }
 
@@ -543,8 +656,11 @@ impl<'a, 'n> de::VariantAccess<'a> for Node<'a, 'n> {
     // As toml: a struct variant's table holds none but the variant's keys.
     fn struct_variant<V: Visitor<'a>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, Error> {
         if let [TABLE, first, count, _, _] = self.raw()? {
+            let first = self.first_child(first, count)?;
             for i in 0..count as usize {
-                let [_, a, b, _, _] = self.child(first as usize + 2 * i).raw()?;
+                // Counted: a forged tree could have many variants share one long table.
+                self.reading.step()?;
+                let [_, a, b, _, _] = self.child(first + 2 * i).raw()?;
                 let key = self.text(a, b)?;
                 if !fields.contains(&key) {
                     return Err(Error(format!("unexpected key `{key}`")));

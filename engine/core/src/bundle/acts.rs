@@ -45,7 +45,7 @@ impl ActRule {
 }
 
 /// A stored layer's kept command rules, left in its entry when one judgement's load read the
-/// policy (`built::Leave::command_acts`): a judgement reads those whose first word is a program
+/// policy (`built::Leave::items`): a judgement reads those whose first word is a program
 /// its step runs, so a thousand kept commands cost nothing until a step names one.
 #[derive(Clone)]
 pub(crate) struct UnreadActs {

@@ -18,6 +18,7 @@ mod read;
 mod rows;
 mod select;
 pub mod source;
+mod unread_rules;
 mod written;
 
 pub use acts::{ActRule, ActView};
@@ -323,7 +324,14 @@ impl Bundle {
     /// Judges resolved effects under a mode.
     pub fn judge_effects(&self, mode: &str, effects: &Effects, context: &Context) -> Judgement {
         match self.modes.get(mode) {
-            Some(m) => m.judge.judge(effects, context, &self.host),
+            Some(m) => match m.judge_for(effects, &context.workspace, &self.host) {
+                Ok(judge) => judge.judge(effects, context, &self.host),
+                // INVARIANT (fail closed): a mode's rule that cannot be read may have refused.
+                Err(()) => Judgement::refuse_unjudgeable(
+                    mode,
+                    format!("mode `{mode}` cannot read its stored rules (run `sixfold check`)"),
+                ),
+            },
             // INVARIANT (fail closed): a mode that did not load (or does not exist) refuses.
             None => Judgement::refuse_unjudgeable(mode, self.unknown_mode(mode).reason()),
         }

@@ -26,9 +26,33 @@ pub struct Mode {
     pub file: String,
     /// Its compiled policy.
     pub(crate) judge: Judge,
+    /// Its own rules of place globs alone that one judgement's load left unread, read by need.
+    pub(crate) left: Option<super::unread_rules::LeftRules>,
 }
 
 impl Mode {
+    /// Its compiled policy as a step of `effects` needs it: with the rules left unread that the
+    /// step's places may reach read in. An error when one cannot be read (a forged entry).
+    pub(crate) fn judge_for(
+        &self,
+        effects: &crate::effects::Effects,
+        workspace: &crate::scope::Workspace,
+        host: &crate::script::ScriptHost,
+    ) -> Result<std::borrow::Cow<'_, Judge>, ()> {
+        match &self.left {
+            None => Ok(std::borrow::Cow::Borrowed(&self.judge)),
+            Some(left) => left.judge_for(&self.judge, effects, workspace, host),
+        }
+    }
+
+    /// Its compiled policy with every rule, as a whole load compiles it.
+    pub(crate) fn every_rule(&self, host: &crate::script::ScriptHost) -> Result<std::borrow::Cow<'_, Judge>, ()> {
+        match &self.left {
+            None => Ok(std::borrow::Cow::Borrowed(&self.judge)),
+            Some(left) => left.every(&self.judge, host).map(std::borrow::Cow::Owned),
+        }
+    }
+
     /// Where this mode and `other` (of this bundle or another) decide differently, over the
     /// whole effect space their rules span (see [`crate::effect_space`]).
     pub fn diff(&self, other: &Mode) -> crate::effect_space::Diff {

@@ -8,7 +8,7 @@
 //! an old entry) and by the layer's content hash: it can only ever stand for exactly the files
 //! it was made from. It is read like any file the engine reads (a regular file, bounded) and is
 //! untrusted: an entry whose stored key is not this one is ignored whole, a document whose tree
-//! is not well formed (`built::Tree::stored`) or does not read is parsed from its TOML instead,
+//! does not read (checked as it is read: `built::Reading`) is parsed from its TOML instead,
 //! and a document that did not parse, or whose tree does not read back as it parsed, is never
 //! stored (its diagnostic comes from parsing it again). Entries are written whole, to a fresh
 //! file renamed over the old, and only the 64 written last are kept.
@@ -115,13 +115,16 @@ impl Stored {
     /// The stored document at `relative` without what `unread` names, if there is one and it
     /// reads as `T`.
     pub(crate) fn get<T: DeserializeOwned>(&mut self, relative: &str, unread: Leave<'_>) -> Option<T> {
+        // Checked as it is read (`built::Reading`): a load pays for the nodes it reads, not for
+        // the rules it leaves in the tree.
         let found = self
             .bytes(relative)
-            .and_then(Tree::stored)
+            .and_then(Tree::stored_again)
             .and_then(|(tree, root)| tree.document_without::<T>(root, unread));
         if found.is_none() {
             // Not ours, or torn: parsed from its TOML, and stored again.
             self.docs.remove(relative);
+            self.docs.remove(&index_name(relative));
         }
         found
     }
@@ -136,6 +139,31 @@ impl Stored {
         }
     }
 
+    /// The rules of place globs alone of the stored mode at `relative`, as it was read from the
+    /// entry, for a bundle to read when a step's places reach them (`None` when it has none, or
+    /// was not read from the entry). Take it before reading the mode without them.
+    pub(crate) fn unread_rules(&mut self, relative: &str) -> Option<super::unread_rules::UnreadRules> {
+        let Bytes::Read(range) = self.docs.get(relative)? else {
+            return None;
+        };
+        let range = range.clone();
+        // Read from the index stored with the tree: a mode's tree stored without one is read whole.
+        let index = self.bytes(&index_name(relative))?;
+        let rules = super::unread_rules::UnreadRules::from_index(Arc::clone(&self.read), range.clone(), index)?;
+        // An index that does not count the tree's rules is not the tree's (a torn or forged
+        // entry): the mode is parsed from its TOML, and stored again.
+        let tree = self.read.get(range).and_then(Tree::stored_again);
+        let count = tree
+            .and_then(|(tree, root)| tree.top_array(root, "rules"))
+            .map(|items| items.len());
+        if count != Some(rules.count()) {
+            self.docs.remove(relative);
+            self.docs.remove(&index_name(relative));
+            return None;
+        }
+        Some(rules)
+    }
+
     /// Keeps the tree of `text`, a document that just parsed as `T` from its TOML, when the tree
     /// reads back as `T` (one that would not is parsed at every load instead).
     pub(crate) fn put<T: DeserializeOwned>(&mut self, relative: &str, text: &str) {
@@ -145,6 +173,11 @@ impl Stored {
         };
         let reads = Tree::stored(&bytes).and_then(|(tree, root)| tree.document::<T>(root));
         if reads.is_some() {
+            // A mode's rules of place globs alone, found once here rather than at every load.
+            if relative.starts_with("modes/") {
+                let index = super::unread_rules::UnreadRules::index(&bytes);
+                self.docs.insert(index_name(relative), Bytes::Made(index));
+            }
             self.docs.insert(relative.to_string(), Bytes::Made(bytes));
             self.changed = true;
         }
@@ -175,6 +208,12 @@ impl Stored {
         }
         evict(dir);
     }
+}
+
+/// The name in an entry of the index of the rules of place globs alone of the mode stored as
+/// `relative` (`unread_rules::UnreadRules::index`): no file's path holds a NUL.
+fn index_name(relative: &str) -> String {
+    format!("{relative}\0rules")
 }
 
 /// Writes `text`'s tree for `relative` into `source`'s entry, whatever `relative` holds: a
@@ -325,7 +364,10 @@ mod tests {
         assert!(n > 20, "{n}");
         stored.save();
         let again = Stored::open(&cache, &shipped);
-        assert_eq!(again.docs.len(), n);
+        // Each mode with the index of its rules of place globs alone beside it.
+        let (indexes, docs): (Vec<&String>, Vec<&String>) = again.docs.keys().partition(|k| k.ends_with("\0rules"));
+        assert_eq!(docs.len(), n);
+        assert_eq!(indexes.len(), docs.iter().filter(|d| d.starts_with("modes/")).count());
     }
 
     #[test]
@@ -354,7 +396,16 @@ mod tests {
         // Every document that parsed is stored and decodes; the broken one is not stored.
         let mut entry = Stored::open(&cache, &sources[1]);
         let names: Vec<String> = entry.docs.keys().cloned().collect();
-        assert_eq!(names, ["modes/mine.toml", "modes/role.md", "policies/kept.toml"]);
+        assert_eq!(
+            names,
+            [
+                "modes/mine.toml",
+                "modes/mine.toml\0rules",
+                "modes/role.md",
+                "modes/role.md\0rules",
+                "policies/kept.toml"
+            ]
+        );
         assert!(entry.get::<ModeFile>("modes/mine.toml", Leave::default()).is_some());
         assert!(entry.get::<ModeFile>("modes/role.md", Leave::default()).is_some());
         assert!(entry
@@ -466,6 +517,77 @@ mod tests {
             deep.extend_from_slice(&w.to_le_bytes());
         }
         assert!(Tree::stored(&deep).is_none());
+        // Read as it goes, as a load reads one: the same bounds.
+        let read = |bytes: &[u8]| Tree::stored_again(bytes).and_then(|(t, r)| t.document::<toml::Value>(r));
+        assert!(read(&bytes).is_some());
+        assert!(read(&deep).is_none());
+    }
+
+    /// The words of a stored tree made by hand: its root, its nodes, its strings.
+    fn tree_of_nodes(root: u32, nodes: &[[u32; 5]], strings: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        for w in [root, nodes.len() as u32].iter().chain(nodes.iter().flatten()) {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(strings.as_bytes());
+        out
+    }
+
+    proptest::proptest! {
+        /// Any nodes at all, read as a load reads a stored tree (as any format, and leaving items
+        /// out as one judgement's load does): no panic, no hang.
+        #[test]
+        fn any_stored_tree_reads_in_bounds(
+            root in 0u32..12,
+            nodes in proptest::collection::vec((0u32..7, 0u32..14, 0u32..6), 0..24),
+            strings in "[a-z]{0,8}",
+        ) {
+            let nodes: Vec<[u32; 5]> = nodes.iter().map(|(k, a, b)| [*k, *a, *b, 0, 0]).collect();
+            let bytes = tree_of_nodes(root, &nodes, &strings);
+            let leave = Leave { keys: &["x"], all_but: Some(("t", "u")), items: Some(("acts", &[2, 3, 9])) };
+            if let Some((tree, root)) = Tree::stored_again(&bytes) {
+                let _ = tree.document::<toml::Value>(root);
+                let _ = tree.document_without::<ModeFile>(root, leave);
+                let _ = tree.document_without::<PolicyFile>(root, leave);
+                let _ = tree.acts(root);
+                for at in tree.top_array(root, "rules").into_iter().flatten() {
+                    let _ = tree.item::<toml::Value>(at);
+                }
+            }
+        }
+    }
+
+    /// A stored tree is read as it goes (`built::Reading`), never checked whole first: one whose
+    /// tables share their entries level after level (read in time exponential in its size) runs
+    /// out of steps, and one whose table holds itself is refused; neither hangs.
+    #[test]
+    fn a_tree_read_as_it_goes_is_bounded_in_time() {
+        // Level `i` is four nodes from `1 + 4 i`: a key, a table of level `i + 1`'s entries, the
+        // same key, and the same table again (shared) or a number (not); the root is the first
+        // level's table.
+        let levels = 60u32;
+        let tree = |shared: bool| {
+            let mut nodes = vec![[5, 1, 2, 0, 0]];
+            for i in 0..levels {
+                let table = match i + 1 < levels {
+                    true => [5, 1 + 4 * (i + 1), 2, 0, 0],
+                    false => [1, 7, 0, 0, 0],
+                };
+                let second = if shared { table } else { [1, 7, 0, 0, 0] };
+                nodes.extend([[0, 0, 1, 0, 0], table, [0, 1, 1, 0, 0], second]);
+            }
+            tree_of_nodes(0, &nodes, "ab")
+        };
+        let shared = tree(true);
+        assert!(Tree::stored(&shared).is_none());
+        let read = |bytes: &[u8]| Tree::stored_again(bytes).and_then(|(t, r)| t.document::<toml::Value>(r));
+        assert!(read(&shared).is_none());
+        // The same levels, each table with entries of its own: read.
+        let own = tree(false);
+        assert!(read(&own).is_some());
+        // A table whose entries start at itself.
+        let cycle = tree_of_nodes(0, &[[5, 0, 1, 0, 0], [0, 0, 1, 0, 0]], "a");
+        assert!(read(&cycle).is_none());
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub(crate) struct Doc {
     /// A stored layer's kept command rules, left out of the parsed policy: one judgement reads
     /// those its step names (`acts::UnreadActs`).
     pub(crate) unread_acts: Option<super::acts::UnreadActs>,
+    /// The rules of place globs alone of the mode judged under, left out of a stored mode: a
+    /// judgement reads those its step's places may reach (`unread_rules::UnreadRules`).
+    pub(crate) unread_rules: Option<std::sync::Arc<super::unread_rules::UnreadRules>>,
 }
 
 impl Doc {
@@ -226,6 +229,7 @@ pub(crate) fn read(
                     line_offset: 0,
                     unread_commands: cut.is_some(),
                     unread_acts: None,
+                    unread_rules: None,
                 };
                 // Never the shipped bundle: it holds every mode's ceiling, which no file outside the
                 // binary may stand in for (and in a compact form it decodes no faster than it parses).
@@ -270,7 +274,7 @@ fn read_document(
     docs: &mut Documents,
     mut doc: Doc,
     shipped: bool,
-    stored: Option<&mut Stored>,
+    mut stored: Option<&mut Stored>,
     needs: Option<&Needs>,
     d: &mut Vec<Diagnostic>,
 ) {
@@ -291,7 +295,18 @@ fn read_document(
                 doc.line_offset = 1;
                 role = Some(body.trim().to_string()).filter(|b| !b.is_empty());
             }
-            if let Some((ParsedDoc::Mode(mode), _)) = parse_stored(&doc, shipped, stored, needs, &[], d) {
+            // One judgement's load leaves the rules of place globs alone of the mode it judges
+            // under in a stored layer's entry (a mode it extends, or any other, is read whole).
+            let unread = match (stored.as_deref_mut(), needs) {
+                (Some(entry), Some(needs)) if !shipped && file_stem(&relative) == needs.mode => {
+                    entry.unread_rules(&relative)
+                }
+                _ => None,
+            };
+            let items = unread.as_ref().map(|u| ("rules", u.nodes()));
+            if let Some((ParsedDoc::Mode(mode), from_entry)) = parse_stored(&doc, shipped, stored, needs, items, d) {
+                // Parsed from its TOML instead, it holds them all.
+                doc.unread_rules = unread.filter(|_| from_entry).map(std::sync::Arc::new);
                 if mode.id != file_stem(&relative) {
                     d.push(
                         Diagnostic::file(
@@ -310,9 +325,8 @@ fn read_document(
                 (Some(entry), Some(_)) if !shipped => entry.unread_acts(&relative),
                 _ => None,
             };
-            let command_acts = unread.as_ref().map_or(&[][..], |u| u.nodes());
-            if let Some((ParsedDoc::Policy(policy), from_entry)) =
-                parse_stored(&doc, shipped, stored, needs, command_acts, d)
+            let items = unread.as_ref().map(|u| ("acts", u.nodes()));
+            if let Some((ParsedDoc::Policy(policy), from_entry)) = parse_stored(&doc, shipped, stored, needs, items, d)
             {
                 // Parsed from its TOML instead, it holds them all.
                 doc.unread_acts = unread.filter(|_| from_entry);
@@ -320,12 +334,12 @@ fn read_document(
             }
         }
         "patterns" => {
-            if let Some((ParsedDoc::Pattern(pattern), _)) = parse_stored(&doc, shipped, stored, needs, &[], d) {
+            if let Some((ParsedDoc::Pattern(pattern), _)) = parse_stored(&doc, shipped, stored, needs, None, d) {
                 docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
             }
         }
         "providers" => {
-            if let Some((ParsedDoc::Provider(provider), _)) = parse_stored(&doc, shipped, stored, needs, &[], d) {
+            if let Some((ParsedDoc::Provider(provider), _)) = parse_stored(&doc, shipped, stored, needs, None, d) {
                 docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
@@ -336,13 +350,13 @@ fn read_document(
 /// The document as its folder's kind: a shipped one as the build parsed it, else from the layer's
 /// stored entry when it holds it, else parsed from its TOML (and then stored, when it parsed);
 /// and whether it was read from the entry. Read from the entry, it leaves out the kept command
-/// rules at the nodes `command_acts` names.
+/// items `items` names (`built::Leave::items`).
 fn parse_stored(
     doc: &Doc,
     shipped: bool,
     stored: Option<&mut Stored>,
     needs: Option<&Needs>,
-    command_acts: &[u32],
+    items: Option<(&str, &[u32])>,
     d: &mut Vec<Diagnostic>,
 ) -> Option<(ParsedDoc, bool)> {
     let kind = doc.relative.split('/').next().unwrap_or("");
@@ -352,7 +366,7 @@ fn parse_stored(
             return Some((built, false));
         }
     }
-    let unread = Leave { command_acts, ..unread };
+    let unread = Leave { items, ..unread };
     match kind {
         "modes" => layer_doc::<ModeFile>(doc, stored, unread, d).map(|(m, e)| (ParsedDoc::Mode(m), e)),
         "policies" => layer_doc::<PolicyFile>(doc, stored, unread, d).map(|(p, e)| (ParsedDoc::Policy(p), e)),

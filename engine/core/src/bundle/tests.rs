@@ -1357,25 +1357,38 @@ fn a_kept_command_that_cannot_be_read_refuses_the_step_naming_it() {
 #[test]
 fn a_torn_or_corrupt_kept_entry_judges_as_a_whole_load() {
     let files = kept_files();
+    let acts = files[0].1.matches("[[acts]]").count() as u32;
+    judges_as_a_whole_load_when_torn(&files, "workspace-write", judged_lines, acts);
+}
+
+/// The stored tree of `files[0]` torn at places all through it, and with its array of `items`
+/// items claiming one more and far more than the tree holds, each forged into a layer's entry: a
+/// one-judgement load under `mode` neither hangs nor loses a rule, and `judged` gives what it
+/// gives of a whole load (the torn document is parsed from its TOML).
+fn judges_as_a_whole_load_when_torn(
+    files: &[(&'static str, String)],
+    mode: &str,
+    judged: fn(&Bundle, &str) -> Vec<Judgement>,
+    items: u32,
+) {
     let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
     let sources = [shipped::source(), project.clone()];
-    let needs = Needs::mode("workspace-write").with_pattern("single");
+    let needs = Needs::mode(mode).with_pattern("single");
     let (whole, _) = Bundle::load(&sources);
-    let expected = judged_lines(&whole, "workspace-write");
+    let expected = judged(&whole, mode);
     let good = parsed::tree_of(&files[0].1);
     let word = |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
     let node = |i: usize, field: usize| 8 + 20 * i + 4 * field;
     let count = word(&good, 4) as usize;
-    // The `acts` array: the one array of as many items as the file has act rules.
-    let acts = files[0].1.matches("[[acts]]").count() as u32;
+    // The array: the one of as many items as the file has rules of its kind.
     let array = (0..count)
-        .find(|i| word(&good, node(*i, 0)) == 4 && word(&good, node(*i, 2)) == acts)
+        .find(|i| word(&good, node(*i, 0)) == 4 && word(&good, node(*i, 2)) == items)
         .unwrap();
     let mut corrupt: Vec<Vec<u8>> = (0..good.len())
         .step_by(good.len() / 40)
         .map(|cut| good[..cut].to_vec())
         .collect();
-    for claimed in [acts + 1, u32::MAX / 2, u32::MAX] {
+    for claimed in [items + 1, u32::MAX / 2, u32::MAX] {
         let mut long = good.clone();
         long[node(array, 2)..node(array, 2) + 4].copy_from_slice(&claimed.to_le_bytes());
         corrupt.push(long);
@@ -1387,11 +1400,210 @@ fn a_torn_or_corrupt_kept_entry_judges_as_a_whole_load() {
         parsed::forge_tree(&cache, &project, files[0].0, bytes.clone());
         let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
         assert!(d.is_empty(), "{d:#?}");
-        assert_eq!(
-            judged_lines(&lean, "workspace-write"),
-            expected,
-            "{} bytes",
-            bytes.len()
+        assert_eq!(judged(&lean, mode), expected, "{} bytes of {}", bytes.len(), good.len());
+    }
+}
+
+/// A project's modes with rules of place globs alone (left unread by one judgement's load) among
+/// rules of every other kind (read with it), and an included policy's.
+fn guarded_files() -> Vec<(&'static str, String)> {
+    let mut guarded =
+        String::from("id = \"guarded\"\nextends = \"workspace-write\"\ninclude = [\"guard\"]\ndefault = \"ask\"\n");
+    let rules: &[(&str, &str, &str)] = &[
+        ("etc", "refuse", "when.writes = [\"/etc/sixfold-test/**\"]"),
+        (
+            "generated",
+            "ask",
+            "when.writes = [\"generated/**\", \"vendor/*.lock\"]",
+        ),
+        ("keys", "refuse", "when.reads = [\"~/.ssh/**\"]"),
+        ("tmp", "ask", "when.writes = [\"tmp\"]"),
+        ("net", "refuse", "when.reaches = true\nwhen.writes = [\"/srv/net/**\"]"),
+        (
+            "env-files",
+            "refuse",
+            "when.reads = [\"**/.env\"]\nwhen.writes = [\"**/.env*\"]",
+        ),
+        ("never", "refuse", "when.reads = []\nwhen.writes = [\"docs/**\"]"),
+        ("covers", "ask", "when.writes = [\"covers:@protected\"]"),
+        ("firm", "refuse", "ceiling = true\nwhen.writes = [\"/opt/firm/**\"]"),
+        (
+            "classes",
+            "ask",
+            "when.writes = [\"src/[ab]*.rs\", \"{build,dist}/**\"]",
+        ),
+        ("home", "refuse", "when.writes = [\"~/notes/*.md\"]"),
+        ("sets", "refuse", "when.reads = [\"@secrets\", \"/srv/mixed/**\"]"),
+        ("all", "ask", "when = {}"),
+    ];
+    let plain: Vec<(String, &str, String)> = (0..30)
+        .map(|i| (format!("gen-{i}"), "ask", format!("when.writes = [\"apps/{i}/**\"]")))
+        .collect();
+    let all = rules
+        .iter()
+        .map(|(id, d, w)| (id.to_string(), *d, w.to_string()))
+        .chain(plain);
+    for (id, decision, when) in all {
+        guarded.push_str(&format!(
+            "\n[[rules]]\nid = \"{id}\"\ndecision = \"{decision}\"\nreason = \"{id} says so\"\n{when}\n"
+        ));
+    }
+    let stricter = "id = \"stricter\"\nextends = \"guarded\"\n\n[[rules]]\nid = \"own\"\ndecision = \"refuse\"\nreason = \"own\"\nwhen.writes = [\"generated/own/**\"]\n\n[[rules]]\nid = \"reads\"\ndecision = \"ask\"\nreason = \"reads\"\nwhen.reads = [\"apps/12/**\"]\n".to_string();
+    let guard = "id = \"guard\"\n\n[[rules]]\nid = \"lock\"\ndecision = \"ask\"\nreason = \"lockfiles\"\nwhen.writes = [\"**/Cargo.lock\"]\n".to_string();
+    vec![
+        ("modes/guarded.toml", guarded),
+        ("modes/stricter.toml", stricter),
+        ("policies/guard.toml", guard),
+    ]
+}
+
+/// Command lines whose places reach the guarded rules, miss them, or are written as globs.
+const GUARDED_LINES: &[&str] = &[
+    "echo hi > /etc/sixfold-test/a",
+    "cat /etc/sixfold-test",
+    "echo hi > /etc",
+    "touch generated/x.rs",
+    "touch generated/own/x.rs",
+    "cp a vendor/Cargo.lock",
+    "cat ~/.ssh/id_rsa",
+    "echo x > /tmp/f",
+    "cat .env",
+    "echo A=1 > config/.env.local",
+    "echo hi > docs/a.md",
+    "rm -rf src",
+    "touch src/a1.rs src/c.rs",
+    "touch dist/out.js",
+    "echo x > apps/7/conf",
+    "cat apps/12/log",
+    "echo x > apps/12/log",
+    "echo x > /srv/app-7/conf",
+    "rm -rf apps",
+    "echo x > /srv/mixed/a",
+    "cat /srv/mixed/a",
+    "echo x > ~/notes/a.md",
+    "echo x > /opt/firm/y",
+    "ls",
+    "cat src/*.rs",
+    "touch .e*",
+    "rm -rf /",
+    "rm -rf /srv",
+    "cargo build",
+    "curl https://crates.io",
+    "curl -o /srv/net/x https://crates.io",
+];
+
+fn judged_guarded(bundle: &Bundle, mode: &str) -> Vec<Judgement> {
+    GUARDED_LINES
+        .iter()
+        .map(|line| judge_line(bundle, mode, line))
+        .collect()
+}
+
+#[test]
+fn a_stored_modes_place_rules_are_read_by_need_and_judge_as_a_whole_load() {
+    let files = guarded_files();
+    let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
+    let sources = [shipped::source(), project];
+    let (whole, d) = Bundle::load(&sources);
+    assert!(d.is_empty(), "{d:#?}");
+    for (mode, left) in [("guarded", 37), ("stricter", 2), ("workspace-write", 0)] {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = parsed::ParseCache::in_dir(dir.path());
+        let needs = Needs::mode(mode).with_pattern("single");
+        // Parsed from the TOML and stored; then read from the entry, its place rules left there.
+        let (first, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        assert!(first.modes.values().all(|m| m.left.is_none()), "{mode}");
+        let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        let unread = lean.modes.values().filter_map(|m| m.left.as_ref());
+        assert_eq!(unread.map(|l| l.rules.nodes().len()).sum::<usize>(), left, "{mode}");
+        // Only the mode judged under leaves rules unread; those it extends are read whole.
+        assert!(lean.modes.values().all(|m| m.left.is_none() || m.id == mode), "{mode}");
+        let expected = judged_guarded(&whole, mode);
+        assert_eq!(judged_guarded(&first, mode), expected, "{mode}");
+        assert_eq!(judged_guarded(&lean, mode), expected, "{mode}");
+        // Read by need: none for a step without a place; for one, those its place may reach
+        // (`**/…` and `{a,b}/…` start nowhere in particular, so every place reaches them).
+        if mode == "guarded" {
+            let m = lean.modes.get(mode).unwrap();
+            let ctx = Context::example();
+            let effects = |line| {
+                lean.classify(line, ctx.workspace.primary())
+                    .effects
+                    .resolve(&ctx.workspace)
+            };
+            let judge = |line| m.judge_for(&effects(line), &ctx.workspace, &lean.host).unwrap();
+            assert!(matches!(judge("echo hi"), std::borrow::Cow::Borrowed(_)));
+            let read: Vec<String> = judge("echo x > apps/7/conf")
+                .rules
+                .iter()
+                .map(|r| r.id.clone())
+                .collect();
+            let more: Vec<&String> = read
+                .iter()
+                .filter(|id| !m.judge.rules.iter().any(|r| &&r.id == id))
+                .collect();
+            assert_eq!(more, ["guarded/env-files", "guarded/classes", "guarded/gen-7"]);
+        }
+        // Every rule, in order, for `--explain`.
+        let ids = |b: &Bundle| -> Vec<String> {
+            let m = b.modes.get(mode).unwrap();
+            m.every_rule(&b.host)
+                .unwrap()
+                .rules
+                .iter()
+                .map(|r| r.id.clone())
+                .collect()
+        };
+        assert_eq!(ids(&lean), ids(&whole), "{mode}");
+    }
+    // The lines meet the rules left unread: the comparison is not between two empty answers.
+    let guarded = judged_guarded(&whole, "stricter");
+    for id in [
+        "guarded/etc",
+        "guarded/gen-7",
+        "guarded/classes",
+        "guarded/home",
+        "stricter/own",
+        "stricter/reads",
+    ] {
+        assert!(
+            guarded.iter().any(|j| j.rules.iter().any(|r| r == id)),
+            "{id}: {guarded:#?}"
         );
     }
+}
+
+/// A mode whose rule left unread decides below the default it inherits widens the mode it
+/// extends: one judgement's load reports it as a whole load does.
+#[test]
+fn a_place_rule_left_unread_that_widens_is_reported_as_a_whole_load_reports_it() {
+    let mut files = guarded_files();
+    files.push((
+        "modes/wider.toml",
+        "id = \"wider\"\nextends = \"guarded\"\n\n[[rules]]\nid = \"ok\"\ndecision = \"refuse\"\nreason = \"r\"\nwhen.writes = [\"/a/**\"]\n\n[[rules]]\nid = \"wide\"\ndecision = \"allow\"\nreason = \"r\"\nwhen.writes = [\"/b/**\"]\n".to_string(),
+    ));
+    let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
+    let sources = [shipped::source(), project];
+    let (_, whole) = Bundle::load(&sources);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = parsed::ParseCache::in_dir(dir.path());
+    let needs = Needs::mode("wider").with_pattern("single");
+    let _ = Bundle::load_cached(&sources, Some(&needs), &cache);
+    let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+    let messages =
+        |d: &[Diagnostic]| -> Vec<String> { d.iter().map(|d| format!("{}: {}", d.location(), d.message)).collect() };
+    assert!(!d.is_empty());
+    assert_eq!(messages(&d), messages(&whole));
+    assert!(!lean.modes.contains_key("wider"), "a mode that widens does not load");
+}
+
+/// A guarded mode's entry torn anywhere, or with its `rules` array claiming more items than the
+/// tree holds: a one-judgement load neither hangs nor loses a rule, and judges as a whole load.
+#[test]
+fn a_torn_or_corrupt_mode_entry_judges_as_a_whole_load() {
+    let files = guarded_files();
+    let rules = files[0].1.matches("[[rules]]").count() as u32;
+    judges_as_a_whole_load_when_torn(&files, "guarded", judged_guarded, rules);
 }

@@ -115,12 +115,15 @@ fn consider(layer: &'static str, call: &Call<'_>, under: Under<'_>, place: &Plac
     let context = call.context;
     let effects = one.step.effects.resolve(&context.workspace);
     if let Some(mode) = under.bundle.mode(under.mode) {
-        let judge = &mode.judge;
+        // Every rule, those a load left unread too (one that cannot be read makes the mode's
+        // judgement below an unjudgeable refusal that says so).
+        let host = under.bundle.host();
+        let judge = mode.every_rule(host).unwrap_or(std::borrow::Cow::Borrowed(&mode.judge));
         out.ceiling = judge.ceiling.exceeded(&effects, &context.workspace);
         out.rules = judge
             .rules
             .iter()
-            .map(|rule| trace(judge, rule, &effects, context, under.bundle.host()))
+            .map(|rule| trace(&judge, rule, &effects, context, host))
             .collect();
     }
     out.by_mode = Some(under.bundle.judge_effects(under.mode, &effects, context));

@@ -159,13 +159,9 @@ impl<'h> Compiler<'h> {
         let Some(entries) = entries else { return Ok(None) };
         let mut out = Vec::new();
         for entry in entries {
-            let matcher = match entry.as_str() {
-                "any" => PlaceMatcher::Any,
-                "workspace" => PlaceMatcher::Workspace,
-                "tmp" => PlaceMatcher::Tmp,
-                "outside" => PlaceMatcher::Outside,
-                "unknown" => PlaceMatcher::Unknown,
-                name if name.starts_with('@') || name.starts_with("covers:@") => {
+            let matcher = match place_entry(entry) {
+                PlaceEntry::Named(matcher) => matcher,
+                PlaceEntry::Set(name) => {
                     let covers = name.starts_with("covers:");
                     let set_name = name.trim_start_matches("covers:").trim_start_matches('@');
                     let Some(set) = self.path_sets.get(set_name) else {
@@ -186,7 +182,7 @@ impl<'h> Compiler<'h> {
                         PlaceMatcher::Paths(set.clone())
                     }
                 }
-                glob => match PathSet::inline(glob) {
+                PlaceEntry::Glob(glob) => match PathSet::inline(glob) {
                     Ok(set) => PlaceMatcher::Paths(Arc::new(set)),
                     Err(message) => {
                         self.diagnostics.push(doc.diag(span, message).with_hint(
@@ -269,6 +265,49 @@ impl<'h> Compiler<'h> {
             message.push_str(&format!(" ({note})"));
         }
         Located::new(doc, span, message)
+    }
+}
+
+/// A mode's rules read after its load (`unread_rules`), compiled as its load compiles its own
+/// (no settings); an error where one does not compile as it did then (a forged entry).
+pub(crate) fn rules_read_later(
+    host: &ScriptHost,
+    owner: &str,
+    doc: &Doc,
+    rules: &[Spanned<RuleFile>],
+) -> Result<Vec<Rule>, ()> {
+    let mut compiler = Compiler::new(host, false, HashMap::new(), Vec::new());
+    let out = rules
+        .iter()
+        .map(|rule| compiler.rule(owner, doc, rule, &serde_json::Value::Null))
+        .collect();
+    if compiler.diagnostics.is_empty() {
+        Ok(out)
+    } else {
+        Err(())
+    }
+}
+
+/// What an entry of a rule's `reads` or `writes` names.
+pub(crate) enum PlaceEntry<'e> {
+    /// `any`, `workspace`, `tmp`, `outside` or `unknown`.
+    Named(PlaceMatcher),
+    /// `@NAME` or `covers:@NAME`.
+    Set(&'e str),
+    /// A path glob, a set of one.
+    Glob(&'e str),
+}
+
+/// Reads an entry of `reads` or `writes`.
+pub(crate) fn place_entry(entry: &str) -> PlaceEntry<'_> {
+    match entry {
+        "any" => PlaceEntry::Named(PlaceMatcher::Any),
+        "workspace" => PlaceEntry::Named(PlaceMatcher::Workspace),
+        "tmp" => PlaceEntry::Named(PlaceMatcher::Tmp),
+        "outside" => PlaceEntry::Named(PlaceMatcher::Outside),
+        "unknown" => PlaceEntry::Named(PlaceMatcher::Unknown),
+        name if name.starts_with('@') || name.starts_with("covers:@") => PlaceEntry::Set(name),
+        glob => PlaceEntry::Glob(glob),
     }
 }
 

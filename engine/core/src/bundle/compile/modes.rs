@@ -4,6 +4,7 @@ use super::Compiler;
 use crate::bundle::examples::{Example, ExampleKind};
 use crate::bundle::model::Mode;
 use crate::bundle::read::{is_id, Doc, Layered, ModeDoc};
+use crate::bundle::unread_rules::LeftRules;
 use crate::bundle::Bundle;
 use crate::decision::Decision;
 use crate::diag::Diagnostic;
@@ -68,7 +69,20 @@ impl Compiler<'_> {
                     );
                     return false;
                 }
-                bundle.modes.get(name.as_str()).map(|p| p.judge.clone())
+                match bundle.modes.get(name.as_str()).map(|p| p.every_rule(self.host)) {
+                    Some(Ok(judge)) => Some(judge.into_owned()),
+                    // Only a forged entry leaves a rule that does not read.
+                    _ => {
+                        self.diagnostics.push(
+                            doc.diag(
+                                ext.span(),
+                                format!("mode `{id}` extends `{name}`, whose stored rules do not read"),
+                            )
+                            .with_hint("run `sixfold check`, which parses them again"),
+                        );
+                        return false;
+                    }
+                }
             }
         };
         let own_ceiling = m.ceiling.clone();
@@ -94,7 +108,31 @@ impl Compiler<'_> {
                 }
             }
         }
-        new_rules.extend(self.rules(id, doc, &m.rules, &serde_json::Value::Null));
+        let mut own = self.rules(id, doc, &m.rules, &serde_json::Value::Null);
+        let mut left = doc.unread_rules.clone().map(|rules| LeftRules {
+            rules,
+            doc: doc.clone(),
+        });
+        // A rule left unread that decides below the default it inherits widens the mode: read
+        // them all, so it is reported as a whole load reports it.
+        let below = |l: &LeftRules| {
+            parent
+                .as_ref()
+                .is_some_and(|p| l.rules.decisions().any(|d| d < p.default))
+        };
+        if let Some(all) = left.take_if(|l| below(l)) {
+            match all.every_own(&own, id, self.host) {
+                Ok(every) => own = every,
+                Err(()) => {
+                    self.diagnostics.push(
+                        Diagnostic::file(&doc.display, format!("mode `{id}`: its stored rules do not read"))
+                            .with_hint("run `sixfold check`, which parses them again"),
+                    );
+                    return false;
+                }
+            }
+        }
+        new_rules.extend(own);
         let default = m
             .default
             .or(parent.as_ref().map(|p| p.default))
@@ -192,6 +230,7 @@ impl Compiler<'_> {
                     ceiling,
                     rules,
                 },
+                left,
             },
         );
         true

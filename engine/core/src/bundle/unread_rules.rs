@@ -1,0 +1,486 @@
+//! A mode's rules of place globs alone, left in a stored layer's entry when one judgement's load
+//! read the mode it judges under: the judgement reads and compiles only those a step's places may
+//! reach, so a project mode of a thousand path rules costs a scan of them until a step comes near
+//! one.
+
+use super::compile::{place_entry, rules_read_later, PlaceEntry};
+use super::read::Doc;
+use crate::built::Tree;
+use crate::decision::Decision;
+use crate::effects::Effects;
+use crate::format::{RuleFile, Spanned};
+use crate::judge::{Judge, PathSet, Places, Rule};
+use crate::scope::Workspace;
+use crate::script::ScriptHost;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Decisions as an index writes them.
+const DECISIONS: [Decision; 3] = [Decision::Allow, Decision::Ask, Decision::Refuse];
+
+/// The rules a load left unread of one mode's document.
+#[derive(Clone)]
+pub(crate) struct UnreadRules {
+    /// The layer's entry as read (its trees checked by the load) and the mode's tree in it.
+    entry: Arc<Vec<u8>>,
+    range: Range<usize>,
+    /// The nodes of the rules left unread, in order (what the load leaves out).
+    nodes: Vec<u32>,
+    /// Of each of those: its place among the mode's own rules, its decision, and its globs.
+    left: Vec<Left>,
+    /// Every glob of those rules: its string's node, and its literal start's length.
+    globs: Vec<(u32, u32)>,
+    /// The places among the mode's own rules of those read with it, in order.
+    read: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Left {
+    place: u32,
+    decision: Decision,
+    globs: Range<usize>,
+}
+
+impl std::fmt::Debug for UnreadRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UnreadRules({} rules)", self.left.len())
+    }
+}
+
+impl UnreadRules {
+    /// The rules of place globs alone of the mode stored at `range` of `entry`; `None` when it
+    /// has none, or when two of its rules share an id (compiling it whole reports that).
+    ///
+    /// A rule is left unread when it holds exactly `id`, `decision`, `reason` and a `when` of
+    /// `reads` and `writes` lists of path globs that compile (at least one glob): no flag, no
+    /// script, no path set, no `ceiling`. Such a rule holds only where a step's place is matched
+    /// by one of its globs, and that needs the place to reach the glob's literal start.
+    pub(crate) fn new(entry: Arc<Vec<u8>>, range: Range<usize>) -> Option<UnreadRules> {
+        let (tree, root) = Tree::stored_again(entry.get(range.clone())?)?;
+        let items = tree.top_array(root, "rules")?;
+        let mut ids = HashSet::with_capacity_and_hasher(items.len(), foldhash::fast::RandomState::default());
+        let (mut nodes, mut left, mut globs, mut read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (place, at) in (0u32..).zip(items) {
+            let from = globs.len();
+            let (id, plain) = scan(tree, at, &mut globs)?;
+            if !ids.insert(id) {
+                return None;
+            }
+            match plain {
+                Some(decision) => {
+                    nodes.push(at);
+                    left.push(Left {
+                        place,
+                        decision,
+                        globs: from..globs.len(),
+                    });
+                }
+                None => {
+                    globs.truncate(from);
+                    read.push(place);
+                }
+            }
+        }
+        if nodes.is_empty() {
+            return None;
+        }
+        Some(UnreadRules {
+            entry,
+            range,
+            nodes,
+            left,
+            globs,
+            read,
+        })
+    }
+
+    /// The index an entry keeps beside a mode's tree, made when the tree is stored: the scan of
+    /// [`UnreadRules::new`] written out, so a load reads it instead of scanning a thousand rules
+    /// (empty where none is left unread). Words, little-endian: the tree's length in bytes, the
+    /// counts of rules left, of globs and of rules read; each rule left as its node, place,
+    /// decision and the end of its globs; each glob as its node and literal start's length; each
+    /// rule read as its place.
+    pub(crate) fn index(tree: &[u8]) -> Vec<u8> {
+        let Some(found) = UnreadRules::new(Arc::new(tree.to_vec()), 0..tree.len()) else {
+            return Vec::new();
+        };
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let mut words = vec![
+            count(tree.len()),
+            count(found.left.len()),
+            count(found.globs.len()),
+            count(found.read.len()),
+        ];
+        for (node, left) in found.nodes.iter().zip(&found.left) {
+            let decision = DECISIONS.iter().position(|d| *d == left.decision);
+            words.extend([
+                *node,
+                left.place,
+                count(decision.unwrap_or(usize::MAX)),
+                count(left.globs.end),
+            ]);
+        }
+        words.extend(found.globs.iter().flat_map(|(node, literal)| [*node, *literal]));
+        words.extend(&found.read);
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// The rules left unread of the mode stored at `range` of `entry`, as its `index` says;
+    /// `None` when it leaves none, or is not one [`UnreadRules::index`] could have made of the
+    /// tree there (the mode is then read whole).
+    pub(crate) fn from_index(entry: Arc<Vec<u8>>, range: Range<usize>, index: &[u8]) -> Option<UnreadRules> {
+        let mut words = index.chunks_exact(4).map(|w| w.try_into().ok().map(u32::from_le_bytes));
+        let mut next = || words.next().flatten();
+        // A tree cut or grown since (a torn or forged entry) is not the one indexed.
+        if next()? as usize != range.len() {
+            return None;
+        }
+        let (lefts, globs, reads) = (next()? as usize, next()? as usize, next()? as usize);
+        // Each count is bounded by the index's own length before anything is reserved.
+        let needed = lefts
+            .checked_mul(4)?
+            .checked_add(globs.checked_mul(2)?)?
+            .checked_add(reads)?;
+        if lefts == 0 || index.len() != needed.checked_add(4)?.checked_mul(4)? {
+            return None;
+        }
+        let (mut nodes, mut left) = (Vec::with_capacity(lefts), Vec::with_capacity(lefts));
+        let mut from = 0;
+        for _ in 0..lefts {
+            let (node, place, decision, end) = (next()?, next()?, next()?, next()? as usize);
+            let decision = DECISIONS.get(decision as usize).copied()?;
+            // In order, as the load skips them; each with globs of its own.
+            if nodes.last().is_some_and(|last| *last >= node) || end <= from || end > globs {
+                return None;
+            }
+            nodes.push(node);
+            left.push(Left {
+                place,
+                decision,
+                globs: from..end,
+            });
+            from = end;
+        }
+        let globs = (0..globs)
+            .map(|_| Some((next()?, next()?)))
+            .collect::<Option<Vec<_>>>()?;
+        let read = (0..reads).map(|_| next()).collect::<Option<Vec<_>>>()?;
+        Some(UnreadRules {
+            entry,
+            range,
+            nodes,
+            left,
+            globs,
+            read,
+        })
+    }
+
+    /// How many rules the mode has: those left unread and those read with it.
+    pub(crate) fn count(&self) -> usize {
+        self.left.len() + self.read.len()
+    }
+
+    /// The nodes the load leaves out.
+    pub(crate) fn nodes(&self) -> &[u32] {
+        &self.nodes
+    }
+
+    /// The decision of each rule left unread.
+    pub(crate) fn decisions(&self) -> impl Iterator<Item = Decision> + '_ {
+        self.left.iter().map(|l| l.decision)
+    }
+
+    fn tree(&self) -> Option<Tree<'_>> {
+        Some(Tree::stored_again(self.entry.get(self.range.clone())?)?.0)
+    }
+
+    /// Which rules left unread a step's places may reach (by their place in `left`).
+    fn reached(&self, places: &Places<'_>) -> Vec<usize> {
+        let tree = self.tree();
+        let glob = |node: u32| tree.and_then(|t| t.text(node));
+        (0..self.left.len())
+            .filter(|&i| {
+                let Some(range) = self.left.get(i).map(|l| l.globs.clone()) else {
+                    return false;
+                };
+                self.globs
+                    .get(range)
+                    .unwrap_or(&[])
+                    .iter()
+                    .any(|&(node, literal)| match glob(node) {
+                        Some(text) => places.may_reach(text, literal as usize),
+                        // INVARIANT (fail closed): a glob that cannot be read is read with its rule,
+                        // which then fails to read and refuses.
+                        None => true,
+                    })
+            })
+            .collect()
+    }
+
+    /// The mode's own rules with those left unread at `which` read and compiled in, in the
+    /// order of its file: `own` are those compiled with it, at the places `read` names. An
+    /// error when one does not read or compile as the load found it (a forged entry).
+    fn merged(
+        &self,
+        which: &[usize],
+        own: &[Arc<Rule>],
+        owner: &str,
+        doc: &Doc,
+        host: &ScriptHost,
+    ) -> Result<Vec<Arc<Rule>>, ()> {
+        let tree = self.tree().ok_or(())?;
+        let mut files: Vec<Spanned<RuleFile>> = Vec::with_capacity(which.len());
+        let mut places = Vec::with_capacity(which.len());
+        for &i in which {
+            let (node, left) = self.nodes.get(i).zip(self.left.get(i)).ok_or(())?;
+            files.push(tree.item(*node).ok_or(())?);
+            places.push(left.place);
+        }
+        let read_now = rules_read_later(host, owner, doc, &files)?;
+        if own.len() != self.read.len() {
+            return Err(());
+        }
+        let mut out: Vec<(u32, Arc<Rule>)> = self.read.iter().copied().zip(own.iter().cloned()).collect();
+        out.extend(places.into_iter().zip(read_now.into_iter().map(Arc::new)));
+        out.sort_by_key(|(place, _)| *place);
+        Ok(out.into_iter().map(|(_, rule)| rule).collect())
+    }
+}
+
+/// A judged mode's rules left unread, with the document they are read from.
+#[derive(Debug, Clone)]
+pub(crate) struct LeftRules {
+    pub(crate) rules: Arc<UnreadRules>,
+    pub(crate) doc: Doc,
+}
+
+impl LeftRules {
+    /// `judge` with the rules left unread that a step of `effects` may reach read in: itself
+    /// when there are none.
+    pub(crate) fn judge_for<'j>(
+        &self,
+        judge: &'j Judge,
+        effects: &Effects,
+        workspace: &Workspace,
+        host: &ScriptHost,
+    ) -> Result<Cow<'j, Judge>, ()> {
+        let which = self.rules.reached(&Places::of(effects, workspace));
+        if which.is_empty() {
+            return Ok(Cow::Borrowed(judge));
+        }
+        self.with(judge, &which, host).map(Cow::Owned)
+    }
+
+    /// `judge` with every rule left unread read in, as a whole load compiles it.
+    pub(crate) fn every(&self, judge: &Judge, host: &ScriptHost) -> Result<Judge, ()> {
+        let all: Vec<usize> = (0..self.rules.left.len()).collect();
+        self.with(judge, &all, host)
+    }
+
+    /// The mode's own rules, `own`, with every rule left unread read in: for a mode that
+    /// compiles them whole after all.
+    pub(crate) fn every_own(&self, own: &[Arc<Rule>], owner: &str, host: &ScriptHost) -> Result<Vec<Arc<Rule>>, ()> {
+        let all: Vec<usize> = (0..self.rules.left.len()).collect();
+        self.rules.merged(&all, own, owner, &self.doc, host)
+    }
+
+    fn with(&self, judge: &Judge, which: &[usize], host: &ScriptHost) -> Result<Judge, ()> {
+        // The mode's own rules come last: after those it inherits and those it includes.
+        let split = judge.rules.len().checked_sub(self.rules.read.len()).ok_or(())?;
+        let (before, own) = judge.rules.split_at(split);
+        let mut rules = before.to_vec();
+        rules.extend(self.rules.merged(which, own, &judge.mode, &self.doc, host)?);
+        Ok(Judge {
+            mode: judge.mode.clone(),
+            default: judge.default,
+            ceiling: judge.ceiling.clone(),
+            rules,
+        })
+    }
+}
+
+/// A rule's id, and its decision when it is of place globs alone (its globs pushed onto
+/// `globs`, each with its literal start's length); `None` when it has no id to read.
+fn scan<'a>(tree: Tree<'a>, at: u32, globs: &mut Vec<(u32, u32)>) -> Option<(&'a str, Option<Decision>)> {
+    let mut id = None;
+    let mut decision = None;
+    let mut plain = true;
+    let (mut reason, mut when) = (false, false);
+    for entry in tree.entries(at)? {
+        let (key, value) = entry?;
+        match key {
+            "id" => id = Some(tree.text(value)?),
+            "decision" => decision = tree.text(value).and_then(Decision::parse),
+            "reason" => reason = tree.text(value).is_some(),
+            "when" if plain => {
+                when = true;
+                plain = place_globs(tree, value, globs);
+            }
+            _ => plain = false,
+        }
+    }
+    // `when` read as place globs pushed at least one.
+    Some((id?, decision.filter(|_| plain && reason && when)))
+}
+
+/// Whether the `when` table at `at` holds only `reads` and `writes` lists of path globs that
+/// compile, each pushed onto `globs`.
+fn place_globs(tree: Tree<'_>, at: u32, globs: &mut Vec<(u32, u32)>) -> bool {
+    let Some(entries) = tree.entries(at) else { return false };
+    let before = globs.len();
+    for entry in entries {
+        let Some((key, value)) = entry else { return false };
+        let (true, Some(items)) = (key == "reads" || key == "writes", tree.items(value)) else {
+            return false;
+        };
+        for node in items {
+            let Some(PlaceEntry::Glob(glob)) = tree.text(node).map(place_entry) else {
+                return false;
+            };
+            let Some(literal) = PathSet::check(glob).ok().and_then(|l| u32::try_from(l).ok()) else {
+                return false;
+            };
+            globs.push((node, literal));
+        }
+    }
+    globs.len() > before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::source::Text;
+    use crate::format::ModeFile;
+    use crate::judge::PlaceMatcher;
+
+    /// Entries of `reads` and `writes`: globs, names, sets, and globs that do not compile.
+    fn entry(pick: u8) -> String {
+        let pool = [
+            "src/**",
+            "/etc/x/**",
+            "~/.ssh/*",
+            "**/.env",
+            "tmp",
+            "any",
+            "unknown",
+            "@secrets",
+            "covers:@protected",
+            "a[",
+            "{a,b",
+            "src/[ab].rs",
+        ];
+        match pool.get(usize::from(pick)) {
+            Some(entry) => entry.to_string(),
+            None => "a".repeat(1100),
+        }
+    }
+
+    /// Compiled as a load compiles it, no path set declared: a rule of place globs alone, that
+    /// compiles cleanly.
+    fn of_place_globs_alone(rule: &Rule) -> bool {
+        let w = &rule.when;
+        let matchers: Vec<&PlaceMatcher> = w.reads.iter().chain(&w.writes).flatten().collect();
+        rule.script.is_none()
+            && !rule.ceiling
+            && [w.reaches, w.reversible, w.contained, w.costs]
+                .iter()
+                .all(Option::is_none)
+            && !matchers.is_empty()
+            && matchers.iter().all(|m| matches!(m, PlaceMatcher::Paths(_)))
+    }
+
+    proptest::proptest! {
+        /// A rule is left unread exactly when it is written with nothing but an id, a decision, a
+        /// reason and place globs, and compiles into a rule that only a place its globs reach can
+        /// make hold (no flag, no script, no set, not part of the ceiling); with its decision. A
+        /// file with two rules of one id leaves none.
+        #[test]
+        fn the_rules_left_unread_are_the_rules_of_place_globs_alone(
+            rules in proptest::collection::vec(
+                (
+                    0u8..5,
+                    proptest::option::of(proptest::collection::vec(0u8..14, 0..3)),
+                    proptest::option::of(proptest::collection::vec(0u8..14, 0..3)),
+                    proptest::option::of(proptest::bool::ANY),
+                    0u8..3,
+                    0u8..4,
+                ),
+                1..5,
+            )
+        ) {
+            let mut text = String::from("id = \"m\"\n");
+            let mut ids = HashSet::new();
+            let mut duplicate = false;
+            let mut plain_keys = Vec::new();
+            for (i, (extra, reads, writes, reaches, decision, id)) in rules.iter().enumerate() {
+                let id = if *id == 0 { "dup".to_string() } else { format!("r{i}") };
+                duplicate |= !ids.insert(id.clone());
+                let decision = ["allow", "ask", "refuse"][usize::from(*decision)];
+                text.push_str(&format!("\n[[rules]]\nreason = \"why\"\nid = \"{id}\"\ndecision = \"{decision}\"\n"));
+                text.push_str(["", "ceiling = true\n", "ceiling = false\n", "script = \"s.rhai\"\nfunction = \"f\"\n", "when = {}\n"][usize::from(*extra)]);
+                plain_keys.push(*extra == 0);
+                for (key, entries) in [("writes", writes), ("reads", reads)] {
+                    if let (Some(entries), false) = (entries, *extra == 4) {
+                        let list: Vec<String> = entries.iter().map(|e| toml::Value::String(entry(*e)).to_string()).collect();
+                        text.push_str(&format!("when.{key} = [{}]\n", list.join(", ")));
+                    }
+                }
+                if let (Some(reaches), false) = (reaches, *extra == 4) {
+                    text.push_str(&format!("when.reaches = {reaches}\n"));
+                }
+            }
+            let bytes = crate::bundle::parsed::tree_of(&text);
+            proptest::prop_assume!(!bytes.is_empty());
+            let len = bytes.len();
+            let unread = UnreadRules::new(Arc::new(bytes), 0..len);
+            let file: ModeFile = toml::from_str(&text).unwrap();
+            let doc = Doc {
+                source: 0,
+                relative: "modes/m.toml".into(),
+                display: "m.toml".into(),
+                text: Text::Read(Arc::from(text.as_str())),
+                line_offset: 0,
+                unread_commands: false,
+                unread_acts: None,
+                unread_rules: None,
+            };
+            let host = ScriptHost::new(crate::script::ScriptLimits::for_facts());
+            let mut expected = Vec::new();
+            for (place, (spanned, plain)) in (0u32..).zip(file.rules.iter().zip(&plain_keys)) {
+                let compiled = rules_read_later(&host, "m", &doc, std::slice::from_ref(spanned));
+                let alone = matches!(&compiled, Ok(r) if r.iter().all(of_place_globs_alone));
+                if alone && *plain {
+                    expected.push((place, spanned.get_ref().decision));
+                }
+            }
+            // The index stored with the tree says what the scan says.
+            let index = UnreadRules::index(&crate::bundle::parsed::tree_of(&text));
+            let indexed = UnreadRules::from_index(Arc::new(Vec::new()), 0..len, &index);
+            let parts = |u: &UnreadRules| (u.nodes.clone(), u.left.clone(), u.globs.clone(), u.read.clone());
+            proptest::prop_assert_eq!(indexed.as_ref().map(parts), unread.as_ref().map(parts));
+            let found: Vec<(u32, Decision)> = unread
+                .iter()
+                .flat_map(|u| u.left.iter().map(|l| (l.place, l.decision)))
+                .collect();
+            if duplicate {
+                proptest::prop_assert!(found.is_empty());
+            } else {
+                proptest::prop_assert_eq!(found, expected, "{}", text);
+            }
+        }
+
+        /// An index that is not one the scan wrote (a forged entry) is refused or read in
+        /// bounds: it never panics, reserves no more than it holds, and skips rules in order.
+        #[test]
+        fn any_index_reads_in_bounds(words in proptest::collection::vec(0u32..6, 0..40), tail in 0usize..4) {
+            let mut bytes: Vec<u8> = std::iter::once(0).chain(words).flat_map(|w: u32| w.to_le_bytes()).collect();
+            bytes.truncate(bytes.len().saturating_sub(tail));
+            if let Some(u) = UnreadRules::from_index(Arc::new(Vec::new()), 0..0, &bytes) {
+                proptest::prop_assert!(u.nodes.windows(2).all(|w| w[0] < w[1]));
+                proptest::prop_assert!(u.left.iter().all(|l| !l.globs.is_empty() && l.globs.end <= u.globs.len()));
+            }
+        }
+    }
+}
