@@ -280,6 +280,8 @@ enum Within<'n> {
 #[derive(Debug)]
 pub(crate) struct Reading<'n> {
     leave: Leave<'n>,
+    /// Whether the steps are counted: a stored tree's; the build's own was checked when built.
+    counted: bool,
     steps: std::cell::Cell<usize>,
     depth: std::cell::Cell<u8>,
 }
@@ -288,6 +290,7 @@ impl<'n> Reading<'n> {
     fn new(leave: Leave<'n>, tree: Tree<'_>) -> Reading<'n> {
         Reading {
             leave,
+            counted: matches!(tree.nodes, Nodes::Stored(_)),
             steps: std::cell::Cell::new(tree.nodes.len().saturating_add(1)),
             depth: std::cell::Cell::new(0),
         }
@@ -295,29 +298,37 @@ impl<'n> Reading<'n> {
 
     /// One step down, undone when the returned guard drops; an error past the bounds.
     fn descend(&self) -> Result<Descent<'_>, Error> {
+        if !self.counted {
+            return Ok(Descent(None));
+        }
         self.step()?;
         let depth = self.depth.get();
         if depth >= MAX_DEPTH {
             return Err(Error("a built tree nested too deep".into()));
         }
         self.depth.set(depth + 1);
-        Ok(Descent(&self.depth))
+        Ok(Descent(Some(&self.depth)))
     }
 
     /// One node looked at; an error once the read has looked at more than the tree holds.
     fn step(&self) -> Result<(), Error> {
+        if !self.counted {
+            return Ok(());
+        }
         let left = self.steps.get().checked_sub(1).ok_or_else(malformed)?;
         self.steps.set(left);
         Ok(())
     }
 }
 
-/// A step down the tree, climbed back when dropped.
-struct Descent<'r>(&'r std::cell::Cell<u8>);
+/// A step down the tree, climbed back when dropped (none where steps are not counted).
+struct Descent<'r>(Option<&'r std::cell::Cell<u8>>);
 
 impl Drop for Descent<'_> {
     fn drop(&mut self) {
-        self.0.set(self.0.get().saturating_sub(1));
+        if let Some(depth) = self.0 {
+            depth.set(depth.get().saturating_sub(1));
+        }
     }
 }
 
