@@ -1,7 +1,7 @@
 //! A mode's rules of place globs alone, left in a stored layer's entry when one judgement's load
 //! read the mode it judges under: the judgement reads and compiles only those a step's places may
-//! reach, so a project mode of a thousand path rules costs a scan of them until a step comes near
-//! one.
+//! reach, so a project mode of a thousand path rules costs the index stored beside its tree, and
+//! a test of each glob's literal start, until a step comes near one.
 
 use super::compile::{place_entry, rules_read_later, PlaceEntry};
 use super::read::Doc;
@@ -23,7 +23,7 @@ const DECISIONS: [Decision; 3] = [Decision::Allow, Decision::Ask, Decision::Refu
 /// The rules a load left unread of one mode's document.
 #[derive(Clone)]
 pub(crate) struct UnreadRules {
-    /// The layer's entry as read (its trees checked by the load) and the mode's tree in it.
+    /// The layer's entry as read and the mode's tree in it (checked as it is read).
     entry: Arc<Vec<u8>>,
     range: Range<usize>,
     /// The nodes of the rules left unread, in order (what the load leaves out).
