@@ -56,7 +56,7 @@ impl Mode {
     /// Where this mode and `other` (of this bundle or another) decide differently, over the
     /// whole effect space their rules span (see [`crate::effect_space`]).
     pub fn diff(&self, other: &Mode) -> crate::effect_space::Diff {
-        crate::effect_space::diff_judges(&self.judge, &other.judge)
+        crate::effect_space::diff_judges(&self.whole(), &other.whole())
     }
 
     /// What this mode decides in one cell of a space, worked out from which of its conditions
@@ -66,7 +66,19 @@ impl Mode {
         space: &crate::effect_space::Space,
         cell: crate::effect_space::Cell,
     ) -> crate::effect_space::Outcome {
-        space.outcome(&self.judge, cell)
+        space.outcome(&self.whole(), cell)
+    }
+
+    /// Its compiled policy with every rule, for the effect space, which reads them all. The rules
+    /// a one-judgement load leaves unread name no script, so no bundle's host is needed to read
+    /// them; one that cannot be read leaves the policy as loaded (its judgements refuse).
+    fn whole(&self) -> std::borrow::Cow<'_, Judge> {
+        match &self.left {
+            None => std::borrow::Cow::Borrowed(&self.judge),
+            Some(_) => self
+                .every_rule(&crate::script::ScriptHost::default())
+                .unwrap_or(std::borrow::Cow::Borrowed(&self.judge)),
+        }
     }
 }
 

@@ -1433,6 +1433,7 @@ fn guarded_files() -> Vec<(&'static str, String)> {
             "when.writes = [\"src/[ab]*.rs\", \"{build,dist}/**\"]",
         ),
         ("home", "refuse", "when.writes = [\"~/notes/*.md\"]"),
+        ("private", "refuse", "when.writes = [\"docs/private/**\"]"),
         ("sets", "refuse", "when.reads = [\"@secrets\", \"/srv/mixed/**\"]"),
         ("all", "ask", "when = {}"),
     ];
@@ -1470,6 +1471,7 @@ const GUARDED_LINES: &[&str] = &[
     "cat .env",
     "echo A=1 > config/.env.local",
     "echo hi > docs/a.md",
+    "echo hi > docs/private/a.md",
     "rm -rf src",
     "touch src/a1.rs src/c.rs",
     "touch dist/out.js",
@@ -1506,7 +1508,7 @@ fn a_stored_modes_place_rules_are_read_by_need_and_judge_as_a_whole_load() {
     let sources = [shipped::source(), project];
     let (whole, d) = Bundle::load(&sources);
     assert!(d.is_empty(), "{d:#?}");
-    for (mode, left) in [("guarded", 37), ("stricter", 2), ("workspace-write", 0)] {
+    for (mode, left) in [("guarded", 38), ("stricter", 2), ("workspace-write", 0)] {
         let dir = tempfile::tempdir().unwrap();
         let cache = parsed::ParseCache::in_dir(dir.path());
         let needs = Needs::mode(mode).with_pattern("single");
@@ -1557,11 +1559,17 @@ fn a_stored_modes_place_rules_are_read_by_need_and_judge_as_a_whole_load() {
                 .collect()
         };
         assert_eq!(ids(&lean), ids(&whole), "{mode}");
+        // The effect space reads every rule too: the mode as this load has it is the whole one.
+        if mode == "guarded" {
+            let (a, b) = (lean.modes.get(mode).unwrap(), whole.modes.get(mode).unwrap());
+            assert!(a.diff(b).alike(), "{mode}");
+        }
     }
     // The lines meet the rules left unread: the comparison is not between two empty answers.
     let guarded = judged_guarded(&whole, "stricter");
     for id in [
         "guarded/etc",
+        "guarded/private",
         "guarded/gen-7",
         "guarded/classes",
         "guarded/home",
