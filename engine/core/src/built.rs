@@ -158,25 +158,12 @@ impl<'a> Tree<'a> {
     /// Where the command of the act rule at `at` is in the strings, when it names one and
     /// nothing else. Read straight from the nodes: a layer may keep thousands.
     fn command_act(self, at: u32) -> Option<(u32, u32)> {
-        let [TABLE, first, count, _, _] = self.nodes.get(at as usize)? else {
-            return None;
-        };
-        if !self.nodes.holds(first, (count as usize).checked_mul(2)?) {
-            return None;
-        }
-        let bytes = |a: u32, b: u32| {
-            self.strings
-                .as_bytes()
-                .get(a as usize..(a as usize).checked_add(b as usize)?)
-        };
         let mut command = None;
-        for key in (0..count as usize).map(|i| first as usize + 2 * i) {
-            let [STR, a, b, _, _] = self.nodes.get(key)? else {
-                return None;
-            };
-            match bytes(a, b)? {
-                b"path" | b"domain" => return None,
-                b"command" => match self.nodes.get(key + 1)? {
+        for entry in self.entries(at)? {
+            let (key, value) = entry?;
+            match key {
+                "path" | "domain" => return None,
+                "command" => match self.nodes.get(value as usize)? {
                     [STR, a, b, _, _] if !self.string(a, b)?.trim().is_empty() => command = Some((a, b)),
                     _ => return None,
                 },

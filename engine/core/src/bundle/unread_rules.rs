@@ -21,11 +21,17 @@ use std::sync::Arc;
 const DECISIONS: [Decision; 3] = [Decision::Allow, Decision::Ask, Decision::Refuse];
 
 /// The rules a load left unread of one mode's document.
-#[derive(Clone)]
 pub(crate) struct UnreadRules {
     /// The layer's entry as read and the mode's tree in it (checked as it is read).
     entry: Arc<Vec<u8>>,
     range: Range<usize>,
+    index: Index,
+}
+
+/// Which of a mode's rules are of place globs alone: found in its tree when the tree is stored
+/// ([`Index::scan`]), and kept beside it ([`UnreadRules::index`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Index {
     /// The nodes of the rules left unread, in order (what the load leaves out).
     nodes: Vec<u32>,
     /// Of each of those: its place among the mode's own rules, its decision, and its globs.
@@ -45,26 +51,26 @@ struct Left {
 
 impl std::fmt::Debug for UnreadRules {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "UnreadRules({} rules)", self.left.len())
+        write!(f, "UnreadRules({} rules)", self.index.left.len())
     }
 }
 
-impl UnreadRules {
-    /// The rules of place globs alone of the mode stored at `range` of `entry`; `None` when it
+impl Index {
+    /// The rules of place globs alone of the mode whose stored tree is `tree`; `None` when it
     /// has none, or when two of its rules share an id (compiling it whole reports that).
     ///
     /// A rule is left unread when it holds exactly `id`, `decision`, `reason` and a `when` of
     /// `reads` and `writes` lists of path globs that compile (at least one glob): no flag, no
     /// script, no path set, no `ceiling`. Such a rule holds only where a step's place is matched
     /// by one of its globs, and that needs the place to reach the glob's literal start.
-    pub(crate) fn new(entry: Arc<Vec<u8>>, range: Range<usize>) -> Option<UnreadRules> {
-        let (tree, root) = Tree::stored_again(entry.get(range.clone())?)?;
+    fn scan(tree: &[u8]) -> Option<Index> {
+        let (tree, root) = Tree::stored_again(tree)?;
         let items = tree.top_array(root, "rules")?;
         let mut ids = HashSet::with_capacity_and_hasher(items.len(), foldhash::fast::RandomState::default());
         let (mut nodes, mut left, mut globs, mut read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (place, at) in (0u32..).zip(items) {
             let from = globs.len();
-            let (id, plain) = scan(tree, at, &mut globs)?;
+            let (id, plain) = scan_rule(tree, at, &mut globs)?;
             if !ids.insert(id) {
                 return None;
             }
@@ -86,16 +92,16 @@ impl UnreadRules {
         if nodes.is_empty() {
             return None;
         }
-        Some(UnreadRules {
-            entry,
-            range,
+        Some(Index {
             nodes,
             left,
             globs,
             read,
         })
     }
+}
 
+impl UnreadRules {
     /// The index an entry keeps beside a mode's tree, made when the tree is stored: the scan of
     /// [`UnreadRules::new`] written out, so a load reads it instead of scanning a thousand rules
     /// (empty where none is left unread). Words, little-endian: the tree's length in bytes, the
@@ -103,7 +109,7 @@ impl UnreadRules {
     /// decision and the end of its globs; each glob as its node and literal start's length; each
     /// rule read as its place.
     pub(crate) fn index(tree: &[u8]) -> Vec<u8> {
-        let Some(found) = UnreadRules::new(Arc::new(tree.to_vec()), 0..tree.len()) else {
+        let Some(found) = Index::scan(tree) else {
             return Vec::new();
         };
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
@@ -167,29 +173,28 @@ impl UnreadRules {
             .map(|_| Some((next()?, next()?)))
             .collect::<Option<Vec<_>>>()?;
         let read = (0..reads).map(|_| next()).collect::<Option<Vec<_>>>()?;
-        Some(UnreadRules {
-            entry,
-            range,
+        let index = Index {
             nodes,
             left,
             globs,
             read,
-        })
+        };
+        Some(UnreadRules { entry, range, index })
     }
 
     /// How many rules the mode has: those left unread and those read with it.
     pub(crate) fn count(&self) -> usize {
-        self.left.len() + self.read.len()
+        self.index.left.len() + self.index.read.len()
     }
 
     /// The nodes the load leaves out.
     pub(crate) fn nodes(&self) -> &[u32] {
-        &self.nodes
+        &self.index.nodes
     }
 
     /// The decision of each rule left unread.
     pub(crate) fn decisions(&self) -> impl Iterator<Item = Decision> + '_ {
-        self.left.iter().map(|l| l.decision)
+        self.index.left.iter().map(|l| l.decision)
     }
 
     fn tree(&self) -> Option<Tree<'_>> {
@@ -200,23 +205,17 @@ impl UnreadRules {
     fn reached(&self, places: &Places<'_>) -> Vec<usize> {
         let tree = self.tree();
         let glob = |node: u32| tree.and_then(|t| t.text(node));
-        (0..self.left.len())
-            .filter(|&i| {
-                let Some(range) = self.left.get(i).map(|l| l.globs.clone()) else {
-                    return false;
-                };
-                self.globs
-                    .get(range)
-                    .unwrap_or(&[])
-                    .iter()
-                    .any(|&(node, literal)| match glob(node) {
-                        Some(text) => places.may_reach(text, literal as usize),
-                        // INVARIANT (fail closed): a glob that cannot be read is read with its rule,
-                        // which then fails to read and refuses.
-                        None => true,
-                    })
+        let Index { left, globs, .. } = &self.index;
+        let reaches = |l: &Left| {
+            let own = globs.get(l.globs.clone()).unwrap_or(&[]);
+            own.iter().any(|&(node, literal)| match glob(node) {
+                Some(text) => places.may_reach(text, literal as usize),
+                // INVARIANT (fail closed): a glob that cannot be read is read with its rule,
+                // which then fails to read and refuses.
+                None => true,
             })
-            .collect()
+        };
+        (0..).zip(left).filter(|(_, l)| reaches(l)).map(|(i, _)| i).collect()
     }
 
     /// The mode's own rules with those left unread at `which` read and compiled in, in the
@@ -234,15 +233,16 @@ impl UnreadRules {
         let mut files: Vec<Spanned<RuleFile>> = Vec::with_capacity(which.len());
         let mut places = Vec::with_capacity(which.len());
         for &i in which {
-            let (node, left) = self.nodes.get(i).zip(self.left.get(i)).ok_or(())?;
+            let (node, left) = self.index.nodes.get(i).zip(self.index.left.get(i)).ok_or(())?;
             files.push(tree.item(*node).ok_or(())?);
             places.push(left.place);
         }
         let read_now = rules_read_later(host, owner, doc, &files)?;
-        if own.len() != self.read.len() {
+        let read = &self.index.read;
+        if own.len() != read.len() {
             return Err(());
         }
-        let mut out: Vec<(u32, Arc<Rule>)> = self.read.iter().copied().zip(own.iter().cloned()).collect();
+        let mut out: Vec<(u32, Arc<Rule>)> = read.iter().copied().zip(own.iter().cloned()).collect();
         out.extend(places.into_iter().zip(read_now.into_iter().map(Arc::new)));
         out.sort_by_key(|(place, _)| *place);
         Ok(out.into_iter().map(|(_, rule)| rule).collect())
@@ -275,20 +275,20 @@ impl LeftRules {
 
     /// `judge` with every rule left unread read in, as a whole load compiles it.
     pub(crate) fn every(&self, judge: &Judge, host: &ScriptHost) -> Result<Judge, ()> {
-        let all: Vec<usize> = (0..self.rules.left.len()).collect();
+        let all: Vec<usize> = (0..self.rules.index.left.len()).collect();
         self.with(judge, &all, host)
     }
 
     /// The mode's own rules, `own`, with every rule left unread read in: for a mode that
     /// compiles them whole after all.
     pub(crate) fn every_own(&self, own: &[Arc<Rule>], owner: &str, host: &ScriptHost) -> Result<Vec<Arc<Rule>>, ()> {
-        let all: Vec<usize> = (0..self.rules.left.len()).collect();
+        let all: Vec<usize> = (0..self.rules.index.left.len()).collect();
         self.rules.merged(&all, own, owner, &self.doc, host)
     }
 
     fn with(&self, judge: &Judge, which: &[usize], host: &ScriptHost) -> Result<Judge, ()> {
         // The mode's own rules come last: after those it inherits and those it includes.
-        let split = judge.rules.len().checked_sub(self.rules.read.len()).ok_or(())?;
+        let split = judge.rules.len().checked_sub(self.rules.index.read.len()).ok_or(())?;
         let (before, own) = judge.rules.split_at(split);
         let mut rules = before.to_vec();
         rules.extend(self.rules.merged(which, own, &judge.mode, &self.doc, host)?);
@@ -303,7 +303,7 @@ impl LeftRules {
 
 /// A rule's id, and its decision when it is of place globs alone (its globs pushed onto
 /// `globs`, each with its literal start's length); `None` when it has no id to read.
-fn scan<'a>(tree: Tree<'a>, at: u32, globs: &mut Vec<(u32, u32)>) -> Option<(&'a str, Option<Decision>)> {
+fn scan_rule<'a>(tree: Tree<'a>, at: u32, globs: &mut Vec<(u32, u32)>) -> Option<(&'a str, Option<Decision>)> {
     let mut id = None;
     let mut decision = None;
     let mut plain = true;
@@ -434,7 +434,7 @@ mod tests {
             let bytes = crate::bundle::parsed::tree_of(&text);
             proptest::prop_assume!(!bytes.is_empty());
             let len = bytes.len();
-            let unread = UnreadRules::new(Arc::new(bytes), 0..len);
+            let unread = Index::scan(&bytes);
             let file: ModeFile = toml::from_str(&text).unwrap();
             let doc = Doc {
                 source: 0,
@@ -458,8 +458,7 @@ mod tests {
             // The index stored with the tree says what the scan says.
             let index = UnreadRules::index(&crate::bundle::parsed::tree_of(&text));
             let indexed = UnreadRules::from_index(Arc::new(Vec::new()), 0..len, &index);
-            let parts = |u: &UnreadRules| (u.nodes.clone(), u.left.clone(), u.globs.clone(), u.read.clone());
-            proptest::prop_assert_eq!(indexed.as_ref().map(parts), unread.as_ref().map(parts));
+            proptest::prop_assert_eq!(indexed.as_ref().map(|u| &u.index), unread.as_ref());
             let found: Vec<(u32, Decision)> = unread
                 .iter()
                 .flat_map(|u| u.left.iter().map(|l| (l.place, l.decision)))
@@ -478,6 +477,7 @@ mod tests {
             let mut bytes: Vec<u8> = std::iter::once(0).chain(words).flat_map(|w: u32| w.to_le_bytes()).collect();
             bytes.truncate(bytes.len().saturating_sub(tail));
             if let Some(u) = UnreadRules::from_index(Arc::new(Vec::new()), 0..0, &bytes) {
+                let u = u.index;
                 proptest::prop_assert!(u.nodes.windows(2).all(|w| w[0] < w[1]));
                 proptest::prop_assert!(u.left.iter().all(|l| !l.globs.is_empty() && l.globs.end <= u.globs.len()));
             }
