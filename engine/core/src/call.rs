@@ -323,15 +323,22 @@ impl Sandbox {
         let Some(name) = &found.environment else {
             return not(format!("the mode `{mode}` names no environment"));
         };
-        let Some(spec) = under.bundle.environment(name) else {
-            return not(format!("the environment `{name}` of mode `{mode}` does not exist"));
-        };
-        let Some(containment) = Containment::of(spec) else {
-            // An environment that confines nothing contains nothing, and needs saying nothing.
-            return Sandbox::default();
-        };
+        let missing = || not(format!("the environment `{name}` of mode `{mode}` does not exist"));
+        // An environment that confines nothing contains nothing, and needs saying nothing.
+        match under.bundle.environment_confines(name) {
+            None => return missing(),
+            Some(false) => return Sandbox::default(),
+            Some(true) => {}
+        }
+        // Told before the spec is made: without a sandbox it is never read.
         let Some(sandboxes) = sandboxing.sandboxes else {
             return not("no sandbox is wired to this call (the sandbox is off)".to_string());
+        };
+        let Some(spec) = under.bundle.environment(name) else {
+            return missing();
+        };
+        let Some(containment) = Containment::of(spec) else {
+            return Sandbox::default();
         };
         let roots: Vec<PathBuf> = context.workspace.roots().iter().map(|r| r.path.clone()).collect();
         // INVARIANT (fail closed): only a proof this machine made (cached or now) contains a step.

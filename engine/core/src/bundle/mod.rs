@@ -81,7 +81,7 @@ pub struct Bundle {
     patterns: BTreeMap<String, Pattern>,
     providers: BTreeMap<String, Provider>,
     rows: BTreeMap<String, Row>,
-    environments: BTreeMap<String, EnvironmentSpec>,
+    environments: BTreeMap<String, compile::environments::Environment>,
     host: ScriptHost,
     /// Row scripts read a whole run's facts, so they run under limits scaled for that.
     row_host: ScriptHost,
@@ -100,12 +100,13 @@ pub struct Bundle {
     /// The documents the bundle was compiled from, freed with it rather than when loading ends:
     /// the hook forgets its bundle at exit, and freeing a thousand parsed rules costs it more
     /// than a tenth of a millisecond per call.
-    _documents: Documents,
+    documents: Documents,
 }
 
-/// What loading parsed and compiling no longer needs.
+/// What loading parsed. Compiling no longer needs it, but for the policies an environment's spec
+/// is made from when it is first asked for.
 struct Documents {
-    _policies: Layered<crate::format::PolicyFile>,
+    policies: Layered<crate::format::PolicyFile>,
     _modes: Layered<read::ModeDoc>,
     _patterns: Layered<crate::format::PatternFile>,
 }
@@ -176,8 +177,8 @@ impl Bundle {
             deferred: Vec::new(),
             scripts: Vec::new(),
             path_sets: BTreeMap::new(),
-            _documents: Documents {
-                _policies: Layered::new(),
+            documents: Documents {
+                policies: Layered::new(),
                 _modes: Layered::new(),
                 _patterns: Layered::new(),
             },
@@ -199,8 +200,8 @@ impl Bundle {
         bundle.deferred = deferred;
         bundle.scripts = scripts;
         bundle.host = host;
-        bundle._documents = Documents {
-            _policies: docs.policies,
+        bundle.documents = Documents {
+            policies: docs.policies,
             _modes: docs.modes,
             _patterns: docs.patterns,
         };
@@ -234,12 +235,20 @@ impl Bundle {
 
     /// The environments, by name.
     pub fn environments(&self) -> impl Iterator<Item = &EnvironmentSpec> {
-        self.environments.values()
+        self.environments
+            .iter()
+            .filter_map(|(id, environment)| self.environment_spec(id, environment))
     }
 
     /// One environment, by the name a mode gives in `environment`.
     pub fn environment(&self, id: &str) -> Option<&EnvironmentSpec> {
-        self.environments.get(id)
+        self.environment_spec(id, self.environments.get(id)?)
+    }
+
+    /// Whether the environment `id` confines anything (`None`: there is none), told without
+    /// making its spec.
+    pub fn environment_confines(&self, id: &str) -> Option<bool> {
+        self.environments.get(id).map(|e| e.confined())
     }
 
     /// The policies, by id.

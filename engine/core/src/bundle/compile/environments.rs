@@ -9,6 +9,51 @@ use crate::environment::{written_paths, EnvironmentSpec};
 use crate::format::Spanned;
 use crate::format::{Access, EnvironmentFile, NetworkAccess, PolicyFile};
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+/// An environment as compiled: checked when the bundle loads, its spec (the path sets expanded
+/// into paths) made the first time it is asked for, since most calls run no command.
+#[derive(Debug)]
+pub(crate) struct Environment {
+    /// The id of the policy that declares it; its document is kept with the bundle.
+    policy: String,
+    /// Whether it confines anything, known without making the spec.
+    confined: bool,
+    spec: OnceLock<Option<EnvironmentSpec>>,
+}
+
+impl Environment {
+    pub(crate) fn confined(&self) -> bool {
+        self.confined
+    }
+}
+
+impl Bundle {
+    /// The spec of the environment `id` (an entry of `environments`), made on first use from the
+    /// document the bundle keeps. `None` only if that document no longer says what loading
+    /// checked, which a bundle never lets happen.
+    pub(crate) fn environment_spec<'b>(
+        &'b self,
+        id: &str,
+        environment: &'b Environment,
+    ) -> Option<&'b EnvironmentSpec> {
+        environment
+            .spec
+            .get_or_init(|| {
+                let (doc, policy) = self.documents.policies.items.get(&environment.policy)?;
+                let e = policy.environments.get(id)?;
+                let expand = |entries: &[Spanned<String>]| -> Option<Vec<String>> {
+                    let mut globs: Vec<&str> = Vec::new();
+                    for entry in entries {
+                        globs.extend(self.path_sets.get(entry.get_ref().strip_prefix('@')?)?.written());
+                    }
+                    Some(written_paths(&globs))
+                };
+                Some(spec(id, &doc.display, e, expand(&e.read_only)?, expand(&e.hidden)?))
+            })
+            .as_ref()
+    }
+}
 
 impl Compiler<'_> {
     /// Compiles every environment, later layers replacing earlier ones by name. One that names
@@ -47,17 +92,20 @@ impl Compiler<'_> {
                         .with_hint("remove `confined = false`, or every other key but `description`"),
                     );
                 }
-                let read_only = self.expand(doc, id, &e.read_only);
-                let hidden = self.expand(doc, id, &e.hidden);
+                self.check_path_sets(doc, id, &e.read_only);
+                self.check_path_sets(doc, id, &e.hidden);
                 // INVARIANT (fail closed): an environment with a path set that does not resolve is
                 // left out: a mode naming it is then refused, never run with less confined.
                 if self.diagnostics.len() != before {
                     bundle.environments.remove(id);
                     continue;
                 }
-                bundle
-                    .environments
-                    .insert(id.clone(), spec(id, &doc.display, e, read_only, hidden));
+                let environment = Environment {
+                    policy: policy.id.clone(),
+                    confined: e.confined,
+                    spec: OnceLock::new(),
+                };
+                bundle.environments.insert(id.clone(), environment);
             }
         }
     }
@@ -84,21 +132,13 @@ impl Compiler<'_> {
         named.iter().all(|name| declared(name)).then_some(named)
     }
 
-    /// The paths as written of the path sets `@NAME` named in `entries`.
-    fn expand(&mut self, doc: &crate::bundle::read::Doc, id: &str, entries: &[Spanned<String>]) -> Vec<String> {
-        let mut globs: Vec<&str> = Vec::new();
-        let mut missing = Vec::new();
-        for entry in entries {
-            let named = entry
-                .get_ref()
-                .strip_prefix('@')
-                .and_then(|name| self.path_sets.get(name));
-            match named {
-                Some(set) => globs.extend(set.written()),
-                None => missing.push(entry),
-            }
-        }
-        let paths = written_paths(&globs);
+    /// Reports each entry of `entries` that is not a path set `@NAME` (the spec expands them).
+    fn check_path_sets(&mut self, doc: &crate::bundle::read::Doc, id: &str, entries: &[Spanned<String>]) {
+        let missing = entries.iter().filter(|entry| {
+            let name = entry.get_ref().strip_prefix('@');
+            !name.is_some_and(|name| self.path_sets.contains_key(name))
+        });
+        let missing: Vec<&Spanned<String>> = missing.collect();
         for entry in missing {
             let mut known: Vec<String> = self.path_sets.keys().map(|k| format!("`@{k}`")).collect();
             known.sort();
@@ -116,7 +156,6 @@ impl Compiler<'_> {
                 )),
             );
         }
-        paths
     }
 }
 

@@ -4,7 +4,7 @@
 
 mod acts;
 mod commands;
-mod environments;
+pub(crate) mod environments;
 mod modes;
 mod patterns;
 mod policies;
