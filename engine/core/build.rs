@@ -137,64 +137,66 @@ fn main() {
     );
     let mut built = Built::default();
     let mut index = 0usize;
+    let mut files = Vec::new();
     for folder in ["modes", "policies", "patterns", "providers"] {
         let dir = root.join(folder);
         println!("cargo:rerun-if-changed={}", dir.display());
-        let mut files = Vec::new();
         collect(&dir, &mut files);
-        for file in files {
-            let Ok(relative) = file.strip_prefix(&root) else {
-                continue;
-            };
-            let name = relative.to_string_lossy().replace('\\', "/");
+    }
+    // In the order of their paths as text, so a file is found by a binary search.
+    let mut files: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .filter_map(|file| {
+            let name = file.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
             let keep = name.ends_with(".toml") || name.ends_with(".md") || name.ends_with(".rhai");
-            if !keep || name.ends_with("README.md") {
-                continue;
-            }
-            let absolute = file.canonicalize().unwrap_or(file.clone());
-            let text = std::fs::read_to_string(&absolute).unwrap_or_default();
-            let _ = writeln!(
-                facts,
-                "    ({:?}, {}),",
-                written::written_id(&text),
-                written::adds_to_the_whole_bundle(&text)
-            );
-            // The document a load parses: a `.md` mode's front matter; of the command rules, the
-            // text before them (the classifier reads the rules from their cut).
-            let place = if name.ends_with(".md") {
-                front_matter(&text)
-            } else if name == "policies/commands.toml" {
-                cut_commands(&text).map(|(header, _)| (0, header))
-            } else if name.ends_with(".toml") {
-                Some((0, text.len()))
-            } else {
-                None
-            };
-            let mut places: Vec<(usize, usize)> = place.into_iter().collect();
-            // Each command rule, which the classifier parses when a step names its program.
-            if name == "policies/commands.toml" {
-                let blocks = cut_commands(&text).map(|(_, blocks)| blocks).unwrap_or_default();
-                places.extend(blocks.iter().map(|(start, end, _, _)| (*start, *end)));
-            }
-            for (start, end) in places {
-                if let Some(root) = text.get(start..end).and_then(|t| built.document(t)) {
-                    let _ = writeln!(documents, "    ({index}, {start}, {end}, {root}),");
-                }
-            }
-            index += 1;
-            hashed.insert(name.clone(), text);
-            // The command rules' text lives with their cut, in the classifier (`commands_cut.rs`).
-            if name == "policies/commands.toml" {
-                let _ = writeln!(code, "    ({name:?}, COMMANDS),");
-                commands_path = absolute.display().to_string();
-                continue;
-            }
-            let _ = writeln!(
-                code,
-                "    ({name:?}, include_str!({:?})),",
-                absolute.display().to_string()
-            );
+            (keep && !name.ends_with("README.md")).then_some((name, file))
+        })
+        .collect();
+    files.sort();
+    for (name, file) in files {
+        let absolute = file.canonicalize().unwrap_or(file.clone());
+        let text = std::fs::read_to_string(&absolute).unwrap_or_default();
+        let _ = writeln!(
+            facts,
+            "    ({:?}, {}),",
+            written::written_id(&text),
+            written::adds_to_the_whole_bundle(&text)
+        );
+        // The document a load parses: a `.md` mode's front matter; of the command rules, the
+        // text before them (the classifier reads the rules from their cut).
+        let place = if name.ends_with(".md") {
+            front_matter(&text)
+        } else if name == "policies/commands.toml" {
+            cut_commands(&text).map(|(header, _)| (0, header))
+        } else if name.ends_with(".toml") {
+            Some((0, text.len()))
+        } else {
+            None
+        };
+        let mut places: Vec<(usize, usize)> = place.into_iter().collect();
+        // Each command rule, which the classifier parses when a step names its program.
+        if name == "policies/commands.toml" {
+            let blocks = cut_commands(&text).map(|(_, blocks)| blocks).unwrap_or_default();
+            places.extend(blocks.iter().map(|(start, end, _, _)| (*start, *end)));
         }
+        for (start, end) in places {
+            if let Some(root) = text.get(start..end).and_then(|t| built.document(t)) {
+                let _ = writeln!(documents, "    ({index}, {start}, {end}, {root}),");
+            }
+        }
+        index += 1;
+        hashed.insert(name.clone(), text);
+        // The command rules' text lives with their cut, in the classifier (`commands_cut.rs`).
+        if name == "policies/commands.toml" {
+            let _ = writeln!(code, "    ({name:?}, COMMANDS),");
+            commands_path = absolute.display().to_string();
+            continue;
+        }
+        let _ = writeln!(
+            code,
+            "    ({name:?}, include_str!({:?})),",
+            absolute.display().to_string()
+        );
     }
     code.push_str("];\n");
     let _ = writeln!(

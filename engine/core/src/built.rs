@@ -673,7 +673,7 @@ impl<'a, 'n> de::VariantAccess<'a> for Node<'a, 'n> {
 /// binary: a copy or a change is read as any file is) is the embedded text itself. Telling is a
 /// comparison of two addresses: the text is not read.
 pub(crate) fn facts(relative: &str, text: &'static str) -> Option<Facts> {
-    let at = FILES.iter().position(|(path, _)| *path == relative)?;
+    let at = file_index(relative)?;
     let (_, embedded) = FILES.get(at)?;
     std::ptr::eq(*embedded, text).then_some(())?;
     FACTS.get(at).copied()
@@ -688,20 +688,29 @@ pub(crate) fn document<T: DeserializeOwned>(relative: &str, text: &str) -> Optio
 
 /// As [`document`], without what `leave` names (see [`Tree::document_without`]).
 pub(crate) fn document_without<T: DeserializeOwned>(relative: &str, text: &str, leave: Leave<'_>) -> Option<T> {
-    let at = FILES.iter().position(|(path, _)| *path == relative)?;
+    let at = file_index(relative)?;
     let (_, whole) = FILES.get(at)?;
-    let (_, _, _, root) = DOCUMENTS.iter().find(|(file, start, end, _)| {
-        // The text a load hands over is the embedded one itself: its address tells, without
-        // reading it; a copy is compared.
-        *file == at
-            && end - start == text.len()
-            && whole
-                .get(*start..*end)
-                .is_some_and(|w| std::ptr::eq(w.as_ptr(), text.as_ptr()) || w == text)
-    })?;
+    let first = DOCUMENTS.partition_point(|(file, ..)| *file < at);
+    let (_, _, _, root) = DOCUMENTS
+        .get(first..)?
+        .iter()
+        .take_while(|(file, ..)| *file == at)
+        .find(|(_, start, end, _)| {
+            // The text a load hands over is the embedded one itself: its address tells, without
+            // reading it; a copy is compared.
+            end - start == text.len()
+                && whole
+                    .get(*start..*end)
+                    .is_some_and(|w| std::ptr::eq(w.as_ptr(), text.as_ptr()) || w == text)
+        })?;
     Tree {
         nodes: Nodes::Built(NODES),
         strings: STRINGS,
     }
     .document_without(*root, leave)
+}
+
+/// The index in [`FILES`] (in the order of their paths, as the build sorts them) of `relative`.
+fn file_index(relative: &str) -> Option<usize> {
+    FILES.binary_search_by(|(path, _)| (*path).cmp(relative)).ok()
 }

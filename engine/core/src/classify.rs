@@ -106,10 +106,10 @@ pub struct Classifier {
 impl Classifier {
     /// Adds a rule (later rules with the same prefix and flags win ties).
     pub(crate) fn add_rule(&mut self, rule: CommandRule) {
-        let programs = rule.prefix.first().cloned().unwrap_or_default();
         let rule = std::sync::Arc::new(rule);
+        let programs = rule.prefix.first().map(|p| p.split('|')).into_iter().flatten();
         for program in programs {
-            self.rules.entry(program).or_default().push(rule.clone());
+            self.rules.entry(program.to_string()).or_default().push(rule.clone());
         }
     }
 
@@ -951,7 +951,7 @@ mod tests {
     fn rule(id: &str, program: &str, writes: &[&str]) -> CommandRule {
         CommandRule {
             id: id.into(),
-            prefix: vec![vec![program.into()]],
+            prefix: vec![program.into()],
             flags: None,
             effects: EffectProfile {
                 writes: writes.iter().map(|w| w.to_string()).collect(),

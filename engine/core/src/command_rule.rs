@@ -32,8 +32,9 @@ pub(crate) fn not_understood() -> EffectProfile {
 pub(crate) struct CommandRule {
     /// `POLICY/ID`.
     pub(crate) id: String,
-    /// Each word's alternatives.
-    pub(crate) prefix: Vec<Vec<String>>,
+    /// Each word's alternatives, as written (`build|b|test`): split when matched, not when
+    /// compiled, since a step compiles every rule of its program and matches few words.
+    pub(crate) prefix: Vec<String>,
     /// Flag patterns, when the rule needs one.
     pub(crate) flags: Option<Vec<String>>,
     /// What a command it classifies does; scopes hold placeholders.
@@ -118,11 +119,7 @@ impl CommandRule {
         .collect();
         Ok(CommandRule {
             id: format!("{policy}/{}", r.id),
-            prefix: r
-                .prefix
-                .iter()
-                .map(|p| p.split('|').map(String::from).collect())
-                .collect(),
+            prefix: r.prefix.clone(),
             flags: r.flags.clone(),
             effects: EffectProfile::from(r.effects.clone()),
             unknown: r.unknown || r.runs_code,
@@ -158,7 +155,7 @@ pub(crate) fn select<'r>(
             .iter()
             .zip(words)
             .skip(1)
-            .all(|(alts, word)| alts.iter().any(|a| a == word));
+            .all(|(alts, word)| alts.split('|').any(|a| a == word));
         if !prefix_ok {
             continue;
         }
@@ -450,7 +447,7 @@ mod tests {
     fn rule(reader: Option<ScriptReader>, max_args: Option<usize>, options: Options) -> CommandRule {
         CommandRule {
             id: "r".into(),
-            prefix: vec![vec!["p".into()]],
+            prefix: vec!["p".into()],
             flags: None,
             effects: EffectProfile::default(),
             unknown: false,

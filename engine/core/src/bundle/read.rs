@@ -126,7 +126,7 @@ impl<T> Layered<T> {
     /// that are not replaced by id but added up (command rules, act rules, path sets) apply.
     pub(crate) fn in_load_order(&self) -> Vec<&(Doc, T)> {
         let mut ordered: Vec<&(Doc, T)> = self.items.values().collect();
-        ordered.sort_by_key(|(doc, _)| (doc.source, doc.relative.clone()));
+        ordered.sort_by(|(a, _), (b, _)| (a.source, &a.relative).cmp(&(b.source, &b.relative)));
         ordered
     }
 }
@@ -193,7 +193,10 @@ pub(crate) fn read(
                         continue;
                     }
                 }
-                let display = format!("{}/{relative}", label.trim_end_matches('/'));
+                // Pushed, not formatted: a judgement's load names a few dozen files.
+                let label = label.trim_end_matches('/');
+                let mut display = String::with_capacity(label.len() + 1 + relative.len());
+                display.extend([label, "/", relative]);
                 if relative.ends_with(".rhai") {
                     let file = if wanted.is_some() {
                         ScriptFile::Unread {
@@ -399,12 +402,15 @@ fn layer_doc<T: serde::de::DeserializeOwned>(
 
 /// What one judgement's load leaves unread of a document of `kind`: the examples and rows only a
 /// whole load compiles (`sixfold check`'s, and the rows runs are checked against); for a call of
-/// one tool, the provider's other tools, and the `[mcp]` maps unless it is an MCP server's tool
-/// (the only calls that read them: `provider::mcp_tool`).
+/// one tool, the provider's other tools and the tables only a launch reads (how its CLI is found,
+/// started, recorded and governed: most of a provider's file), and the `[mcp]` maps unless it is
+/// an MCP server's tool (the only calls that read them: `provider::mcp_tool`).
 pub(crate) fn leave_for_one_judgement<'n>(kind: &str, needs: &'n Needs) -> Leave<'n> {
     const EXAMPLES: &[&str] = &["examples"];
     const CHECKING: &[&str] = &["examples", "row_examples", "rows"];
     const CHECKING_AND_MCP: &[&str] = &["examples", "row_examples", "rows", "mcp"];
+    // Each an optional table of `ProviderFile`, read by `sixfold launch` and `doctor` alone.
+    const LAUNCHING: &[&str] = &["readiness", "launch", "hermetic", "record", "governed"];
     let tool = needs.tool.as_deref();
     match kind {
         "modes" | "patterns" => Leave {
@@ -419,6 +425,7 @@ pub(crate) fn leave_for_one_judgement<'n>(kind: &str, needs: &'n Needs) -> Leave
             ..Leave::default()
         },
         "providers" => Leave {
+            keys: if tool.is_some() { LAUNCHING } else { &[] },
             all_but: tool.map(|tool| ("tools", tool)),
             ..Leave::default()
         },

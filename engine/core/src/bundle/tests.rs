@@ -1030,7 +1030,8 @@ mod built {
 
     /// One judgement's reading of a shipped document is its whole reading without the examples
     /// and rows only a whole load compiles; for a call of one tool, also without the provider's
-    /// other tools and, unless it is an MCP server's tool, without the `[mcp]` maps.
+    /// other tools and launch tables and, unless it is an MCP server's tool, without the `[mcp]`
+    /// maps.
     #[test]
     fn one_judgements_reading_leaves_out_only_what_it_cannot_use() {
         use super::super::read::{built_without, leave_for_one_judgement};
@@ -1063,6 +1064,12 @@ mod built {
                             let before = p.tools.len();
                             p.tools.retain(|name, _| name == tool);
                             left_out += before - p.tools.len();
+                            // The tables only a launch reads.
+                            left_out += usize::from(p.readiness.take().is_some())
+                                + usize::from(p.launch.take().is_some())
+                                + usize::from(p.hermetic.take().is_some())
+                                + usize::from(p.record.take().is_some())
+                                + usize::from(p.governed.take().is_some());
                         }
                     }
                 }
@@ -1145,6 +1152,9 @@ mod built {
     #[test]
     fn the_builds_reading_of_each_shipped_file_is_the_runtime_reading() {
         assert_eq!(FILES.len(), FACTS.len());
+        // Found by a binary search: in the order of their paths, and the documents by file.
+        assert!(FILES.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(crate::built::DOCUMENTS.windows(2).all(|w| w[0].0 <= w[1].0));
         for ((relative, text), facts) in FILES.iter().zip(FACTS) {
             assert_eq!(*facts, (written_id(text), adds_to_the_whole_bundle(text)), "{relative}");
             assert_eq!(crate::built::facts(relative, text), Some(*facts), "{relative}");
