@@ -731,6 +731,20 @@ fn a_failing_stop_hook_blocks_once_then_lets_the_stop_through() {
     let again = hook_with(&project, &stop(true), &fault);
     assert_eq!(again.status.code(), Some(0), "blocking again could loop forever");
     assert!(String::from_utf8_lossy(&again.stderr).contains("let through"));
+    // The same when the deadline passes instead (the kernel's timer, not a panic).
+    let hang = [("SIXFOLD_HOOK_FAULT", "hang"), ("SIXFOLD_HOOK_DEADLINE_MS", "300")];
+    assert_blocked(
+        &hook_with(&project, &stop(false), &hang),
+        "did not answer within 300 ms",
+    );
+    let again = hook_with(&project, &stop(true), &hang);
+    assert_eq!(again.status.code(), Some(0), "blocking again could loop forever");
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        said.contains("did not answer within 300 ms") && said.contains("let through"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "one answer: {said}");
 }
 
 #[test]

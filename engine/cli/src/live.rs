@@ -188,7 +188,7 @@ pub(crate) struct HookArgs {
 /// block (see `sixfold_hook::guard`).
 pub(crate) fn hook(args: HookArgs) -> u8 {
     let agent = args.agent;
-    guard::arm();
+    crate::hook_deadline::arm();
     let judged = std::panic::catch_unwind(|| {
         let mut input = Vec::new();
         let read = std::io::stdin()

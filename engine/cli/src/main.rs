@@ -8,6 +8,7 @@ mod completions;
 mod doctor;
 mod examples;
 mod explain;
+mod hook_deadline;
 mod judge;
 mod launch;
 mod lease;

@@ -118,7 +118,7 @@ fn approval(event: &PluginEvent) -> Result<String, String> {
     };
     pending.park(&project)?;
     // The judgement is done: the hook now waits as long as a person may take, and no longer.
-    sixfold_hook::guard::wait_for_a_person(timeout + Duration::from_secs(5));
+    crate::hook_deadline::wait_for_a_person(timeout + Duration::from_secs(5));
     let answered = pending.wait(&project, timeout, POLL);
     let (word, by) = match &answered {
         Some(a) => (a.answer.word().to_string(), a.user.clone()),

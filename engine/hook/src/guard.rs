@@ -7,8 +7,10 @@
 //!
 //! - a panic, anywhere and in any thread: the panic hook answers deny and exits 2 (it runs before
 //!   any unwinding, so it holds with `panic = "abort"` too);
-//! - a hang: a watchdog thread answers deny and exits 2 once [`DEADLINE`] has passed, well under
-//!   the agent's own hook timeout (60 s by default; Codex's is 600 s).
+//! - a hang: once [`DEADLINE`] has passed, well under the agent's own hook timeout (60 s by
+//!   default; Codex's is 600 s), the deadline answers deny and exits 2. The kernel keeps it where
+//!   it can (a timer and a signal handler: `sixfold_sandbox::arm_deadline`, wired by the CLI,
+//!   with [`deadline_lines`] and these atomics); elsewhere a thread does ([`watch_with_a_thread`]).
 //!
 //! Codex reads the same answer the same way: exit 2 with the reason on stderr blocks the call.
 //!
@@ -44,11 +46,11 @@ pub const FAULT_ENV: &str = "SIXFOLD_HOOK_FAULT";
 pub const DENY_EXIT: i32 = 2;
 
 /// Set by whoever writes the answer first.
-static ANSWERED: AtomicBool = AtomicBool::new(false);
+pub static ANSWERED: AtomicBool = AtomicBool::new(false);
 
 /// Set once the answer was written whole: the decision is made, and nothing the process does
 /// after it (the optional telemetry export) can change it.
-static SETTLED: AtomicBool = AtomicBool::new(false);
+pub static SETTLED: AtomicBool = AtomicBool::new(false);
 
 /// How long after arming the watchdog answers deny, in milliseconds; [`wait_for_a_person`]
 /// pushes it back, once the judgement is done, for the time a person has to answer.
@@ -59,11 +61,12 @@ static ARMED: OnceLock<Instant> = OnceLock::new();
 
 /// Set when a failure must let the event through instead of refusing it (a Stop that was
 /// already blocked once: blocking again could loop forever).
-static LET_THROUGH: AtomicBool = AtomicBool::new(false);
+pub static LET_THROUGH: AtomicBool = AtomicBool::new(false);
 
-/// Arms the guard for this process: installs the panic hook and starts the watchdog. Call it
-/// first thing in the hook process, before reading its input.
-pub fn arm() {
+/// Arms the guard for this process: installs the panic hook and starts the clock; returns how
+/// long the hook has to answer. Call it first thing in the hook process, before reading its
+/// input, then keep the deadline (the kernel's timer, else [`watch_with_a_thread`]).
+pub fn arm() -> Duration {
     std::panic::set_hook(Box::new(|info| {
         let why = match info.payload().downcast_ref::<&str>() {
             Some(s) => (*s).to_string(),
@@ -80,11 +83,17 @@ pub fn arm() {
         fail(&format!("the hook failed ({why}{place})"));
     }));
     let deadline = deadline(std::env::var(DEADLINE_ENV).ok().as_deref());
-    let armed = *ARMED.get_or_init(Instant::now);
+    ARMED.get_or_init(Instant::now);
     DEADLINE_MS.store(
         u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
         Ordering::SeqCst,
     );
+    deadline
+}
+
+/// Keeps the deadline with a thread that sleeps until it, where the kernel cannot keep it.
+pub fn watch_with_a_thread() {
+    let Some(&armed) = ARMED.get() else { return };
     // INVARIANT (fail closed): a hook that has not answered by its deadline answers deny.
     let spawned = std::thread::Builder::new()
         .name("sixfold-watchdog".into())
@@ -92,7 +101,7 @@ pub fn arm() {
             let due = Duration::from_millis(DEADLINE_MS.load(Ordering::SeqCst));
             let elapsed = armed.elapsed();
             if elapsed >= due {
-                fail(&format!("the hook did not answer within {} ms", due.as_millis()));
+                fail(&missed(due));
             }
             std::thread::sleep(due.saturating_sub(elapsed));
         });
@@ -101,13 +110,37 @@ pub fn arm() {
     }
 }
 
-/// Gives the hook `wait` more, from now, before the watchdog answers deny: for a judgement that
+/// Gives the hook `wait` more, from now, before the deadline answers deny: for a judgement that
 /// is done and now waits for a person's answer (an OpenCode ask parked for `sixfold approvals`),
-/// which takes as long as the person does, up to the ask's own timeout.
-pub fn wait_for_a_person(wait: Duration) {
-    let Some(armed) = ARMED.get() else { return };
-    let due = armed.elapsed().saturating_add(wait);
-    DEADLINE_MS.fetch_max(u64::try_from(due.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
+/// which takes as long as the person does, up to the ask's own timeout. Returns the deadline
+/// now, from arming and from now, for a deadline the kernel keeps to be armed again (`None`
+/// before [`arm`]).
+pub fn wait_for_a_person(wait: Duration) -> Option<(Duration, Duration)> {
+    let armed = ARMED.get()?;
+    let elapsed = armed.elapsed();
+    let due = elapsed.saturating_add(wait);
+    let before = DEADLINE_MS.fetch_max(u64::try_from(due.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
+    let due = due.max(Duration::from_millis(before));
+    Some((due, due.saturating_sub(elapsed)))
+}
+
+/// The lines the deadline writes once `due` (from arming) has passed: refusing, and letting the
+/// event through; as [`fail`] words them.
+pub fn deadline_lines(due: Duration) -> (String, String) {
+    let why = missed(due);
+    (refusal(&why), let_through_line(&why))
+}
+
+fn missed(due: Duration) -> String {
+    format!("the hook did not answer within {} ms", due.as_millis())
+}
+
+fn refusal(why: &str) -> String {
+    format!("sixfold: could not judge this call, so it is refused: {why}")
+}
+
+fn let_through_line(why: &str) -> String {
+    format!("sixfold: {why}; let through, as it was blocked once already")
 }
 
 /// The deadline: [`DEADLINE`], or a shorter one asked for in [`DEADLINE_ENV`].
@@ -145,11 +178,12 @@ pub fn fail(why: &str) -> ! {
     let let_through = LET_THROUGH.load(Ordering::SeqCst);
     if claim() {
         let mut stderr = std::io::stderr().lock();
-        if let_through {
-            let _ = writeln!(stderr, "sixfold: {why}; let through, as it was blocked once already");
+        let line = if let_through {
+            let_through_line(why)
         } else {
-            let _ = writeln!(stderr, "sixfold: could not judge this call, so it is refused: {why}");
-        }
+            refusal(why)
+        };
+        let _ = writeln!(stderr, "{line}");
         let _ = stderr.flush();
     }
     std::process::exit(if let_through { 0 } else { DENY_EXIT })

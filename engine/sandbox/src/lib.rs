@@ -19,6 +19,7 @@
 //!
 //! Linux only; elsewhere [`run`] and [`prove`] say so.
 
+mod deadline;
 mod environment;
 mod error;
 mod layout;
@@ -28,6 +29,7 @@ mod proof;
 mod repositories;
 mod walk;
 
+pub use deadline::{arm_deadline, Deadline};
 pub use environment::{Environment, Network, Variables};
 pub use error::SandboxError;
 pub use proof::{Check, Proof};

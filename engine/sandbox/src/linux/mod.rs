@@ -12,6 +12,7 @@
 )]
 
 mod child;
+pub(crate) mod deadline;
 mod landlock_rules;
 mod placeholder;
 mod plan;
