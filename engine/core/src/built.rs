@@ -671,9 +671,14 @@ impl<'a, 'n> de::VariantAccess<'a> for Node<'a, 'n> {
 
 /// What a selection reads of a shipped file, as the build read it, when `text` (borrowed from the
 /// binary: a copy or a change is read as any file is) is the embedded text itself. Telling is a
-/// comparison of two addresses: the text is not read.
-pub(crate) fn facts(relative: &str, text: &'static str) -> Option<Facts> {
-    let at = file_index(relative)?;
+/// comparison of two addresses: the text is not read. `place` is where the file is likely to be
+/// in [`FILES`] (its place in a shipped source, which holds them in the same order); elsewhere
+/// it is searched for.
+pub(crate) fn facts(place: usize, relative: &str, text: &'static str) -> Option<Facts> {
+    let at = match FILES.get(place) {
+        Some((path, _)) if *path == relative => place,
+        _ => file_index(relative)?,
+    };
     let (_, embedded) = FILES.get(at)?;
     std::ptr::eq(*embedded, text).then_some(())?;
     FACTS.get(at).copied()

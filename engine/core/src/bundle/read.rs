@@ -182,14 +182,14 @@ pub(crate) fn read(
         for (index, source) in sources.iter().enumerate() {
             let label = source.label();
             let shipped = source.origin == Origin::Shipped;
-            for (relative, text) in &source.files {
+            for (file, (relative, text)) in source.files.iter().enumerate() {
                 if let Some(wanted) = &mut wanted {
                     // A shipped file still as embedded was read by the build.
                     let built = match text {
-                        Text::Embedded(text) if shipped => crate::built::facts(relative, text),
+                        Text::Embedded(text) if shipped => crate::built::facts(file, relative, text),
                         _ => None,
                     };
-                    if !wanted.take(index, relative, text, built) {
+                    if !wanted.take((index, file), relative, text, built) {
                         continue;
                     }
                 }

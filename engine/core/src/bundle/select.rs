@@ -81,7 +81,8 @@ pub(crate) struct Selection<'a> {
     phase: Phase,
     modes: BTreeSet<String>,
     policies: BTreeSet<String>,
-    taken: HashSet<(usize, String)>,
+    /// By source index and the file's place in its source (the same in every pass).
+    taken: HashSet<(usize, usize)>,
 }
 
 impl<'a> Selection<'a> {
@@ -95,9 +96,16 @@ impl<'a> Selection<'a> {
         }
     }
 
-    /// True when the file is to be read now (and marks it read). `built` is what the build read
-    /// of the same text (a shipped file's [`Facts`]), so it is not read again.
-    pub(crate) fn take(&mut self, source: usize, relative: &str, text: &str, built: Option<Facts>) -> bool {
+    /// True when the file is to be read now (and marks it read): the file at place `file` of the
+    /// source `source`, the same file in every pass. `built` is what the build read of the same
+    /// text (a shipped file's [`Facts`]), so it is not read again.
+    pub(crate) fn take(
+        &mut self,
+        (source, file): (usize, usize),
+        relative: &str,
+        text: &str,
+        built: Option<Facts>,
+    ) -> bool {
         let folder = relative.split('/').next().unwrap_or("");
         let script = relative.ends_with(".rhai");
         let id = || built.map_or_else(|| written_id(text), |(id, _)| id);
@@ -117,7 +125,7 @@ impl<'a> Selection<'a> {
             (Phase::Rest, "providers") => wanted(id(), self.needs.provider.as_deref()),
             (Phase::Rest, _) => false,
         };
-        now && self.taken.insert((source, relative.to_string()))
+        now && self.taken.insert((source, file))
     }
 
     /// After a pass (`mode` finds a mode read so far): true when another pass is needed (a mode

@@ -1155,15 +1155,21 @@ mod built {
         // Found by a binary search: in the order of their paths, and the documents by file.
         assert!(FILES.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(crate::built::DOCUMENTS.windows(2).all(|w| w[0].0 <= w[1].0));
-        for ((relative, text), facts) in FILES.iter().zip(FACTS) {
+        for (place, ((relative, text), facts)) in FILES.iter().zip(FACTS).enumerate() {
             assert_eq!(*facts, (written_id(text), adds_to_the_whole_bundle(text)), "{relative}");
-            assert_eq!(crate::built::facts(relative, text), Some(*facts), "{relative}");
+            // Found at its place, and searched for from any other.
+            assert_eq!(crate::built::facts(place, relative, text), Some(*facts), "{relative}");
+            assert_eq!(
+                crate::built::facts(place + 1, relative, text),
+                Some(*facts),
+                "{relative}"
+            );
             // A copy, equal or not, is read as any file is.
             let copy: &'static str = Box::leak(text.to_string().into_boxed_str());
-            assert_eq!(crate::built::facts(relative, copy), None, "{relative}");
-            assert_eq!(crate::built::facts(relative, &text[1..]), None, "{relative}");
+            assert_eq!(crate::built::facts(place, relative, copy), None, "{relative}");
+            assert_eq!(crate::built::facts(place, relative, &text[1..]), None, "{relative}");
         }
-        assert_eq!(crate::built::facts("modes/none.toml", ""), None);
+        assert_eq!(crate::built::facts(0, "modes/none.toml", ""), None);
         // A shipped source's own files are the embedded texts; one changed is owned.
         let mut shipped = crate::shipped::source();
         assert!(shipped.files.values().all(|t| matches!(t, Text::Embedded(_))));
