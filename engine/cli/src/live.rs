@@ -206,7 +206,7 @@ pub(crate) fn hook(args: HookArgs) -> u8 {
         Err(_) => guard::fail("the hook failed"),
     };
     if !guard::claim() {
-        // INVARIANT (fail closed): the watchdog answered deny first; that answer stands.
+        // INVARIANT (fail closed): the deadline answered deny first; that answer stands.
         return 2;
     }
     for note in notes {
