@@ -693,6 +693,27 @@ pub(crate) fn document<T: DeserializeOwned>(relative: &str, text: &str) -> Optio
 
 /// As [`document`], without what `leave` names (see [`Tree::document_without`]).
 pub(crate) fn document_without<T: DeserializeOwned>(relative: &str, text: &str, leave: Leave<'_>) -> Option<T> {
+    let (tree, root) = built_document(relative, text)?;
+    tree.document_without(root, leave)
+}
+
+/// Whether the shipped document `text` of `relative`, as the build parsed it, has a top-level
+/// table `table` with an entry `key` (read from the nodes, the document not read).
+pub(crate) fn has_entry(relative: &str, text: &str, table: &str, key: &str) -> bool {
+    let Some((tree, root)) = built_document(relative, text) else {
+        return false;
+    };
+    let reading = Reading::new(Leave::default(), tree);
+    let table = tree.node(root as usize, &reading).entry(table);
+    let table = table.and_then(|t| u32::try_from(t.at).ok());
+    table
+        .and_then(|t| tree.entries(t))
+        .is_some_and(|mut entries| entries.any(|e| e.is_some_and(|(k, _)| k == key)))
+}
+
+/// The built tree and the root of the shipped document `text` of `relative`, when `text` is one
+/// the build parsed.
+fn built_document(relative: &str, text: &str) -> Option<(Tree<'static>, u32)> {
     let at = file_index(relative)?;
     let (_, whole) = FILES.get(at)?;
     let first = DOCUMENTS.partition_point(|(file, ..)| *file < at);
@@ -708,11 +729,11 @@ pub(crate) fn document_without<T: DeserializeOwned>(relative: &str, text: &str, 
                     .get(*start..*end)
                     .is_some_and(|w| std::ptr::eq(w.as_ptr(), text.as_ptr()) || w == text)
         })?;
-    Tree {
+    let tree = Tree {
         nodes: Nodes::Built(NODES),
         strings: STRINGS,
-    }
-    .document_without(*root, leave)
+    };
+    Some((tree, *root))
 }
 
 /// The index in [`FILES`] (in the order of their paths, as the build sorts them) of `relative`.

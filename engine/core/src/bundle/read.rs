@@ -179,6 +179,9 @@ pub(crate) fn read(
     // A selected mode may extend one not selected yet: read again for the modes it names, until
     // no new one is named. Without a selection, one pass reads everything.
     loop {
+        // Once the modes are read, the one environment they name, if one: the shipped policies
+        // declaring it are read without their other environments (never compiled by this load).
+        let environment = wanted.as_ref().and_then(|_| named_environment(&docs.modes));
         for (index, source) in sources.iter().enumerate() {
             let label = source.label();
             let shipped = source.origin == Origin::Shipped;
@@ -242,7 +245,11 @@ pub(crate) fn read(
                     }
                     _ => None,
                 };
-                read_document(&mut docs, doc, shipped, entry, needs, d);
+                let needed = needs.map(|needs| Needed {
+                    needs,
+                    environment: environment.as_deref(),
+                });
+                read_document(&mut docs, doc, shipped, entry, needed, d);
             }
         }
         let Some(wanted) = &mut wanted else { break };
@@ -273,14 +280,32 @@ pub(crate) fn compile(
     }
 }
 
+/// What one judgement's load needs: its needs, and the one environment its modes name.
+#[derive(Clone, Copy)]
+struct Needed<'n> {
+    needs: &'n Needs,
+    environment: Option<&'n str>,
+}
+
+/// The environment the modes read name, when they name exactly one.
+fn named_environment(modes: &Layered<ModeDoc>) -> Option<String> {
+    let mut named = modes
+        .items
+        .values()
+        .filter_map(|(_, (mode, _))| mode.environment.as_ref().map(|e| e.get_ref()));
+    let first = named.next()?;
+    named.all(|other| other == first).then(|| first.clone())
+}
+
 fn read_document(
     docs: &mut Documents,
     mut doc: Doc,
     shipped: bool,
     mut stored: Option<&mut Stored>,
-    needs: Option<&Needs>,
+    needed: Option<Needed<'_>>,
     d: &mut Vec<Diagnostic>,
 ) {
+    let needs = needed.map(|n| n.needs);
     let relative = doc.relative.clone();
     match relative.split('/').next().unwrap_or("") {
         "modes" => {
@@ -307,7 +332,7 @@ fn read_document(
                 _ => None,
             };
             let items = unread.as_ref().map(|u| ("rules", u.nodes()));
-            if let Some((ParsedDoc::Mode(mode), from_entry)) = parse_stored(&doc, shipped, stored, needs, items, d) {
+            if let Some((ParsedDoc::Mode(mode), from_entry)) = parse_stored(&doc, shipped, stored, needed, items, d) {
                 // Parsed from its TOML instead, it holds them all.
                 doc.unread_rules = unread.filter(|_| from_entry).map(std::sync::Arc::new);
                 if mode.id != file_stem(&relative) {
@@ -329,7 +354,7 @@ fn read_document(
                 _ => None,
             };
             let items = unread.as_ref().map(|u| ("acts", u.nodes()));
-            if let Some((ParsedDoc::Policy(policy), from_entry)) = parse_stored(&doc, shipped, stored, needs, items, d)
+            if let Some((ParsedDoc::Policy(policy), from_entry)) = parse_stored(&doc, shipped, stored, needed, items, d)
             {
                 // Parsed from its TOML instead, it holds them all.
                 doc.unread_acts = unread.filter(|_| from_entry);
@@ -337,12 +362,12 @@ fn read_document(
             }
         }
         "patterns" => {
-            if let Some((ParsedDoc::Pattern(pattern), _)) = parse_stored(&doc, shipped, stored, needs, None, d) {
+            if let Some((ParsedDoc::Pattern(pattern), _)) = parse_stored(&doc, shipped, stored, needed, None, d) {
                 docs.patterns.insert(pattern.id.clone(), doc, pattern, d);
             }
         }
         "providers" => {
-            if let Some((ParsedDoc::Provider(provider), _)) = parse_stored(&doc, shipped, stored, needs, None, d) {
+            if let Some((ParsedDoc::Provider(provider), _)) = parse_stored(&doc, shipped, stored, needed, None, d) {
                 docs.providers.insert(provider.id.clone(), doc, *provider, d);
             }
         }
@@ -358,13 +383,25 @@ fn parse_stored(
     doc: &Doc,
     shipped: bool,
     stored: Option<&mut Stored>,
-    needs: Option<&Needs>,
+    needed: Option<Needed<'_>>,
     items: Option<(&str, &[u32])>,
     d: &mut Vec<Diagnostic>,
 ) -> Option<(ParsedDoc, bool)> {
     let kind = doc.relative.split('/').next().unwrap_or("");
-    let unread = needs.map(|n| leave_for_one_judgement(kind, n)).unwrap_or_default();
+    let unread = needed
+        .map(|n| leave_for_one_judgement(kind, n.needs))
+        .unwrap_or_default();
     if shipped {
+        // Of a shipped policy declaring the environment the modes name, only that one: the
+        // others are never compiled by this load, and, that one declared, no diagnostic lists
+        // the known environments (a whole load's would list every one).
+        let environment = needed.and_then(|n| n.environment).filter(|name| {
+            kind == "policies" && crate::built::has_entry(&doc.relative, &doc.text, "environments", name)
+        });
+        let unread = Leave {
+            all_but: environment.map(|name| ("environments", name)).or(unread.all_but),
+            ..unread
+        };
         if let Some(built) = built_without(kind, &doc.relative, &doc.text, unread) {
             return Some((built, false));
         }

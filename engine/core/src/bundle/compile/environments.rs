@@ -270,6 +270,15 @@ mod tests {
             format!("{:?}", whole.environment("workspace-write"))
         );
         assert!(bundle.environment("read-only").is_none(), "not named by the mode");
+        // Its shipped policy was read with that environment alone.
+        let declared: Vec<&str> = bundle
+            .documents
+            .policies
+            .items
+            .values()
+            .flat_map(|(_, p)| p.environments.keys().map(String::as_str))
+            .collect();
+        assert_eq!(declared, ["workspace-write"]);
     }
 
     #[test]
