@@ -933,6 +933,65 @@ fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
     let out = s.run("workspace-write", "touch ~/.bashrc-planted");
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     assert!(!exists(&s.home.join(".bashrc-planted")));
+    // The layer's volatile mount left no mark the next mount would be refused for.
+    let layers = layers(&s);
+    assert!(!layers.is_empty());
+    for layer in layers {
+        assert!(!exists(&layer.join("work/work/incompat")), "{}", layer.display());
+    }
+}
+
+/// The per-project layers of the scratch's tool caches.
+fn layers(s: &Scratch) -> Vec<PathBuf> {
+    let caches = s.home.join(".local/state/sixfold/caches");
+    let mut found = Vec::new();
+    for project in std::fs::read_dir(caches).into_iter().flatten().flatten() {
+        found.extend(
+            std::fs::read_dir(project.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path()),
+        );
+    }
+    found
+}
+
+#[test]
+fn a_layer_a_dead_run_left_marked_mounts_again_and_a_planted_link_removes_nothing() {
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.home.join(".npm")).unwrap();
+    std::fs::write(s.home.join(".npm/entry"), "warm\n").unwrap();
+    let out = s.run("workspace-write", "echo mine > ~/.npm/own");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let layer = layers(&s)
+        .into_iter()
+        .find(|l| exists(&l.join("upper/own")))
+        .expect("the npm cache's layer");
+    // A run killed before it cleared its mark (the kernel refuses to mount a layer holding one).
+    let mark = layer.join("work/work/incompat/volatile");
+    std::fs::create_dir_all(&mark).unwrap();
+    std::fs::write(mark.join("dirty"), "").unwrap();
+    let out = s.run("workspace-write", "cat ~/.npm/entry ~/.npm/own");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "warm\nmine\n");
+    assert!(!exists(&layer.join("work/work/incompat")));
+    // The work directory lies in a root the command writes: a link planted there (as a command
+    // could) leads the clearing nowhere.
+    let decoy = s.outside.join("decoy");
+    std::fs::create_dir_all(decoy.join("incompat/volatile")).unwrap();
+    std::fs::write(decoy.join("incompat/volatile/dirty"), "kept").unwrap();
+    let work = layer.join("work/work");
+    std::fs::set_permissions(&work, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    std::fs::remove_dir_all(&work).unwrap();
+    std::os::unix::fs::symlink(&decoy, &work).unwrap();
+    let out = s.run("workspace-write", "cat ~/.npm/own");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(decoy.join("incompat/volatile/dirty")).unwrap(),
+        "kept"
+    );
 }
 
 /// The command line the hook writes for `command` in mode `mode` (`sixfold judge` answers as the

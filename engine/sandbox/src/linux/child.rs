@@ -11,7 +11,7 @@
 //! step writes a fixed-size record to the report pipe and exits). When the command ends, init
 //! exits with its code and the kernel kills whatever is left in the PID namespace: no orphans.
 
-use crate::linux::plan::{PathList, Payload, Plan, ProbeKind, ProbeOp};
+use crate::linux::plan::{CacheMount, PathList, Payload, Plan, ProbeKind, ProbeOp};
 use crate::linux::sys::{self, Errno, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 use nix::libc;
 use nix::mount::MsFlags;
@@ -267,15 +267,18 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
     }
     // A tool cache reads as the host's and takes the command's writes into its per-project
     // layer (attached writable above).
-    for (index, (path, options)) in plan.caches.iter().enumerate() {
+    for (index, cache) in plan.caches.iter().enumerate() {
+        // A mark a run that died before clearing it left.
+        clear_mark(cache);
         mount(
             Some(c"overlay"),
-            path,
+            &cache.path,
             Some(c"overlay"),
             MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some(options),
+            Some(&cache.options),
         )
         .map_err(|e| (Step::Cache, index, e))?;
+        clear_mark(cache);
     }
     build_dev(plan, devices)?;
     // Parents first: a directory kept in place is bound before what is read-only inside it.
@@ -332,6 +335,19 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
     .map_err(|e| (Step::Proc, 0, e))?;
     sys::mount_setattr(c"/dev", false, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Dev, 0, e))?;
     Ok(())
+}
+
+/// Removes the mark a volatile overlay leaves (the kernel's sign of a mount that may not have
+/// reached the disk), so the next run mounts the layer again: a cache's layer is a cache, what a
+/// crash may tear in it is what it may tear in the host's cache the tool writes without the
+/// sandbox. Done here, with the user namespace's capabilities (the kernel makes the mark's
+/// directories mode 000) and where only the writable roots can be written, so a link a command
+/// planted in the layer leads nowhere else.
+fn clear_mark(cache: &CacheMount) {
+    let [dirty, volatile, incompat] = &cache.mark;
+    sys::unlink(dirty);
+    sys::rmdir(volatile);
+    sys::rmdir(incompat);
 }
 
 /// The empty, unreadable file bound over secrets that are files.
@@ -398,8 +414,8 @@ fn confine(plan: &Plan) -> Result<(), Failure> {
                 .map_err(|e| (Step::Landlock, 0, e))?;
         }
         // The layered caches exist only inside, like /dev/shm.
-        for (path, _) in &plan.caches {
-            sys::landlock_add_path(landlock.ruleset.as_raw_fd(), path, landlock.all_writes)
+        for cache in &plan.caches {
+            sys::landlock_add_path(landlock.ruleset.as_raw_fd(), &cache.path, landlock.all_writes)
                 .map_err(|e| (Step::Landlock, 0, e))?;
         }
     }

@@ -33,8 +33,8 @@ pub(crate) struct Plan {
     pub(crate) kept: Vec<(CString, bool, (u64, u64))>,
     /// [`Layout::hidden`], as C strings, with whether each is a directory.
     pub(crate) hidden: Vec<(CString, bool)>,
-    /// [`Layout::caches`]: where each is mounted, and the overlay's options.
-    pub(crate) caches: Vec<(CString, CString)>,
+    /// [`Layout::caches`], as init mounts them.
+    pub(crate) caches: Vec<CacheMount>,
     /// [`DEVICES`], as C strings.
     pub(crate) devices: Vec<CString>,
     /// The Landlock ruleset, when the kernel has Landlock.
@@ -45,6 +45,19 @@ pub(crate) struct Plan {
     pub(crate) cwd: CString,
     /// What runs inside.
     pub(crate) payload: Payload,
+}
+
+/// A tool cache's overlay, as init mounts it.
+#[derive(Debug)]
+pub(crate) struct CacheMount {
+    /// Where it is mounted.
+    pub(crate) path: CString,
+    /// The overlay's options.
+    pub(crate) options: CString,
+    /// The mark its volatile mount leaves in the work directory, innermost first
+    /// (`incompat/volatile/dirty`, `incompat/volatile`, `incompat`): the kernel refuses to mount
+    /// the layer again while it is there.
+    pub(crate) mark: [CString; 3],
 }
 
 /// What runs once the sandbox is built.
@@ -158,13 +171,26 @@ impl Plan {
                 .caches
                 .iter()
                 .map(|c| {
+                    // `volatile`: unmounting the layer does not sync the filesystem it lives on
+                    // (the user's home, which a sync flushes whole, whoever wrote to it); what the
+                    // command wrote reaches the disk as any write does, as when the tool writes
+                    // the host's cache itself.
                     let options = format!(
-                        "lowerdir={},upperdir={},workdir={},userxattr",
+                        "lowerdir={},upperdir={},workdir={},userxattr,volatile",
                         c.path.display(),
                         c.layer.join("upper").display(),
                         c.layer.join("work").display()
                     );
-                    Ok((c_path(&c.path)?, c_string(OsStr::new(&options))?))
+                    let incompat = c.layer.join("work/work/incompat");
+                    Ok(CacheMount {
+                        path: c_path(&c.path)?,
+                        options: c_string(OsStr::new(&options))?,
+                        mark: [
+                            c_path(&incompat.join("volatile/dirty"))?,
+                            c_path(&incompat.join("volatile"))?,
+                            c_path(&incompat)?,
+                        ],
+                    })
                 })
                 .collect::<Result<Vec<_>, SandboxError>>()?,
             devices: DEVICES
