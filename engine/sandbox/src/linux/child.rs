@@ -216,9 +216,12 @@ fn init(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd]) -> ! {
     if let Err(failure) = confine(plan) {
         fail(pipe, failure);
     }
-    let command_pid = match sys::fork() {
+    // The command shares init's memory until its execve: nothing of init's is copied for a
+    // process that only execs (init is confined already, and so is everything it starts).
+    let call = Call { plan, pipe };
+    let arg: *const Call<'_> = &call;
+    let command_pid = match sys::spawn_sharing(&plan.stack, run_command, arg.cast_mut().cast()) {
         Err(e) => fail(pipe, (Step::Fork, 0, e)),
-        Ok(0) => command(plan, pipe),
         Ok(pid) => pid,
     };
     sys::close(pipe);
@@ -442,6 +445,20 @@ fn confine(plan: &Plan) -> Result<(), Failure> {
         (Step::Seccomp, 0, errno)
     })?;
     Ok(())
+}
+
+/// What init hands the command's process.
+struct Call<'p> {
+    plan: &'p Plan,
+    pipe: RawFd,
+}
+
+/// The command's process, started by [`sys::spawn_sharing`].
+extern "C" fn run_command(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Call` init made, alive and unchanged while init is suspended until
+    // this process execs or exits.
+    let call = unsafe { &*arg.cast::<Call<'_>>() };
+    command(call.plan, call.pipe)
 }
 
 /// The command's process: the default signal state, its working directory, then execve (or

@@ -7,6 +7,7 @@ use crate::error::SandboxError;
 use crate::layout::Layout;
 use crate::linux::landlock_rules::{self, LandlockRules, DEVICES};
 use crate::linux::seccomp_filter;
+use crate::linux::sys::Stack;
 use nix::libc;
 use nix::sched::CloneFlags;
 use seccompiler::BpfProgram;
@@ -45,7 +46,12 @@ pub(crate) struct Plan {
     pub(crate) cwd: CString,
     /// What runs inside.
     pub(crate) payload: Payload,
+    /// The stack the command's process starts on, in init's memory.
+    pub(crate) stack: Stack,
 }
+
+/// The command's process runs little before its execve (or the probe's operations).
+const COMMAND_STACK: usize = 64 * 1024;
 
 /// A tool cache's overlay, as init mounts it.
 #[derive(Debug)]
@@ -202,6 +208,10 @@ impl Plan {
             seccomp,
             cwd: c_path(cwd)?,
             payload,
+            stack: Stack::new(COMMAND_STACK).map_err(|e| SandboxError::Host {
+                what: "map the command's stack",
+                source: std::io::Error::from_raw_os_error(e),
+            })?,
         })
     }
 

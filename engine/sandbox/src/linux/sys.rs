@@ -55,6 +55,82 @@ pub(crate) fn fork() -> Result<libc::pid_t, Errno> {
     Ok(pid as libc::pid_t)
 }
 
+/// A child's stack: anonymous memory with an inaccessible page below it, so an overflow faults
+/// instead of writing over the memory the child shares with its parent.
+#[derive(Debug)]
+pub(crate) struct Stack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl Stack {
+    /// At least `usable` bytes of stack, plus the guard page.
+    pub(crate) fn new(usable: usize) -> Result<Stack, Errno> {
+        // SAFETY: sysconf takes an integer and returns one.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let len = usable.div_ceil(page) * page + page;
+        // SAFETY: a private anonymous mapping at an address the kernel chooses aliases nothing
+        // Rust owns.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(errno());
+        }
+        // Unmapped again by its drop if the guard cannot be set.
+        let stack = Stack { base, len };
+        // SAFETY: the first page of the mapping just made, which nothing uses yet.
+        check_int(unsafe { libc::mprotect(base, page, libc::PROT_NONE) })?;
+        Ok(stack)
+    }
+
+    /// Where the stack starts (it grows down from its end).
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping, which `new` made `len` bytes long.
+        unsafe { self.base.cast::<u8>().add(self.len) }.cast()
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping `new` made, unmapped once; no child runs on it any more (the one
+        // that did has exec'd or exited before its parent went on).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+/// Starts `child(arg)` on `stack` in this process's memory (`CLONE_VM | CLONE_VFORK`, as
+/// posix_spawn does) and returns once the child has called execve or exited, with its pid: a fork
+/// that copies no page table, for a child that only prepares an execve.
+///
+/// `child` must only make async-signal-safe calls on memory prepared before, write nothing its
+/// parent reads afterwards, and end in execve or _exit.
+pub(crate) fn spawn_sharing(
+    stack: &Stack,
+    child: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> Result<libc::pid_t, Errno> {
+    // SAFETY: the child runs on `stack`, a live mapping nothing else uses, never on this
+    // thread's frames; this thread is suspended until the child has exec'd (its memory is then
+    // its own) or exited, so `arg`, `stack` and everything the child reads stay alive and
+    // unchanged while it runs. The child writes only its own stack and its thread's errno.
+    check_int(unsafe {
+        libc::clone(
+            child,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            arg,
+        )
+    })
+}
+
 /// Ends the calling process at once, without running destructors or atexit handlers (which
 /// would touch the parent's copied state).
 pub(crate) fn exit(code: i32) -> ! {
