@@ -122,7 +122,7 @@ pub(crate) fn home() -> PathBuf {
 fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
     // A FIFO or a device planted as the cache file cannot hang the command: regular files only.
     let text = sixfold_core::bounded::read_text(&cache_file(dir, key), MAX_CACHED_PROOF_BYTES).ok()?;
-    let cached: Stored = serde_json::from_str(&text).ok()?;
+    let cached: Stored<Verdict> = serde_json::from_str(&text).ok()?;
     // INVARIANT (fail closed): only a proof for the very same key is taken; a file that does
     // not read is proven afresh.
     if cached.key != key {
@@ -133,15 +133,27 @@ fn read(dir: &Path, key: &str, now: u64) -> Option<Cached> {
     }
     // A failure is believed only for a while, and never from a time that has not come yet.
     let at = cached.at?;
-    (at <= now && now - at < FAILED_FOR.as_secs()).then_some(Cached::Failed(cached.proof))
+    if !(at <= now && now - at < FAILED_FOR.as_secs()) {
+        return None;
+    }
+    // Only a failure is read whole: its checks say why.
+    let failed: Stored<Proof> = serde_json::from_str(&text).ok()?;
+    Some(Cached::Failed(failed.proof))
 }
 
 /// A cached proof as read for its key (the environment it holds is skipped, not built).
 #[derive(serde::Deserialize)]
-struct Stored {
+struct Stored<P> {
     key: String,
-    proof: Proof,
+    proof: P,
     at: Option<u64>,
+}
+
+/// Whether a cached proof held, its checks skipped: the hook reads a proof before every
+/// contained command, and one that held has some eighty checks it does not need.
+#[derive(serde::Deserialize)]
+struct Verdict {
+    proven: bool,
 }
 
 /// A cached proof read with the environment it proved (for `--proof`).
@@ -150,7 +162,7 @@ struct WithEnvironment {
     key: String,
     id: String,
     environment: Environment,
-    proof: Proof,
+    proof: Verdict,
 }
 
 /// What a proof was made for: the environment's name and what it confined.
