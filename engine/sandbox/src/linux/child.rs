@@ -1,10 +1,13 @@
 //! The sandbox's three processes, from the fork to execve.
 //!
 //! ```text
-//! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc[, net]) ── fork ─▶ init (pid 1) ── fork ─▶ command
-//!   waits            maps its uid/gid, waits, reports init's code, exits    builds the mounts,      execve
+//! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc[, net]) ── fork ─▶ init (pid 1) ── spawn ─▶ command
+//!   waits            maps its uid/gid, waits, reports init's code, exits    builds the mounts,       execve
 //!                                                                            confines itself, waits
 //! ```
+//!
+//! The forks copy their parent's memory; the command's spawn shares init's until its execve
+//! (`sys::spawn_sharing`: init is confined already, and waits meanwhile).
 //!
 //! The caller may have many threads, so everything here is async-signal-safe: raw system calls
 //! on memory the [`Plan`] laid out before the fork, no allocation, no lock, no panic (a failed
