@@ -933,7 +933,12 @@ fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
     let out = s.run("workspace-write", "touch ~/.bashrc-planted");
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     assert!(!exists(&s.home.join(".bashrc-planted")));
-    // The layer's volatile mount left no mark the next mount would be refused for.
+    // The layer is mounted volatile (tearing the sandbox down does not sync the filesystem it
+    // lives on), and left no mark the next mount would be refused for.
+    let npm = s.home.join(".npm");
+    let script = format!("grep -F ' {} ' /proc/self/mountinfo | grep -c volatile", npm.display());
+    let out = s.run("workspace-write", &script);
+    assert_eq!(text(&out.stdout), "1\n", "{}", show(&out));
     let layers = layers(&s);
     assert!(!layers.is_empty());
     for layer in layers {
