@@ -956,10 +956,61 @@ fn layers(s: &Scratch) -> Vec<PathBuf> {
                 .into_iter()
                 .flatten()
                 .flatten()
-                .map(|e| e.path()),
+                .map(|e| e.path())
+                .filter(|p| p.is_dir()),
         );
     }
     found
+}
+
+#[test]
+fn runs_that_overlap_each_layer_a_cache_of_their_own() {
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.home.join(".npm")).unwrap();
+    // The first run proves the environment (its probe layers the cache too).
+    let out = s.run("workspace-write", "true");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // One run holds the cache's layer (a server left running) while another writes to it: two
+    // overlays sharing an upper directory would be undefined behaviour.
+    let mut first = s
+        .command(&[
+            "sandbox",
+            "run",
+            "--no-project",
+            "--mode",
+            "workspace-write",
+            "--",
+            "bash",
+            "-c",
+            "echo 1 > ~/.npm/first && sleep 2",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let holding = |name: &str| -> Vec<PathBuf> {
+        layers(&s)
+            .into_iter()
+            .filter(|l| exists(&l.join("upper").join(name)))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while holding("first").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run never wrote its cache"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = s.run("workspace-write", "echo 2 > ~/.npm/second && cat ~/.npm/second");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(first.wait().unwrap().success());
+    let (first, second) = (holding("first"), holding("second"));
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(first, second);
+    // Alone again, a run takes the project's first layer, the one the first run held.
+    let out = s.run("workspace-write", "cat ~/.npm/first");
+    assert_eq!(text(&out.stdout), "1\n", "{}", show(&out));
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) const MAX_WALK_ENTRIES: usize = 200_000;
 
 /// What the sandbox enforces, as concrete absolute paths.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Layout {
     /// Directories bound read-write (the roots and the writable temp dir), parents first, none
     /// inside another.
@@ -37,6 +37,45 @@ pub(crate) struct Layout {
     /// Tool caches layered: read as they are, written to a per-project layer (whose directory
     /// is among the writable ones).
     pub(crate) caches: Vec<Cache>,
+    /// The caches' layers, each held by this layout (and its copies) alone until they are
+    /// dropped: see [`take_layer`].
+    held: Vec<std::sync::Arc<nix::fcntl::Flock<std::fs::File>>>,
+}
+
+/// How many runs of one project may each have a tool cache's layer at once; a run past them
+/// reads the cache as it is (read-only).
+const LAYERS: usize = 4;
+
+/// A layer of the cache whose first layer is `base` that no other run holds, and its lock held:
+/// two overlays sharing an upper or work directory are undefined behaviour (the kernel says so
+/// when it mounts the second), and a project's commands overlap (a server left running, calls
+/// made in parallel). The project's first layer when it is free, else the next one free. The
+/// lock file lies beside the layer, outside it and so outside every writable root.
+fn take_layer(base: &Path) -> Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)> {
+    use nix::fcntl::{Flock, FlockArg};
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::create_dir_all(base.parent()?).ok()?;
+    (0..LAYERS).find_map(|slot| {
+        let suffix = |end: &str| {
+            let mut named = base.as_os_str().to_owned();
+            if slot > 0 {
+                named.push(format!(".{slot}"));
+            }
+            named.push(end);
+            PathBuf::from(named)
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+            .open(suffix(".lock"))
+            .ok()?;
+        let held = Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()?;
+        Some((suffix(""), held))
+    })
 }
 
 /// A tool cache, layered.
@@ -503,10 +542,13 @@ impl Layout {
         let Some(state) = sixfold_core::user_dirs::state_dir() else {
             return Ok(());
         };
-        let layer = state
+        let base = state
             .join("caches")
             .join(fnv(self.roots.iter().map(|r| r.as_os_str())))
             .join(fnv(std::iter::once(path.as_os_str())));
+        let Some((layer, held)) = take_layer(&base) else {
+            return Ok(());
+        };
         let made =
             std::fs::create_dir_all(layer.join("upper")).and_then(|()| std::fs::create_dir_all(layer.join("work")));
         let Some(layer) = made.ok().and_then(|()| resolve_path(Path::new("/"), &layer)) else {
@@ -519,6 +561,7 @@ impl Layout {
         self.writable.sort();
         self.writable = outermost(std::mem::take(&mut self.writable));
         self.caches.push(Cache { path, layer });
+        self.held.push(std::sync::Arc::new(held));
         Ok(())
     }
 
