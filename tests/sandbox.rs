@@ -70,7 +70,12 @@ impl Scratch {
 
     /// `sixfold sandbox run --no-project --mode MODE -- bash -c SCRIPT`.
     fn run(&self, mode: &str, script: &str) -> Output {
-        self.sixfold(&[
+        self.running(mode, script).output().unwrap()
+    }
+
+    /// [`Scratch::run`], not started yet.
+    fn running(&self, mode: &str, script: &str) -> Command {
+        self.command(&[
             "sandbox",
             "run",
             "--no-project",
@@ -973,17 +978,7 @@ fn runs_that_overlap_each_layer_a_cache_of_their_own() {
     // One run holds the cache's layer (a server left running) while another writes to it: two
     // overlays sharing an upper directory would be undefined behaviour.
     let mut first = s
-        .command(&[
-            "sandbox",
-            "run",
-            "--no-project",
-            "--mode",
-            "workspace-write",
-            "--",
-            "bash",
-            "-c",
-            "echo 1 > ~/.npm/first && sleep 2",
-        ])
+        .running("workspace-write", "echo 1 > ~/.npm/first && sleep 2")
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
