@@ -53,7 +53,6 @@ const LAYERS: usize = 4;
 /// lock file lies beside the layer, outside it and so outside every writable root.
 fn take_layer(base: &Path) -> Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)> {
     use nix::fcntl::{Flock, FlockArg};
-    use std::os::unix::fs::OpenOptionsExt;
     std::fs::create_dir_all(base.parent()?).ok()?;
     (0..LAYERS).find_map(|slot| {
         let suffix = |end: &str| {
@@ -64,15 +63,7 @@ fn take_layer(base: &Path) -> Option<(PathBuf, nix::fcntl::Flock<std::fs::File>)
             named.push(end);
             PathBuf::from(named)
         };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
-            .open(suffix(".lock"))
-            .ok()?;
+        let file = crate::lock_file::open(&suffix(".lock"), true).ok()?;
         let held = Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()?;
         Some((suffix(""), held))
     })

@@ -25,6 +25,7 @@ mod error;
 mod layout;
 #[cfg(target_os = "linux")]
 mod linux;
+mod lock_file;
 mod proof;
 mod repositories;
 mod walk;

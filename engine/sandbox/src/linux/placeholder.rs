@@ -87,15 +87,7 @@ fn open_lock(path: &Path) -> Result<File, SandboxError> {
 }
 
 fn open_lock_as(path: &Path, create: bool) -> Result<File, SandboxError> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(create)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
-        .open(path)
-        .map_err(host("open a placeholder lock"))
+    crate::lock_file::open(path, create).map_err(host("open a placeholder lock"))
 }
 
 impl Placeholders {
