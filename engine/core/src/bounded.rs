@@ -172,12 +172,31 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     // The size on record is only a hint (the file may grow): the read itself is what is bounded.
     // Sized by it, the buffer is written once instead of grown and copied as it fills: a hook
     // reads a project's kept rules and its parsed layer on every call.
-    let bound = limit.saturating_add(1);
-    let mut bytes = Vec::with_capacity(usize::try_from(size.saturating_add(1).min(bound)).unwrap_or(0));
-    file.take(bound).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { limit });
+    // Read into the whole buffer at once, not in the doubling probes `read_to_end` makes of a
+    // reader whose size it is not told: a 100 KB file is one read and one at its end, not five.
+    // (Zeroed by `calloc`, which takes memory fresh from the system as it comes, already zero.)
+    let bound = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let first = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX).min(bound);
+    let mut bytes = vec![0u8; first];
+    let mut len = 0;
+    let mut file = file;
+    loop {
+        if len == bytes.len() {
+            if len >= bound {
+                return Err(ReadError::TooLarge { limit });
+            }
+            // It grew since its size was read: on, up to the bound.
+            bytes.resize(len.saturating_mul(2).max(8192).min(bound), 0);
+        }
+        let Some(rest) = bytes.get_mut(len..) else { break };
+        match file.read(rest) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
     }
+    bytes.truncate(len);
     Ok(bytes)
 }
 
@@ -236,6 +255,18 @@ mod tests {
             .open(&fifo)
             .unwrap();
         assert!(!handle.metadata().unwrap().is_file());
+    }
+
+    /// A file larger than its recorded size (one that grew after it was looked at; here a proc
+    /// file, which records none) is read whole, and still only up to the bound.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_larger_than_it_says_is_read_up_to_the_bound() {
+        let status = Path::new("/proc/self/status");
+        assert_eq!(std::fs::metadata(status).unwrap().len(), 0);
+        let whole = read_text(status, 1024 * 1024).unwrap();
+        assert!(whole.len() > 100 && whole.contains("Pid:"), "{whole}");
+        assert!(matches!(read_bytes(status, 50), Err(ReadError::TooLarge { limit: 50 })));
     }
 
     #[test]

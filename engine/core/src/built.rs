@@ -736,6 +736,15 @@ fn built_document(relative: &str, text: &str) -> Option<(Tree<'static>, u32)> {
     Some((tree, *root))
 }
 
+/// Whether a shipped document of `folder` may have the id `id`: one does, or one's id was not
+/// read for certain by the build.
+pub(crate) fn shipped_id(folder: &str, id: &str) -> bool {
+    FILES
+        .iter()
+        .zip(FACTS)
+        .any(|((path, _), (written, _))| path.split('/').next() == Some(folder) && written.is_none_or(|w| w == id))
+}
+
 /// The index in [`FILES`] (in the order of their paths, as the build sorts them) of `relative`.
 fn file_index(relative: &str) -> Option<usize> {
     FILES.binary_search_by(|(path, _)| (*path).cmp(relative)).ok()

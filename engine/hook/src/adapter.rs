@@ -337,22 +337,37 @@ fn judge_narrowed(
     // once loaded (then the bundle is loaded again with it, which only such a lease pays for).
     let prices = set.cents.is_some() || carved.is_some_and(|c| c.lease.cents.is_some());
     let tool = event.tool_name.clone().ok_or("the event names no tool")?;
-    // Only what judging this step needs is loaded: the hook runs before every tool call.
-    let load = |layer: Option<&ProjectLayer>, mode: &str, pattern: &str| -> Result<Bundle, String> {
-        let needs = Needs::mode(mode)
+    // Without the project layer, its state is not read either: the default mode and pattern.
+    let default = (crate::DEFAULT_MODE, crate::DEFAULT_PATTERN);
+    // An untrusted layer that leaves the shipped modes alone is judged without it in the same
+    // bundle, under the default mode: the one load serves both judgements.
+    let shared = standing == Standing::Untrusted
+        && layer
+            .source
+            .as_ref()
+            .is_some_and(sixfold_core::bundle::leaves_shipped_alone);
+    // Only what judging this step needs is loaded: the hook runs before every tool call. `also`:
+    // the judgement without the layer, served by the same load.
+    let load = |layer: Option<&ProjectLayer>, (mode, pattern): (&str, &str), also: Option<(&str, &str)>| {
+        let mut needs = Needs::mode(mode)
             .with_provider(provider_id)
             .with_pattern(pattern)
             .with_tool(&tool);
+        if let Some((mode, pattern)) = also {
+            needs = needs.also(mode, pattern);
+        }
         let bundle = loaded(layer, Some(&needs.clone().with_prices(prices)))?;
-        match prices || sixfold_core::call::in_force(&bundle, mode, pattern).cents.is_none() {
+        let cents = std::iter::once((mode, pattern))
+            .chain(also)
+            .any(|(mode, pattern)| sixfold_core::call::in_force(&bundle, mode, pattern).cents.is_some());
+        match prices || !cents {
             true => Ok(bundle),
             false => loaded(layer, Some(&needs)),
         }
     };
-    let bundle = load(Some(layer), mode, &pattern)?;
-    // Without the project layer, its state is not read either: the default mode and pattern.
+    let bundle = load(Some(layer), (mode, &pattern), shared.then_some(default))?;
     let without = match standing {
-        Standing::Untrusted => Some(load(None, crate::DEFAULT_MODE, crate::DEFAULT_PATTERN)?),
+        Standing::Untrusted if !shared => Some(load(None, default, None)?),
         _ => None,
     };
     let input = event.tool_input.clone().unwrap_or(Value::Null);
@@ -366,10 +381,15 @@ fn judge_narrowed(
         mode,
         pattern: &pattern,
     };
-    let bare = without.as_ref().map(|bundle| Under {
+    // The bundle the step is judged in without the project layer, when it is untrusted.
+    let unlayered = match shared {
+        true => Some(&bundle),
+        false => without.as_ref(),
+    };
+    let bare = unlayered.map(|bundle| Under {
         bundle,
-        mode: crate::DEFAULT_MODE,
-        pattern: crate::DEFAULT_PATTERN,
+        mode: default.0,
+        pattern: default.1,
     });
     let now = crate::lease::now();
     // The lease: the usage read since the last charge, charged to the helper's carve where the
@@ -386,8 +406,7 @@ fn judge_narrowed(
         .flatten()
         .any(|under| sixfold_core::call::counts_cents(under, &before));
     // INVARIANT (fail closed): an untrusted project does not say where its usage is.
-    let usage = without
-        .as_ref()
+    let usage = unlayered
         .unwrap_or(&bundle)
         .provider(provider_id)
         .and_then(|p| p.spec.usage.clone());
@@ -437,7 +456,7 @@ fn judge_narrowed(
             .is_some_and(|h| !h.can_ask)
     };
     let how = Answering {
-        cannot_ask: cannot_ask(&bundle) || without.as_ref().is_some_and(cannot_ask),
+        cannot_ask: cannot_ask(&bundle) || unlayered.is_some_and(cannot_ask),
         agent: bundle
             .provider(provider_id)
             .and_then(|p| p.spec.name.clone())

@@ -25,7 +25,7 @@ pub use acts::{ActRule, ActView};
 pub use model::{Mode, Pattern, Policy};
 pub use parsed::ParseCache;
 pub use rows::{Row, MAX_WHOLE_STEPS_BYTES};
-pub use select::Needs;
+pub use select::{leaves_shipped_alone, Needs};
 pub use source::{BundleSource, Origin, Text};
 
 use crate::classify::{Classified, Classifier};

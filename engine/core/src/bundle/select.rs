@@ -27,6 +27,10 @@ pub struct Needs {
     /// The provider tool called, when only that call is judged: of the provider's tool map only
     /// its entry is read, and the `[mcp]` maps only when it is an MCP server's tool.
     pub tool: Option<String>,
+    /// Another judgement the same load serves, by its mode and pattern: an untrusted project's
+    /// judgement without its layer, when the layer leaves the shipped modes alone
+    /// ([`leaves_shipped_alone`]).
+    pub also: Option<(String, String)>,
 }
 
 impl Needs {
@@ -38,6 +42,7 @@ impl Needs {
             pattern: None,
             skip_prices: false,
             tool: None,
+            also: None,
         }
     }
 
@@ -56,6 +61,13 @@ impl Needs {
     /// The same, for a call of the provider's tool `name` alone (see [`Needs::tool`]).
     pub fn with_tool(mut self, name: &str) -> Needs {
         self.tool = Some(name.to_string());
+        self
+    }
+
+    /// The same, also with what judging a step under `mode` and `pattern` needs (see
+    /// [`Needs::also`]).
+    pub fn also(mut self, mode: &str, pattern: &str) -> Needs {
+        self.also = Some((mode.to_string(), pattern.to_string()));
         self
     }
 
@@ -90,7 +102,7 @@ impl<'a> Selection<'a> {
         Selection {
             needs,
             phase: Phase::Modes,
-            modes: BTreeSet::from([needs.mode.clone()]),
+            modes: needs.modes().map(str::to_string).collect(),
             policies: BTreeSet::new(),
             taken: HashSet::new(),
         }
@@ -121,7 +133,10 @@ impl<'a> Selection<'a> {
                         self.policies.contains(id) || (!self.needs.skip_prices && id == crate::lease::prices::POLICY)
                     })
             }
-            (Phase::Rest, "patterns") => wanted(id(), self.needs.pattern.as_deref()),
+            (Phase::Rest, "patterns") => {
+                wanted(id(), self.needs.pattern.as_deref())
+                    || self.needs.also.as_ref().is_some_and(|(_, p)| wanted(id(), Some(p)))
+            }
             (Phase::Rest, "providers") => wanted(id(), self.needs.provider.as_deref()),
             (Phase::Rest, _) => false,
         };
@@ -135,14 +150,16 @@ impl<'a> Selection<'a> {
             return false;
         }
         let mut chain = BTreeSet::new();
-        let mut next = Some(self.needs.mode.clone());
-        while let Some(id) = next.take() {
-            if !chain.insert(id.clone()) {
-                break;
-            }
-            if let Some(mode) = mode(&id) {
-                self.policies.extend(mode.include.iter().map(|i| i.get_ref().clone()));
-                next = mode.extends.as_ref().map(|e| e.get_ref().clone());
+        for root in self.needs.modes() {
+            let mut next = Some(root.to_string());
+            while let Some(id) = next.take() {
+                if !chain.insert(id.clone()) {
+                    break;
+                }
+                if let Some(mode) = mode(&id) {
+                    self.policies.extend(mode.include.iter().map(|i| i.get_ref().clone()));
+                    next = mode.extends.as_ref().map(|e| e.get_ref().clone());
+                }
             }
         }
         let before = self.modes.len();
@@ -152,6 +169,44 @@ impl<'a> Selection<'a> {
         }
         true
     }
+}
+
+impl Needs {
+    /// The modes judged under: the step's, and the other judgement's.
+    fn modes(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.mode.as_str()).chain(self.also.as_ref().map(|(m, _)| m.as_str()))
+    }
+}
+
+/// Whether no judgement under a shipped mode and a shipped pattern reads anything of `layer`: it
+/// holds modes and patterns alone, each of an id written for certain that no shipped mode or
+/// pattern has. Its modes then only build on the shipped ones, so one load serves an untrusted
+/// project's judgement and the judgement without its layer ([`Needs::also`]), each judged under
+/// its own mode. Anything else may reach a shipped mode's judgement: a policy may add to the
+/// whole bundle, or hold settings every judgement reads (`trust_annotations`, prices) whichever
+/// mode includes it; a script, a provider or a shipped id may stand in for the shipped one.
+///
+/// ```
+/// use sixfold_core::bundle::{leaves_shipped_alone, BundleSource, Origin};
+/// let layer = |files: &[(&str, &str)]| {
+///     let files = files.iter().map(|(p, t)| (p.to_string(), t.to_string()));
+///     BundleSource::new(Origin::Directory("/p/.sixfold".into()), files)
+/// };
+/// assert!(leaves_shipped_alone(&layer(&[("modes/mine.toml", "id = \"mine\"\nextends = \"workspace-write\"\n")])));
+/// // A shipped mode's id stands in for the shipped mode; a policy may reach every judgement.
+/// assert!(!leaves_shipped_alone(&layer(&[("modes/ask.toml", "id = \"ask\"\n")])));
+/// assert!(!leaves_shipped_alone(&layer(&[("policies/p.toml", "id = \"p\"\n")])));
+/// ```
+// INVARIANT (fail closed): false whenever unsure, so the judgement without the layer is loaded
+// on its own.
+pub fn leaves_shipped_alone(layer: &super::source::BundleSource) -> bool {
+    layer.files.iter().all(|(relative, text)| {
+        let folder = relative.split('/').next().unwrap_or("");
+        let document = relative.ends_with(".toml") || (folder == "modes" && relative.ends_with(".md"));
+        matches!(folder, "modes" | "patterns")
+            && document
+            && written_id(text).is_some_and(|id| !crate::built::shipped_id(folder, id))
+    })
 }
 
 fn wanted(id: Option<&str>, want: Option<&str>) -> bool {
@@ -166,6 +221,46 @@ fn wanted(id: Option<&str>, want: Option<&str>) -> bool {
 mod tests {
     use super::super::written::starts_with_a_key;
     use super::*;
+
+    fn layer(files: &[(&str, &str)]) -> crate::bundle::BundleSource {
+        crate::bundle::BundleSource::from_files("p", files.iter().copied())
+    }
+
+    /// Anything that may reach a shipped mode's judgement keeps the judgement without the layer
+    /// in a load of its own.
+    #[test]
+    fn a_layer_leaves_the_shipped_modes_alone_only_when_certain() {
+        let mode = ("modes/mine.toml", "id = \"mine\"\n");
+        let pattern = ("patterns/free.toml", "id = \"free\"\n");
+        assert!(leaves_shipped_alone(&layer(&[])));
+        assert!(leaves_shipped_alone(&layer(&[mode, pattern])));
+        assert!(leaves_shipped_alone(&layer(&[(
+            "modes/mine.md",
+            "+++\nid = \"mine\"\n+++\nrole\n"
+        )])));
+        for other in [
+            // Settings every judgement reads, whichever mode includes the policy.
+            (
+                "policies/p.toml",
+                "id = \"p\"\n[settings]\ntrust_annotations = [\"s\"]\n",
+            ),
+            ("policies/kept.toml", "id = \"kept\"\n[[acts]]\nid = \"a\"\n"),
+            ("policies/p.rhai", "fn f(e, c) { true }"),
+            ("providers/agent.toml", "id = \"agent\"\n"),
+            ("providers/mine.toml", "id = \"mine\"\n"),
+            // Shipped ids stand in for the shipped documents.
+            ("modes/ask.toml", "id = \"ask\"\n"),
+            ("modes/workspace-write.md", "+++\nid = \"workspace-write\"\n+++\n"),
+            ("patterns/single.toml", "id = \"single\"\n"),
+            // Ids not read for certain.
+            ("modes/x.toml", "\"id\" = \"ask\"\n"),
+            ("modes/y.toml", "id = \"\\u0061sk\"\n"),
+            ("modes/z.toml", "description = \"no id\"\n"),
+            ("patterns/w.toml", "id = \"a\"\nid = \"b\"\n"),
+        ] {
+            assert!(!leaves_shipped_alone(&layer(&[mode, other])), "{other:?}");
+        }
+    }
 
     #[test]
     fn the_id_is_read_only_when_certain() {

@@ -49,8 +49,8 @@ pub(crate) const SHIPPED_LABEL: &str = "<shipped>";
 pub enum Text {
     /// The binary's own.
     Embedded(&'static str),
-    /// Read from a file (or made in memory).
-    Read(Arc<str>),
+    /// Read from a file (or made in memory): kept as read, so a long file is not copied again.
+    Read(Arc<String>),
 }
 
 impl Text {
@@ -64,7 +64,7 @@ impl Text {
                 return Text::Embedded(within);
             }
         }
-        Text::Read(Arc::from(part))
+        Text::from(part)
     }
 }
 
@@ -87,14 +87,14 @@ impl AsRef<str> for Text {
 
 impl From<String> for Text {
     fn from(text: String) -> Text {
-        Text::Read(Arc::from(text))
+        Text::Read(Arc::new(text))
     }
 }
 
 /// A copy: only the shipped bundle's texts are the binary's (`Text::Embedded`, made there).
 impl From<&str> for Text {
     fn from(text: &str) -> Text {
-        Text::Read(Arc::from(text))
+        Text::Read(Arc::new(text.to_string()))
     }
 }
 

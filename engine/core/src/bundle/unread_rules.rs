@@ -440,7 +440,7 @@ mod tests {
                 source: 0,
                 relative: "modes/m.toml".into(),
                 display: "m.toml".into(),
-                text: Text::Read(Arc::from(text.as_str())),
+                text: Text::from(text.as_str()),
                 line_offset: 0,
                 unread_commands: false,
                 unread_acts: None,
