@@ -242,8 +242,18 @@ pub fn judge(call: &Call<'_>, layers: Layers<'_>, sandboxing: Sandboxing<'_>) ->
         sandboxing,
         resolved: OnceCell::new(),
     };
-    let without = layers.without.map(|under| judge_in(call, under, &place));
-    let layered = judge_in(call, layers.layered, &place);
+    // What the call does, read once where both judgements are made in one bundle (an untrusted
+    // layer that leaves the shipped modes alone): the same provider file and classifier.
+    let map = |under: Under<'_>| mapped(under.bundle, &call.called, call.cwd);
+    let layered_map = map(layers.layered);
+    let without = layers.without.map(|under| {
+        let map = match std::ptr::eq(under.bundle, layers.layered.bundle) {
+            true => layered_map.clone(),
+            false => map(under),
+        };
+        judge_in(call, under, &place, map)
+    });
+    let layered = judge_in(call, layers.layered, &place, layered_map);
     let (layered, without) = match (layered, without) {
         (Ok(layered), None) => return layered.into_judged(None),
         (Ok(layered), Some(Ok(without))) => (layered, without),
@@ -452,7 +462,11 @@ pub fn understood(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> bool {
 /// A call mapped to its act and effects under one bundle, with the input field its command
 /// can be rewritten in (only a provider's own tool with a command field: an MCP server's
 /// `command` is the server's to read).
-fn mapped(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> Result<(ToolEffects, Option<String>), String> {
+/// What a call does as a bundle maps it, and the input field holding its command, if any; or
+/// why its input cannot be read.
+type Mapped = Result<(ToolEffects, Option<String>), String>;
+
+fn mapped(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> Mapped {
     match called {
         Called::Tool { provider, name, input } => {
             if let Some((server, tool)) = crate::provider::mcp_tool(name) {
@@ -533,12 +547,12 @@ fn rewritten_input(input: &Value, field: &str, command: &str) -> Option<Value> {
 }
 
 /// The judgement of a call under one bundle.
-fn judge_in(call: &Call<'_>, under: Under<'_>, place: &Place<'_>) -> Result<One, String> {
+fn judge_in(call: &Call<'_>, under: Under<'_>, place: &Place<'_>, map: Mapped) -> Result<One, String> {
     let Under { bundle, mode, pattern } = under;
     if bundle.mode(mode).is_none() {
         return Err(bundle.unknown_mode(mode).reason());
     }
-    let (mut mapped, field) = mapped(bundle, &call.called, call.cwd)?;
+    let (mut mapped, field) = map?;
     // A call whose input names the files it changes (a patch) writes those files, not the
     // provider file's broad scope, where the vendor's reader vouches for the list.
     if let Some(paths) = call.planned_writes.as_ref().filter(|p| !p.is_empty()) {

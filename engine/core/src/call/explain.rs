@@ -6,7 +6,7 @@
 //! A separate function, so the normal path pays nothing for it: each rule is judged alone (and
 //! each of its conditions alone where it did not match) by the same code that judges it there.
 
-use super::{judge, judge_in, Call, Judged, Layers, Place, Sandboxing, Under};
+use super::{judge, judge_in, mapped, Call, Judged, Layers, Place, Sandboxing, Under};
 use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{EffectProfile, Effects};
 use crate::judge::{Ceiling, Context, Judge, Rule, When};
@@ -105,7 +105,7 @@ fn consider(layer: &'static str, call: &Call<'_>, under: Under<'_>, place: &Plac
         by_mode: None,
         judgement: super::unjudgeable(under.mode, ""),
     };
-    let one = match judge_in(call, under, place) {
+    let one = match judge_in(call, under, place, mapped(under.bundle, &call.called, call.cwd)) {
         Ok(one) => one,
         Err(why) => {
             out.judgement = super::unjudgeable(under.mode, &why);
