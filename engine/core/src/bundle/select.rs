@@ -71,6 +71,11 @@ impl Needs {
         self
     }
 
+    /// The modes judged under: the step's, and the other judgement's.
+    fn modes(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.mode.as_str()).chain(self.also.as_ref().map(|(m, _)| m.as_str()))
+    }
+
     /// The same, with the price table read or not (by default it is).
     pub fn with_prices(mut self, prices: bool) -> Needs {
         self.skip_prices = !prices;
@@ -168,13 +173,6 @@ impl<'a> Selection<'a> {
             self.phase = Phase::Rest;
         }
         true
-    }
-}
-
-impl Needs {
-    /// The modes judged under: the step's, and the other judgement's.
-    fn modes(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.mode.as_str()).chain(self.also.as_ref().map(|(m, _)| m.as_str()))
     }
 }
 
