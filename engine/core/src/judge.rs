@@ -518,6 +518,24 @@ fn along(path: &Path, literal: &str) -> bool {
     true
 }
 
+/// [`along`] for a normal path's text ([`is_normal`]) and an absolute literal start: where the
+/// literal is normal too (its trailing `/`s aside), component by component is byte by byte up to
+/// a `/`, without taking either apart (a project mode's rules left unread are each asked this).
+fn along_text(path: &str, literal: &str) -> bool {
+    let trimmed = literal.trim_end_matches('/');
+    if !is_normal(if trimmed.is_empty() { "/" } else { trimmed }) {
+        return along(Path::new(path), literal);
+    }
+    // `/` is the empty text here: a prefix of every path.
+    let path = if path == "/" { "" } else { path };
+    let (short, long) = if path.len() <= trimmed.len() {
+        (path, trimmed)
+    } else {
+        (trimmed, path)
+    };
+    long.starts_with(short) && matches!(long.as_bytes().get(short.len()), None | Some(b'/'))
+}
+
 /// A glob's text up to its first component that holds a wildcard, a class, an alternative or
 /// an escape (`/some/dir/` of `/some/dir/**`): every path it matches starts with it.
 fn literal_start(glob: &str) -> &str {
@@ -736,6 +754,8 @@ struct Seen<'t> {
     dot_wildcard: bool,
     /// The root-relative path is written as a glob.
     root_glob: bool,
+    /// The path's text, where it is normal (see [`is_normal`]).
+    text: Option<&'t str>,
 }
 
 /// The home directory as places are compared with it, read once per judgement: its text where
@@ -769,7 +789,10 @@ impl<'t> Seen<'t> {
                 // Below home, as its literal start is read: `~//x` starts at `x`.
                 self.home.is_some_and(|home| along(home, rest.trim_start_matches('/')))
             } else if literal.starts_with('/') {
-                along(path, literal)
+                match self.text {
+                    Some(text) => along_text(text, literal),
+                    None => along(path, literal),
+                }
             } else {
                 self.root.is_some_and(|root| along(Path::new(root), literal))
                     || self.below_root_dir.is_some_and(|below| along(below, literal))
@@ -798,6 +821,7 @@ impl<'t> Seen<'t> {
                 root,
                 dot_wildcard: false,
                 root_glob,
+                text: None,
             };
         };
         let (wildcard, normal) = read_bytes(path.as_os_str().as_encoded_bytes());
@@ -819,6 +843,7 @@ impl<'t> Seen<'t> {
             root,
             dot_wildcard,
             root_glob,
+            text,
         }
     }
 }
@@ -1349,6 +1374,37 @@ mod tests {
 
     /// A glob written in a rule is a set of that one glob named by it: it answers as a named set
     /// of the same glob does, and a bad one is refused alike.
+    /// Every short normal path against every short absolute literal start (`/`, `.`, two
+    /// names): the text comparison answers as the comparison of components does.
+    #[test]
+    fn along_text_answers_as_along() {
+        fn all(max: usize) -> Vec<String> {
+            let mut out = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                last = last
+                    .iter()
+                    .flat_map(|s| ['/', '.', 'a', 'b'].map(|c| format!("{s}{c}")))
+                    .collect();
+                out.extend(last.iter().cloned());
+            }
+            out
+        }
+        let texts = all(6);
+        let paths: Vec<&String> = texts.iter().filter(|t| is_normal(t)).collect();
+        let literals: Vec<&String> = texts.iter().filter(|t| t.starts_with('/')).collect();
+        assert!(paths.len() > 100 && literals.len() > 1000);
+        for path in &paths {
+            for literal in &literals {
+                assert_eq!(
+                    along_text(path, literal),
+                    along(Path::new(path.as_str()), literal),
+                    "{path} along {literal}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn an_inline_glob_is_a_set_of_one() {
         let ws = Workspace::new("/w").with_home("/h");
