@@ -778,6 +778,18 @@ const PROJECT: [(&str, &str); 5] = [
     ),
 ];
 
+/// A step's effects (as written) judged under `mode` as a path act naming `text`, act rules
+/// included.
+fn judge_path_step(bundle: &Bundle, mode: &str, effects: &EffectProfile, text: &str, ctx: &Context) -> Judgement {
+    let act = ActView {
+        kind: "path",
+        text,
+        commands: &[],
+        parts: &[],
+    };
+    bundle.judge_step(mode, &act, &effects.resolve(&ctx.workspace), ctx)
+}
+
 fn needs(mode: &str) -> Needs {
     Needs::mode(mode).with_provider("agent").with_pattern("single")
 }
@@ -809,18 +821,10 @@ fn loading_for_one_judgement_judges_as_loading_everything() {
         assert!(lean.examples.is_empty() && lean.rows.is_empty(), "{mode}");
         for step in steps {
             let profile: EffectProfile = serde_json::from_str(step).unwrap();
-            let effects = profile.resolve(&ctx.workspace);
             let path = profile.writes.first().cloned().unwrap_or_default();
-            let none = Vec::new();
-            let act = ActView {
-                kind: "path",
-                text: &path,
-                commands: &none,
-                parts: &[],
-            };
             assert_eq!(
-                lean.judge_step(mode, &act, &effects, &ctx),
-                whole.judge_step(mode, &act, &effects, &ctx),
+                judge_path_step(&lean, mode, &profile, &path, &ctx),
+                judge_path_step(&whole, mode, &profile, &path, &ctx),
                 "{mode}: {step}"
             );
         }
@@ -888,22 +892,14 @@ fn one_load_serves_the_judgement_without_a_layer_that_leaves_the_shipped_modes_a
             r#"{"reaches":true,"costs":true}"#,
         ] {
             let profile: EffectProfile = serde_json::from_str(step).unwrap();
-            let effects = profile.resolve(&ctx.workspace);
-            let none = Vec::new();
-            let act = ActView {
-                kind: "path",
-                text: "x",
-                commands: &none,
-                parts: &[],
-            };
             assert_eq!(
-                both.judge_step(mode, &act, &effects, &ctx),
-                alone.judge_step(mode, &act, &effects, &ctx),
+                judge_path_step(&both, mode, &profile, "x", &ctx),
+                judge_path_step(&alone, mode, &profile, "x", &ctx),
                 "{mode}: {step}"
             );
             assert_eq!(
-                both.judge_step("mine", &act, &effects, &ctx),
-                mine.judge_step("mine", &act, &effects, &ctx),
+                judge_path_step(&both, "mine", &profile, "x", &ctx),
+                judge_path_step(&mine, "mine", &profile, "x", &ctx),
                 "mine beside {mode}: {step}"
             );
         }
