@@ -168,18 +168,16 @@ pub fn open(path: &Path) -> Result<File, ReadError> {
 /// assert!(matches!(read_bytes(&file, 9), Err(ReadError::TooLarge { limit: 9 })));
 /// ```
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let (file, size) = open_regular(OpenOptions::new().read(true), path)?;
+    let (mut file, size) = open_regular(OpenOptions::new().read(true), path)?;
     // The size on record is only a hint (the file may grow): the read itself is what is bounded.
-    // Sized by it, the buffer is written once instead of grown and copied as it fills: a hook
-    // reads a project's kept rules and its parsed layer on every call.
-    // Read into the whole buffer at once, not in the doubling probes `read_to_end` makes of a
-    // reader whose size it is not told: a 100 KB file is one read and one at its end, not five.
-    // (Zeroed by `calloc`, which takes memory fresh from the system as it comes, already zero.)
+    // Sized by it, the buffer is read into whole, not grown and copied as it fills nor read in
+    // the doubling probes `read_to_end` makes of a reader whose size it is not told (a hook
+    // reads a project's mode files and its parsed layer on every call: a 100 KB file is one read
+    // and one at its end, not five). `calloc` takes memory fresh from the system already zero.
     let bound = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
     let first = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX).min(bound);
     let mut bytes = vec![0u8; first];
     let mut len = 0;
-    let mut file = file;
     loop {
         if len == bytes.len() {
             if len >= bound {

@@ -139,8 +139,9 @@ impl<'a> Selection<'a> {
                     })
             }
             (Phase::Rest, "patterns") => {
-                wanted(id(), self.needs.pattern.as_deref())
-                    || self.needs.also.as_ref().is_some_and(|(_, p)| wanted(id(), Some(p)))
+                let id = id();
+                wanted(id, self.needs.pattern.as_deref())
+                    || self.needs.also.as_ref().is_some_and(|(_, p)| wanted(id, Some(p)))
             }
             (Phase::Rest, "providers") => wanted(id(), self.needs.provider.as_deref()),
             (Phase::Rest, _) => false,
