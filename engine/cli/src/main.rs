@@ -146,13 +146,19 @@ fn main() -> ExitCode {
     ExitCode::from(output::finish(code))
 }
 
-/// The two calls made most often, answered before clap builds the parser of every subcommand
-/// (about half of a bare start-up): `sixfold --version`, and `sixfold hook AGENT`, which runs
-/// before every tool call of an agent. Any other spelling goes through clap as usual.
+/// The calls made most often, answered before clap builds the parser of every subcommand (about
+/// half of a bare start-up): `sixfold --version`, `sixfold hook AGENT`, which runs before every
+/// tool call of an agent, and the hook's `sixfold sandbox run … --proof …`, which runs every
+/// contained command. Any other spelling goes through clap as usual.
 fn fast_path() -> Option<u8> {
     let mut args = std::env::args_os().skip(1);
-    let (first, second, rest) = (args.next(), args.next(), args.next());
-    match (first?.to_str()?, second, rest) {
+    let first = args.next()?;
+    if first == "sandbox" {
+        // The line the hook writes before every contained command.
+        return sandbox::hook_line(&args.collect::<Vec<_>>());
+    }
+    let (second, rest) = (args.next(), args.next());
+    match (first.to_str()?, second, rest) {
         ("--version" | "-V", None, None) => {
             // As clap prints it (`#[command(version)]`).
             output::outln!("sixfold {}", env!("CARGO_PKG_VERSION"));

@@ -87,17 +87,70 @@ fn usage_error(message: &str, hint: &str) -> u8 {
 /// `sixfold sandbox`.
 pub(crate) fn run(args: Args) -> u8 {
     match args.command {
-        SandboxCommand::Run { on, proof, command } => {
-            match resolve_proven(&on, proof.as_deref()).map_or_else(|| resolve(&on), Ok) {
-                Ok(resolved) => run_confined(&resolved, &command),
-                Err(code) => code,
-            }
-        }
+        SandboxCommand::Run { on, proof, command } => run_line(&on, proof.as_deref(), &command),
         SandboxCommand::Check { on, json } => match resolve(&on) {
             Ok(resolved) => check(&resolved, json),
             Err(code) => code,
         },
     }
+}
+
+/// `sixfold sandbox run`.
+fn run_line(on: &On, proof: Option<&str>, command: &[OsString]) -> u8 {
+    match resolve_proven(on, proof).map_or_else(|| resolve(on), Ok) {
+        Ok(resolved) => run_confined(&resolved, command),
+        Err(code) => code,
+    }
+}
+
+/// The line the hook writes before every contained command (`call.rs`: `run --mode M --root
+/// DIR [--root NAME=DIR]… --proof DIGEST [--no-project] -- CMD…`, the words after `sandbox`),
+/// run without clap, which would first build the parser of every subcommand. Only that shape,
+/// each value non-empty and not starting with `-`, is read here; `None` sends any other
+/// spelling through clap, and a test holds this reading to clap's.
+pub(crate) fn hook_line(words: &[OsString]) -> Option<u8> {
+    let (on, proof, command) = read_hook_line(words)?;
+    Some(run_line(&on, Some(&proof), command))
+}
+
+fn read_hook_line(words: &[OsString]) -> Option<(On, String, &[OsString])> {
+    let value = |word: Option<&OsString>| -> Option<String> {
+        let value = word?.to_str()?;
+        (!value.is_empty() && !value.starts_with('-')).then(|| value.to_string())
+    };
+    let mut at = words.iter();
+    if at.next()?.to_str()? != "run" || at.next()?.to_str()? != "--mode" {
+        return None;
+    }
+    let mode = value(at.next())?;
+    let mut roots = Vec::new();
+    let mut word = at.next()?.to_str()?;
+    while word == "--root" {
+        roots.push(value(at.next())?);
+        word = at.next()?.to_str()?;
+    }
+    if roots.is_empty() || word != "--proof" {
+        return None;
+    }
+    let proof = value(at.next())?;
+    let mut word = at.next()?.to_str()?;
+    let no_project = word == "--no-project";
+    if no_project {
+        word = at.next()?.to_str()?;
+    }
+    let command = at.as_slice();
+    if word != "--" || command.is_empty() {
+        return None;
+    }
+    let on = On {
+        mode: Some(mode),
+        roots,
+        bundle: BundleArgs {
+            bundles: Vec::new(),
+            no_project,
+        },
+    };
+    Some((on, proof, command))
 }
 
 /// The mode's environment for the roots given; a usage error (exit 2) when the mode or its
@@ -431,4 +484,96 @@ fn check(resolved: &Resolved, json: bool) -> u8 {
         );
     }
     u8::from(!proof.proven)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    fn words(line: &[&str]) -> Vec<OsString> {
+        line.iter().map(OsString::from).collect()
+    }
+
+    /// How clap reads the words after `sandbox`, as `sixfold sandbox …` does.
+    fn by_clap(words: &[OsString]) -> Option<String> {
+        let command = <Args as clap::Args>::augment_args(clap::Command::new("sandbox"));
+        let matches = command
+            .try_get_matches_from(std::iter::once(OsString::from("sandbox")).chain(words.iter().cloned()))
+            .ok()?;
+        match Args::from_arg_matches(&matches).ok()?.command {
+            SandboxCommand::Run { on, proof, command } => Some(format!("{on:?} {proof:?} {command:?}")),
+            SandboxCommand::Check { .. } => None,
+        }
+    }
+
+    fn by_hand(words: &[OsString]) -> Option<String> {
+        read_hook_line(words).map(|(on, proof, command)| format!("{on:?} {:?} {command:?}", Some(proof)))
+    }
+
+    #[test]
+    fn the_hook_line_reads_as_clap_reads_it() {
+        for line in [
+            &[
+                "run",
+                "--mode",
+                "workspace-write",
+                "--root",
+                "/w",
+                "--proof",
+                "ab12",
+                "--",
+                "true",
+            ][..],
+            &[
+                "run", "--mode", "m", "--root", "/w", "--root", "docs=/d", "--proof", "ab", "--", "bash", "-c", "x --y",
+            ],
+            &[
+                "run",
+                "--mode",
+                "m",
+                "--root",
+                "/w",
+                "--proof",
+                "ab",
+                "--no-project",
+                "--",
+                "true",
+            ],
+            &[
+                "run", "--mode", "m", "--root", "/w w", "--proof", "ab", "--", "--proof", "--", "-x",
+            ],
+        ] {
+            let words = words(line);
+            let hand = by_hand(&words);
+            assert!(hand.is_some(), "{line:?} is the hook's line");
+            assert_eq!(hand, by_clap(&words), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn any_other_spelling_is_left_to_clap() {
+        for line in [
+            &[][..],
+            &["run", "--mode", "m", "--root", "/w", "--", "true"],
+            &["run", "--mode", "m", "--proof", "ab", "--", "true"],
+            &["run", "--mode=m", "--root", "/w", "--proof", "ab", "--", "true"],
+            &["run", "--mode", "m", "--root", "-w", "--proof", "ab", "--", "true"],
+            &["run", "--mode", "", "--root", "/w", "--proof", "ab", "--", "true"],
+            &["run", "--mode", "m", "--proof", "ab", "--root", "/w", "--", "true"],
+            &[
+                "run", "--mode", "m", "--root", "/w", "--proof", "ab", "--bundle", "/b", "--", "true",
+            ],
+            &["run", "--mode", "m", "--root", "/w", "--proof", "ab", "--"],
+            &["run", "--mode", "m", "--root", "/w", "--proof", "ab", "true"],
+            &["check", "--mode", "m", "--root", "/w", "--proof", "ab", "--", "true"],
+        ] {
+            assert_eq!(by_hand(&words(line)), None, "{line:?}");
+        }
+        // Words that are not UTF-8 are clap's to read (and to refuse).
+        use std::os::unix::ffi::OsStringExt;
+        let mut line = words(&["run", "--mode", "m", "--root", "/w", "--proof", "ab", "--", "true"]);
+        line[4] = OsString::from_vec(b"/w\xff".to_vec());
+        assert_eq!(by_hand(&line), None);
+    }
 }
