@@ -5,8 +5,9 @@
 //! `..` normalised and existing symlinks followed, ordered by containment. That order, with its
 //! join and meet, is what the effect profile's partial order is built from.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How many symlinks one path may pass through before it is treated as unknown (as `realpath` does).
@@ -322,45 +323,51 @@ pub(crate) fn resolve_path_found(base: &Path, path: &Path) -> Option<(PathBuf, O
     resolve_path_looked(base, path, &mut Looks::default())
 }
 
-/// What the disk said of the components one step's resolution looked at, so a component several
-/// of its places share (the workspace root, `/tmp`) is looked at once. Kept for one step only: a
-/// look kept longer could say what the disk no longer holds.
-#[derive(Debug, Default)]
-pub(crate) struct Looks {
-    seen: Vec<(PathBuf, Look)>,
+/// What the disk said of the places one resolution looked at, so a component several of its
+/// places share (the workspace root, `/tmp`) is looked at once. Kept for one step (or one
+/// sandbox layout) only: a look kept longer could say what the disk no longer holds.
+#[derive(Debug, Default, Clone)]
+pub struct Looks {
+    seen: HashMap<PathBuf, Look>,
 }
 
 /// One `lstat` (and, for a link, its `readlink`), as resolution reads it.
-#[derive(Debug, Clone)]
-enum Look {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Look {
     /// A symlink, with its target; `None` when the target could not be read.
     Link(Option<PathBuf>),
-    /// Exists; whether it is a directory.
-    Found { directory: bool },
+    /// Exists.
+    Found {
+        /// Whether it is a directory.
+        directory: bool,
+        /// Its device and inode.
+        identity: (u64, u64),
+    },
     /// Could not be looked at (missing, no permission, below a file).
     Missing,
 }
 
 impl Looks {
-    /// The look at `path`: the one this step already made, else a new one.
-    fn at(&mut self, path: &Path) -> Look {
-        if let Some((_, look)) = self.seen.iter().find(|(p, _)| p == path) {
+    /// The look at `path`: the one already made, else a new one.
+    pub fn at(&mut self, path: &Path) -> Look {
+        if let Some(look) = self.seen.get(path) {
             return look.clone();
         }
         let look = match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.file_type().is_symlink() => Look::Link(std::fs::read_link(path).ok()),
             Ok(meta) => Look::Found {
                 directory: meta.is_dir(),
+                identity: (meta.dev(), meta.ino()),
             },
             Err(_) => Look::Missing,
         };
-        self.seen.push((path.to_path_buf(), look.clone()));
+        self.seen.insert(path.to_path_buf(), look.clone());
         look
     }
 }
 
 /// [`resolve_path_found`], with the looks of the step's other places.
-pub(crate) fn resolve_path_looked(base: &Path, path: &Path, looks: &mut Looks) -> Option<(PathBuf, Option<bool>)> {
+pub fn resolve_path_looked(base: &Path, path: &Path, looks: &mut Looks) -> Option<(PathBuf, Option<bool>)> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -400,7 +407,7 @@ pub(crate) fn resolve_path_looked(base: &Path, path: &Path, looks: &mut Looks) -
                     push_components(&mut pending, &target);
                     continue;
                 }
-                Look::Found { directory: d } => directory = Some(d),
+                Look::Found { directory: d, .. } => directory = Some(d),
                 Look::Missing => exists = false,
             }
         }

@@ -6,7 +6,7 @@
 use crate::environment::Environment;
 use crate::error::SandboxError;
 use crate::walk::{Kind, Spec, Tree};
-use sixfold_core::scope::resolve_path;
+use sixfold_core::scope::{resolve_path_looked, Look, Looks};
 use std::path::{Component, Path, PathBuf};
 
 /// At most this many directory entries are read, per root, to find the secrets written `**/…`.
@@ -40,6 +40,10 @@ pub(crate) struct Layout {
     /// The caches' layers, each held by this layout (and its copies) alone until they are
     /// dropped: see [`take_layer`].
     held: Vec<std::sync::Arc<nix::fcntl::Flock<std::fs::File>>>,
+    /// What the disk said of each place this resolution looked at (the `.git` above each
+    /// protected path in it, `/tmp` and `$HOME` under every path written there), so each is
+    /// looked at once; emptied when the resolution is done.
+    looks: Looks,
 }
 
 /// How many runs of one project may each have a tool cache's layer at once; a run past them
@@ -201,11 +205,19 @@ impl Layout {
     /// [`Layout::resolve`], with the trees walked under the roots and temp dirs (not kept yet:
     /// the caller walks the roots again after the command and keeps that).
     pub(crate) fn resolve_walking(environment: &Environment) -> Result<(Layout, Trees), SandboxError> {
-        let roots = resolve_dirs(environment.roots.iter().chain(environment.read_only_roots.iter()))?;
-        let writable = outermost(resolve_dirs(environment.roots.iter().chain(environment.tmp.iter()))?);
+        let mut looks = Looks::default();
+        let roots = resolve_dirs(
+            environment.roots.iter().chain(environment.read_only_roots.iter()),
+            &mut looks,
+        )?;
+        let writable = outermost(resolve_dirs(
+            environment.roots.iter().chain(environment.tmp.iter()),
+            &mut looks,
+        )?);
         let mut layout = Layout {
             writable,
             roots,
+            looks,
             ..Layout::default()
         };
         // Each root is walked once, however many `**/` patterns are matched against it.
@@ -229,7 +241,14 @@ impl Layout {
             layout.hide_sockets(tmp, &mut trees)?;
         }
         layout.settle();
+        // A look kept longer could say what the disk no longer holds.
+        layout.looks = Looks::default();
         Ok((layout, trees))
+    }
+
+    /// `path` resolved from `/` (see `resolve_path`), looking at each place once.
+    fn resolved(&mut self, path: &Path) -> Option<PathBuf> {
+        resolve_path_looked(Path::new("/"), path, &mut self.looks).map(|(resolved, _)| resolved)
     }
 
     /// Sorts and deduplicates what was found: read-only wins over pinned, and nothing is
@@ -255,15 +274,13 @@ impl Layout {
 
     /// Keeps `placeholders` (the missing protected paths, now made) read-only like existing
     /// ones: nothing is missing any more.
-    pub(crate) fn hold<'p>(&mut self, placeholders: impl Iterator<Item = &'p Path>) {
-        for path in placeholders {
-            if let Some(identity) = identity(path) {
-                self.kept.push(Kept {
-                    path: path.to_path_buf(),
-                    read_only: true,
-                    identity,
-                });
-            }
+    pub(crate) fn hold<'p>(&mut self, placeholders: impl Iterator<Item = (&'p Path, (u64, u64))>) {
+        for (path, identity) in placeholders {
+            self.kept.push(Kept {
+                path: path.to_path_buf(),
+                read_only: true,
+                identity,
+            });
         }
         self.missing.clear();
         self.settle();
@@ -321,11 +338,11 @@ impl Layout {
                         "protected path `{written}` has a wildcard outside the workspace roots"
                     )));
                 }
-                let Some(start) = start_of(environment, &parsed, written)? else {
+                let Some(start) = start_of(environment, &parsed, written, &mut self.looks)? else {
                     return Ok(());
                 };
                 let relative: PathBuf = parsed.components.iter().skip_while(|c| **c == "..").collect();
-                let Some(path) = resolve_path(Path::new("/"), &start.join(&relative)) else {
+                let Some(path) = self.resolved(&start.join(&relative)) else {
                     return Err(invalid(format!("protected path `{written}` cannot be resolved")));
                 };
                 // Outside every writable root a path is read-only already.
@@ -351,12 +368,9 @@ impl Layout {
                 let matcher = matcher(first, written)?;
                 for root in self.writable_roots() {
                     for found in trees.find_below(&root, &matcher, written)? {
-                        let Ok(meta) = std::fs::symlink_metadata(&found) else {
-                            continue;
-                        };
                         // A link found on the way is not followed: what it points to inside a
                         // root is found where it is.
-                        if meta.file_type().is_symlink() {
+                        if !matches!(self.looks.at(&found), Look::Found { .. }) {
                             continue;
                         }
                         let at = found.strip_prefix(&root).map(Path::to_path_buf).unwrap_or_default();
@@ -394,8 +408,8 @@ impl Layout {
                 continue;
             };
             here.push(name);
-            match std::fs::symlink_metadata(&here) {
-                Err(_) => {
+            match self.looks.at(&here) {
+                Look::Missing => {
                     if if_missing == IfMissing::Skip {
                         return Ok(());
                     }
@@ -410,7 +424,7 @@ impl Layout {
                     self.pin_all(above);
                     return Ok(());
                 }
-                Ok(meta) if meta.file_type().is_symlink() => {
+                Look::Link(_) => {
                     if if_missing == IfMissing::Skip {
                         return Ok(());
                     }
@@ -419,16 +433,16 @@ impl Layout {
                         here.display()
                     )));
                 }
-                Ok(meta) if !meta.is_dir() && components.peek().is_some() => {
+                Look::Found { directory: false, .. } if components.peek().is_some() => {
                     // A file stands where the protected path's directory would be: keeping the
                     // file in place keeps the path from being created.
                     self.keep(here, true);
                     self.pin_all(above);
                     return Ok(());
                 }
-                Ok(meta) => {
+                Look::Found { directory, .. } => {
                     if components.peek().is_none() {
-                        self.keep(here, subtree || !meta.is_dir());
+                        self.keep(here, subtree || !directory);
                         self.pin_all(above);
                         return Ok(());
                     }
@@ -448,7 +462,12 @@ impl Layout {
     }
 
     fn keep(&mut self, path: PathBuf, read_only: bool) {
-        if let Some(identity) = identity(&path) {
+        let identity = match self.looks.at(&path) {
+            Look::Found { identity, .. } => Some(identity),
+            Look::Link(_) => identity(&path),
+            Look::Missing => None,
+        };
+        if let Some(identity) = identity {
             self.kept.push(Kept {
                 path,
                 read_only,
@@ -463,7 +482,7 @@ impl Layout {
         let named: Vec<&str> = parsed.components.iter().skip(climbs).copied().collect();
         let Some((last, parents)) = named.split_last() else {
             // `~` alone (the whole home directory), or a variable's path itself.
-            if let Some(path) = start_of(environment, &parsed, written)? {
+            if let Some(path) = start_of(environment, &parsed, written, &mut self.looks)? {
                 self.push_hidden(&path);
             }
             return Ok(());
@@ -477,7 +496,7 @@ impl Layout {
         let parent: PathBuf = parents.iter().collect();
         match parsed.base {
             Base::Home | Base::Absolute | Base::Variable(_) => {
-                if let Some(start) = start_of(environment, &parsed, written)? {
+                if let Some(start) = start_of(environment, &parsed, written, &mut self.looks)? {
                     self.hide_in(&start.join(parent), last, &matcher);
                 }
             }
@@ -512,15 +531,20 @@ impl Layout {
                 "cache `{written}`: a cache is one directory outside the roots (`~/p`, `/p`, `$NAME/p`)"
             )));
         }
-        let Some(start) = start_of(environment, &parsed, written)? else {
+        let Some(start) = start_of(environment, &parsed, written, &mut self.looks)? else {
             return Ok(());
         };
         let relative: PathBuf = parsed.components.iter().skip_while(|c| **c == "..").collect();
-        let Some(path) = resolve_path(Path::new("/"), &start.join(relative)) else {
+        let Some(path) = self.resolved(&start.join(relative)) else {
             return Ok(());
         };
         let plain = path.to_str().is_some_and(|p| !p.contains([',', ':', '\\']));
-        if !path.is_dir()
+        let is_dir = match self.looks.at(&path) {
+            Look::Found { directory, .. } => directory,
+            Look::Link(_) => path.is_dir(),
+            Look::Missing => false,
+        };
+        if !is_dir
             || !plain
             || self.writable_root_of(&path).is_some()
             || self
@@ -542,7 +566,7 @@ impl Layout {
         };
         let made =
             std::fs::create_dir_all(layer.join("upper")).and_then(|()| std::fs::create_dir_all(layer.join("work")));
-        let Some(layer) = made.ok().and_then(|()| resolve_path(Path::new("/"), &layer)) else {
+        let Some(layer) = made.ok().and_then(|()| self.resolved(&layer)) else {
             return Ok(());
         };
         if layer.to_str().is_some_and(|l| l.contains([',', ':', '\\'])) || layer.starts_with(&path) {
@@ -559,7 +583,7 @@ impl Layout {
     /// Hides every socket under a temp dir, a few levels down (ssh-agent's
     /// `/tmp/ssh-…/agent.…`, tmux's `/tmp/tmux-…/default`): a host process listens there.
     fn hide_sockets(&mut self, tmp: &Path, trees: &mut Trees) -> Result<(), SandboxError> {
-        let Some(tmp) = resolve_path(Path::new("/"), tmp) else {
+        let Some(tmp) = self.resolved(tmp) else {
             return Ok(());
         };
         let Some(tree) = trees.sockets(&tmp).filter(|t| t.complete) else {
@@ -599,20 +623,23 @@ impl Layout {
     /// Records an existing secret, resolved (a mount follows symbolic links, so the mask lands
     /// on what the link points to).
     fn push_hidden(&mut self, path: &Path) {
-        if std::fs::symlink_metadata(path).is_err() {
+        if self.looks.at(path) == Look::Missing {
             return;
         }
-        let Some(resolved) = resolve_path(Path::new("/"), path) else {
+        let Some(resolved) = self.resolved(path) else {
             return;
         };
-        let Ok(meta) = std::fs::metadata(&resolved) else {
+        let is_dir = match self.looks.at(&resolved) {
+            Look::Found { directory, .. } => directory,
+            // Resolved, it is no link, unless one appeared since: looked at as a mount would.
+            Look::Link(_) => match std::fs::metadata(&resolved) {
+                Ok(meta) => meta.is_dir(),
+                Err(_) => return,
+            },
             // A dangling link: nothing to read.
-            return;
+            Look::Missing => return,
         };
-        self.hidden.push(Hidden {
-            path: resolved,
-            is_dir: meta.is_dir(),
-        });
+        self.hidden.push(Hidden { path: resolved, is_dir });
     }
 }
 
@@ -640,7 +667,12 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 
 /// Where a path as written outside the roots starts: the home directory, `/`, or a variable's
 /// path climbed as written (`None` when the variable is unset or not absolute).
-fn start_of(environment: &Environment, parsed: &Written<'_>, written: &str) -> Result<Option<PathBuf>, SandboxError> {
+fn start_of(
+    environment: &Environment,
+    parsed: &Written<'_>,
+    written: &str,
+    looks: &mut Looks,
+) -> Result<Option<PathBuf>, SandboxError> {
     match &parsed.base {
         Base::Home => home(environment, written).map(Some),
         Base::Variable(name) => {
@@ -650,7 +682,7 @@ fn start_of(environment: &Environment, parsed: &Written<'_>, written: &str) -> R
             if !value.is_absolute() {
                 return Ok(None);
             }
-            let Some(mut start) = resolve_path(Path::new("/"), &value) else {
+            let Some((mut start, _)) = resolve_path_looked(Path::new("/"), &value, looks) else {
                 return Ok(None);
             };
             for _ in parsed.components.iter().take_while(|c| **c == "..") {
@@ -873,7 +905,7 @@ fn home(environment: &Environment, written: &str) -> Result<PathBuf, SandboxErro
 }
 
 /// Directories as given, resolved and checked to be directories, sorted.
-fn resolve_dirs<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Result<Vec<PathBuf>, SandboxError> {
+fn resolve_dirs<'a>(dirs: impl Iterator<Item = &'a PathBuf>, looks: &mut Looks) -> Result<Vec<PathBuf>, SandboxError> {
     let mut resolved_dirs = Vec::new();
     for dir in dirs {
         if !dir.is_absolute() {
@@ -882,10 +914,10 @@ fn resolve_dirs<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Result<Vec<PathB
                 dir.display()
             )));
         }
-        let Some(resolved) = resolve_path(Path::new("/"), dir) else {
+        let Some((resolved, directory)) = resolve_path_looked(Path::new("/"), dir, looks) else {
             return Err(invalid(format!("writable root `{}` cannot be resolved", dir.display())));
         };
-        if !resolved.is_dir() {
+        if !directory.unwrap_or_else(|| resolved.is_dir()) {
             return Err(invalid(format!("writable root `{}` is not a directory", dir.display())));
         }
         resolved_dirs.push(resolved);
