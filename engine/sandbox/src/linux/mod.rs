@@ -48,7 +48,7 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     }
     let before = Repositories::of(searched.iter().map(|r| (r.as_path(), trees.walked(r))));
     let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
-    layout.hold(placeholders.paths());
+    layout.hold(placeholders.held());
     let plan = Plan::new(
         environment,
         layout,

@@ -40,8 +40,10 @@ struct Held {
     path: PathBuf,
     /// Set for a file that holds text (or nothing) where a directory would be made.
     text: Option<String>,
-    lock_file: PathBuf,
-    _shared: Flock<File>,
+    /// Its device and inode when it was made (or found).
+    identity: (u64, u64),
+    /// Shared while the command runs; made exclusive to take the placeholder down.
+    lock: Flock<File>,
 }
 
 /// What a lock file records: the placeholder's device and inode, always this wide, so it is
@@ -114,7 +116,11 @@ impl Placeholders {
                 held: Vec::new(),
             });
         }
-        let dir = Self::lock_dir()?;
+        Self::make_in(Self::lock_dir()?, missing, texts)
+    }
+
+    /// [`Placeholders::make`], with the locks in `dir`.
+    fn make_in(dir: PathBuf, missing: &[PathBuf], texts: &[(PathBuf, String)]) -> Result<Placeholders, SandboxError> {
         std::fs::create_dir_all(&dir).map_err(host("create the placeholder lock directory"))?;
         let _all = Flock::lock(open_lock(&dir.join("all.lock"))?, FlockArg::LockExclusive)
             .map_err(lock_error("lock the placeholders"))?;
@@ -128,44 +134,49 @@ impl Placeholders {
             let shared =
                 Flock::lock(open_lock(&lock_file)?, FlockArg::LockShared).map_err(lock_error("lock a placeholder"))?;
             made_lock |= shared.metadata().is_ok_and(|m| m.len() == 0);
-            match std::fs::symlink_metadata(path) {
-                Err(_) => {
-                    if !is_dir_name(path) || text.is_some() {
-                        let mut file = OpenOptions::new()
-                            .write(true)
-                            .create_new(true)
-                            .mode(0o644)
-                            .open(path)
-                            .map_err(host("create a placeholder file"))?;
-                        std::io::Write::write_all(&mut file, text.as_deref().unwrap_or_default().as_bytes())
-                            .map_err(host("write a placeholder file"))?;
-                    } else {
-                        std::fs::create_dir(path).map_err(host("create a placeholder directory"))?;
-                    }
-                    let meta = std::fs::symlink_metadata(path).map_err(host("read a placeholder"))?;
+            // Made where nothing is; what stands there already is looked at instead.
+            let made = if !is_dir_name(path) || text.is_some() {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o644)
+                    .open(path)
+                    .and_then(|mut file| {
+                        std::io::Write::write_all(&mut file, text.as_deref().unwrap_or_default().as_bytes())?;
+                        file.metadata()
+                    })
+            } else {
+                std::fs::create_dir(path).and_then(|()| std::fs::symlink_metadata(path))
+            };
+            let meta = match made {
+                Ok(meta) => {
                     shared
                         .write_all_at(record(meta.dev(), meta.ino()).as_bytes(), 0)
                         .map_err(host("write a placeholder lock"))?;
+                    meta
                 }
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    // INVARIANT (fail closed): a link appeared where a protected path was
-                    // missing; binding it would land on what it points to.
-                    return Err(SandboxError::Invalid {
-                        what: format!(
-                            "protected path `{}` became a symbolic link, which cannot be kept in place",
-                            path.display()
-                        ),
-                    });
+                // It exists now (another run's placeholder, or one that appeared): it is bound
+                // read-only as it is.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    std::fs::symlink_metadata(path).map_err(host("read a placeholder"))?
                 }
-                // It exists now (another run's placeholder, or one that appeared): it is
-                // bound read-only as it is.
-                Ok(_) => {}
+                Err(e) => return Err(host("create a placeholder")(e)),
+            };
+            if meta.file_type().is_symlink() {
+                // INVARIANT (fail closed): a link appeared where a protected path was missing;
+                // binding it would land on what it points to.
+                return Err(SandboxError::Invalid {
+                    what: format!(
+                        "protected path `{}` became a symbolic link, which cannot be kept in place",
+                        path.display()
+                    ),
+                });
             }
             held.push(Held {
                 path: path.clone(),
                 text,
-                lock_file,
-                _shared: shared,
+                identity: (meta.dev(), meta.ino()),
+                lock: shared,
             });
         }
         if made_lock {
@@ -174,9 +185,9 @@ impl Placeholders {
         Ok(Placeholders { dir, held })
     }
 
-    /// The paths held, to be bound read-only.
-    pub(crate) fn paths(&self) -> impl Iterator<Item = &Path> {
-        self.held.iter().map(|h| h.path.as_path())
+    /// The paths held, with their device and inode, to be bound read-only.
+    pub(crate) fn held(&self) -> impl Iterator<Item = (&Path, (u64, u64))> {
+        self.held.iter().map(|h| (h.path.as_path(), h.identity))
     }
 
     /// Whether `path` is a placeholder some run made (holding `text`) and none holds now (left
@@ -259,19 +270,16 @@ impl Drop for Placeholders {
         };
         for held in self.held.drain(..) {
             let Held {
-                path,
-                text,
-                lock_file,
-                _shared,
+                path, text, mut lock, ..
             } = held;
-            drop(_shared);
-            let Ok(file) = open_lock(&lock_file) else { continue };
             // Another run still holding it keeps it: removing a mountpoint would detach it in
-            // that run's namespace.
-            let Ok(mut alone) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
+            // that run's namespace. (A conversion that fails lets go of this run's shared lock,
+            // which is what dropping it does anyway; `all.lock` keeps any run from taking one
+            // meanwhile.)
+            if lock.relock(FlockArg::LockExclusiveNonblock).is_err() {
                 continue;
-            };
-            if is_placeholder(&path, text.as_deref(), &mut alone) {
+            }
+            if is_placeholder(&path, text.as_deref(), &mut lock) {
                 let removed = if path.is_dir() {
                     std::fs::remove_dir(&path)
                 } else {
@@ -279,7 +287,7 @@ impl Drop for Placeholders {
                 };
                 if removed.is_ok() {
                     // The lock file stays, cleared, for the next run to overwrite.
-                    let _ = alone.write_all_at(CLEARED, 0);
+                    let _ = lock.write_all_at(CLEARED, 0);
                 }
             }
         }
@@ -322,6 +330,39 @@ mod tests {
         std::fs::write(dir.path().join("cleared.lock"), CLEARED).unwrap();
         evict(dir.path());
         assert!(dir.path().join("cleared.lock").exists());
+    }
+
+    /// What is held is what stands at each path once made, or found there: the device and inode
+    /// the mount must land on, without looking again. A link standing there is refused.
+    #[test]
+    fn each_placeholder_is_held_with_the_entry_made_or_found() {
+        let t = tempfile::tempdir().unwrap();
+        let (locks, w) = (t.path().join("locks"), t.path().join("w"));
+        std::fs::create_dir_all(&w).unwrap();
+        std::fs::write(w.join(".claude"), "mine").unwrap();
+        let missing = [
+            w.join(".mcp.json"),
+            w.join(".git"),
+            w.join("commondir"),
+            w.join(".claude"),
+        ];
+        let texts = [(w.join("commondir"), ".\n".to_string())];
+        let held = Placeholders::make_in(locks.clone(), &missing, &texts).unwrap();
+        let found: Vec<(PathBuf, (u64, u64))> = held.held().map(|(p, id)| (p.to_path_buf(), id)).collect();
+        assert_eq!(found.len(), missing.len());
+        for (path, identity) in &found {
+            let meta = std::fs::symlink_metadata(path).unwrap();
+            assert_eq!(*identity, (meta.dev(), meta.ino()), "{}", path.display());
+        }
+        assert!(w.join(".git").is_dir());
+        assert_eq!(std::fs::read_to_string(w.join("commondir")).unwrap(), ".\n");
+        drop(held);
+        // The last one out removes what it made, and leaves what it found.
+        assert!(!w.join(".mcp.json").exists() && !w.join(".git").exists() && !w.join("commondir").exists());
+        assert_eq!(std::fs::read_to_string(w.join(".claude")).unwrap(), "mine");
+        std::os::unix::fs::symlink("/etc", w.join(".codex")).unwrap();
+        let linked = Placeholders::make_in(locks, &[w.join(".codex")], &[]);
+        assert!(matches!(linked, Err(SandboxError::Invalid { .. })), "{linked:?}");
     }
 
     #[test]

@@ -101,7 +101,7 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
             return finish(checks, canary, listeners);
         }
     };
-    layout.hold(placeholders.paths());
+    layout.hold(placeholders.held());
     if outside_dirs(environment, &layout).is_empty() {
         checks.push(Check::new(
             "write-outside-roots",
