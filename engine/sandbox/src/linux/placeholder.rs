@@ -19,6 +19,14 @@
 //! and inode) and removes it when done. A lock file stays once made (cleared when its
 //! placeholder goes), so the next run of the same workspace overwrites it in place instead of
 //! creating and removing a file; past [`MAX_LOCKS`] the unused ones go.
+//!
+//! A placeholder file keeps its inode from run to run: a second name for it, its spare, stays
+//! beside its lock file, and the next run links the spare in instead of creating a file, once
+//! it has looked at it (a regular file with no other name, holding exactly what the placeholder
+//! holds). Taking the placeholder down then only removes a name. Making and freeing an inode is
+//! most of a placeholder's cost, and on a filesystem without a journal ext4 skips every inode
+//! freed in the last minutes when it allocates one, so each run made the next one slower.
+//! A placeholder that someone wrote to while it stood is theirs: it stays, and its spare goes.
 
 use crate::error::SandboxError;
 use nix::fcntl::{Flock, FlockArg};
@@ -76,6 +84,57 @@ fn lock_name(path: &Path) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}.lock")
+}
+
+/// A placeholder's spare, beside its lock file.
+fn spare_of(lock_file: &Path) -> PathBuf {
+    lock_file.with_extension("spare")
+}
+
+/// Links the spare in at `path` and keeps it there when it is a regular file with no other
+/// name holding exactly `body`: the entry made, or `AlreadyExists` when something stands at
+/// `path` (or was swapped in); `None` makes one afresh (no spare, one that does not hold, which
+/// goes, or another filesystem).
+fn link_spare(spare: &Path, path: &Path, body: &str) -> Option<std::io::Result<std::fs::Metadata>> {
+    // `link(2)` names the spare itself, never what a link standing there points to, and never
+    // replaces what stands at `path`.
+    match std::fs::hard_link(spare, path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Some(Err(e)),
+        Err(_) => return None,
+    }
+    let (Ok(linked), Ok(kept)) = (std::fs::symlink_metadata(path), std::fs::symlink_metadata(spare)) else {
+        return Some(Err(std::io::ErrorKind::AlreadyExists.into()));
+    };
+    if (linked.dev(), linked.ino()) != (kept.dev(), kept.ino()) {
+        // Not the spare linked (one of the two was swapped meanwhile): taken as what stands.
+        return Some(Err(std::io::ErrorKind::AlreadyExists.into()));
+    }
+    let holds = linked.is_file()
+        && linked.nlink() == 2
+        && linked.len() == body.len() as u64
+        && (body.is_empty() || std::fs::read(path).is_ok_and(|held| held == body.as_bytes()));
+    if holds {
+        return Some(Ok(linked));
+    }
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(spare);
+    None
+}
+
+/// A placeholder file made afresh, holding `body`; it becomes its spare too.
+fn make_file(path: &Path, body: &str, spare: &Path) -> std::io::Result<std::fs::Metadata> {
+    let meta = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path)
+        .and_then(|mut file| {
+            std::io::Write::write_all(&mut file, body.as_bytes())?;
+            file.metadata()
+        })?;
+    let _ = std::fs::hard_link(path, spare);
+    Ok(meta)
 }
 
 /// Whether a missing protected name becomes an empty directory (`.git`, see above) rather than
@@ -136,15 +195,8 @@ impl Placeholders {
             made_lock |= shared.metadata().is_ok_and(|m| m.len() == 0);
             // Made where nothing is; what stands there already is looked at instead.
             let made = if !is_dir_name(path) || text.is_some() {
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o644)
-                    .open(path)
-                    .and_then(|mut file| {
-                        std::io::Write::write_all(&mut file, text.as_deref().unwrap_or_default().as_bytes())?;
-                        file.metadata()
-                    })
+                let (body, spare) = (text.as_deref().unwrap_or_default(), spare_of(&lock_file));
+                link_spare(&spare, path, body).unwrap_or_else(|| make_file(path, body, &spare))
             } else {
                 std::fs::create_dir(path).and_then(|()| std::fs::symlink_metadata(path))
             };
@@ -252,6 +304,7 @@ fn evict(dir: &Path) {
         };
         let mut recorded = Vec::new();
         if alone.read_to_end(&mut recorded).is_ok() && recorded.iter().all(|b| *b == b' ') {
+            let _ = std::fs::remove_file(spare_of(&lock_file));
             let _ = std::fs::remove_file(&lock_file);
         }
     }
@@ -270,7 +323,10 @@ impl Drop for Placeholders {
         };
         for held in self.held.drain(..) {
             let Held {
-                path, text, mut lock, ..
+                path,
+                text,
+                mut lock,
+                identity,
             } = held;
             // Another run still holding it keeps it: removing a mountpoint would detach it in
             // that run's namespace. (A conversion that fails lets go of this run's shared lock,
@@ -288,6 +344,13 @@ impl Drop for Placeholders {
                 if removed.is_ok() {
                     // The lock file stays, cleared, for the next run to overwrite.
                     let _ = lock.write_all_at(CLEARED, 0);
+                }
+            } else {
+                // Written to while it stood: what it holds is someone's now, and so is the
+                // spare that names the same file.
+                let spare = spare_of(&self.dir.join(lock_name(&path)));
+                if std::fs::symlink_metadata(&spare).is_ok_and(|m| (m.dev(), m.ino()) == identity) {
+                    let _ = std::fs::remove_file(&spare);
                 }
             }
         }
@@ -363,6 +426,60 @@ mod tests {
         std::os::unix::fs::symlink("/etc", w.join(".codex")).unwrap();
         let linked = Placeholders::make_in(locks, &[w.join(".codex")], &[]);
         assert!(matches!(linked, Err(SandboxError::Invalid { .. })), "{linked:?}");
+    }
+
+    fn identity_of(path: &Path) -> (u64, u64) {
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        (meta.dev(), meta.ino())
+    }
+
+    /// A placeholder file keeps its inode from run to run through its spare; a spare that does
+    /// not hold what the placeholder holds (written to, linked elsewhere, a link) is never
+    /// linked in, and one written to through the placeholder stays with its writer.
+    #[test]
+    fn a_spare_is_linked_in_only_while_it_holds() {
+        let t = tempfile::tempdir().unwrap();
+        let (locks, w) = (t.path().join("locks"), t.path().join("w"));
+        std::fs::create_dir_all(&w).unwrap();
+        let (mcp, commondir) = (w.join(".mcp.json"), w.join("commondir"));
+        let texts = [(commondir.clone(), ".\n".to_string())];
+        let run = |missing: &[PathBuf]| Placeholders::make_in(locks.clone(), missing, &texts).unwrap();
+        let spare = |path: &Path| spare_of(&locks.join(lock_name(path)));
+
+        let first = run(&[mcp.clone(), commondir.clone()]);
+        let made = (identity_of(&mcp), identity_of(&commondir));
+        drop(first);
+        assert!(!mcp.exists() && !commondir.exists(), "taken down");
+        assert_eq!((identity_of(&spare(&mcp)), identity_of(&spare(&commondir))), made);
+        let second = run(&[mcp.clone(), commondir.clone()]);
+        assert_eq!(
+            (identity_of(&mcp), identity_of(&commondir)),
+            made,
+            "the same files again"
+        );
+        assert_eq!(std::fs::read_to_string(&commondir).unwrap(), ".\n");
+        drop(second);
+
+        // Written to through its spare, linked elsewhere, or a link: made afresh instead.
+        std::fs::write(spare(&mcp), "{\"mcpServers\": {}}").unwrap();
+        let third = run(std::slice::from_ref(&mcp));
+        assert_eq!(std::fs::read(&mcp).unwrap(), b"");
+        drop(third);
+        std::fs::hard_link(spare(&mcp), w.join("elsewhere")).unwrap();
+        let fourth = run(std::slice::from_ref(&mcp));
+        assert_ne!(identity_of(&mcp), identity_of(&w.join("elsewhere")));
+        drop(fourth);
+        std::fs::remove_file(spare(&mcp)).unwrap();
+        std::os::unix::fs::symlink(w.join("elsewhere"), spare(&mcp)).unwrap();
+        let fifth = run(std::slice::from_ref(&mcp));
+        assert!(std::fs::symlink_metadata(&mcp).unwrap().is_file());
+        assert_eq!(std::fs::read(&mcp).unwrap(), b"");
+
+        // Written to while it stood: it stays, and so does what was written; its spare goes.
+        std::fs::write(&mcp, "mine").unwrap();
+        drop(fifth);
+        assert_eq!(std::fs::read_to_string(&mcp).unwrap(), "mine");
+        assert!(std::fs::symlink_metadata(spare(&mcp)).is_err());
     }
 
     #[test]
