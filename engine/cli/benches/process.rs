@@ -16,9 +16,10 @@
 //! Run with `cargo bench -p sixfold-cli --bench process` (`SIXFOLD_BENCH_RUNS=N` to change the
 //! number of runs, 200 by default). `SIXFOLD_BENCH_BINARY=PATH` measures another build of
 //! `sixfold` than the one cargo built with the bench (an installed one, a static one), and
-//! `SIXFOLD_BENCH_AGAINST=PATH` adds that build's `--version` and fresh hook to the same
-//! interleaved run, so two builds are compared in one sitting (an A/B, printed as ratios). Speed
-//! is measured here, never asserted; the figures and the target are in `docs/performance.md`.
+//! `SIXFOLD_BENCH_AGAINST=PATH` adds that build's `--version`, fresh hook and sandbox line to the
+//! same interleaved run, so two builds are compared in one sitting (an A/B, printed as ratios).
+//! Speed is measured here, never asserted; the figures and the target are in
+//! `docs/performance.md`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -190,7 +191,7 @@ fn bench() -> Result<(), String> {
             ),
             "sandbox",
         )?,
-        hook_line_subject()?,
+        hook_line_subject(LINE, sixfold_binary(), "hook-line")?,
         in_project(
             Subject::new("sixfold check", sixfold_binary(), &["check"], "ok"),
             "check",
@@ -304,7 +305,11 @@ fn bench() -> Result<(), String> {
                 .map(|(_, t)| *t)
         };
         // The other build, where one was named: its start-up and its hook against this one's.
-        for (label, ours) in [(AGAINST_VERSION, "sixfold --version"), (AGAINST_HOOK, "sixfold hook")] {
+        for (label, ours) in [
+            (AGAINST_VERSION, "sixfold --version"),
+            (AGAINST_HOOK, "sixfold hook"),
+            (AGAINST_LINE, LINE),
+        ] {
             if let (Some(theirs), Some(ours)) = (of(label), of(ours)) {
                 println!("{label:<26} {} this build's", ratio(&theirs, &ours));
             }
@@ -382,9 +387,11 @@ fn sandbox_peers() -> Result<Vec<Subject>, String> {
 
 const AGAINST_VERSION: &str = "B: sixfold --version";
 const AGAINST_HOOK: &str = "B: sixfold hook";
+const AGAINST_LINE: &str = "B: the hook's line";
+const LINE: &str = "sandbox run --proof -- true (the hook's line)";
 
 /// Another build of `sixfold` (`SIXFOLD_BENCH_AGAINST`), timed in the same run as this one:
-/// its `--version` and its hook in a fresh session of its own.
+/// its `--version`, its hook in a fresh session of its own and its sandbox line.
 fn against() -> Result<Vec<Subject>, String> {
     let Ok(other) = std::env::var("SIXFOLD_BENCH_AGAINST") else {
         return Ok(Vec::new());
@@ -393,7 +400,8 @@ fn against() -> Result<Vec<Subject>, String> {
     let version = Subject::new(AGAINST_VERSION, program, &["--version"], "sixfold");
     let mut hook = hook_subject(AGAINST_HOOK, "against", 0, Extra::None)?;
     hook.program = program;
-    Ok(vec![version, hook])
+    let line = hook_line_subject(AGAINST_LINE, program, "against-line")?;
+    Ok(vec![version, hook, line])
 }
 
 /// What a scratch project holds besides its state.
@@ -475,9 +483,9 @@ fn in_project(mut subject: Subject, name: &str) -> Result<Subject, String> {
 /// `sixfold sandbox run … -- true` as the hook writes it: with `--proof`, the digest of the proof
 /// the hook found (taken from `sixfold judge`, which answers as the hook does), so the run reads
 /// the environment from the proof instead of loading the bundle.
-fn hook_line_subject() -> Result<Subject, String> {
-    let dir = scratch("hook-line")?;
-    let out = Command::new(sixfold_binary())
+fn hook_line_subject(label: &'static str, program: &'static str, name: &str) -> Result<Subject, String> {
+    let dir = scratch(name)?;
+    let out = Command::new(program)
         .args([
             "judge",
             "--mode",
@@ -501,12 +509,7 @@ fn hook_line_subject() -> Result<Subject, String> {
         .skip_while(|w| *w != "--proof")
         .nth(1)
         .ok_or_else(|| format!("no sandbox proven here to write `--proof` for: {line:?}"))?;
-    let mut subject = Subject::new(
-        "sandbox run --proof -- true (the hook's line)",
-        sixfold_binary(),
-        &[],
-        "",
-    );
+    let mut subject = Subject::new(label, program, &[], "");
     let root = dir.to_string_lossy().into_owned();
     subject.args = [
         "sandbox",
