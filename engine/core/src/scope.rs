@@ -366,7 +366,9 @@ impl Looks {
     }
 }
 
-/// [`resolve_path_found`], with the looks of the step's other places.
+/// [`resolve_path`], with the looks of the step's other places (or of one sandbox layout), and
+/// what the last look said of the resolved path: whether it is an existing directory, `None`
+/// where the last step was no look at it (a trailing `..`, the root).
 pub fn resolve_path_looked(base: &Path, path: &Path, looks: &mut Looks) -> Option<(PathBuf, Option<bool>)> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
