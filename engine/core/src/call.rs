@@ -247,9 +247,10 @@ pub fn judge(call: &Call<'_>, layers: Layers<'_>, sandboxing: Sandboxing<'_>) ->
     let map = |under: Under<'_>| mapped(under.bundle, &call.called, call.cwd);
     let layered_map = map(layers.layered);
     let without = layers.without.map(|under| {
-        let map = match std::ptr::eq(under.bundle, layers.layered.bundle) {
-            true => layered_map.clone(),
-            false => map(under),
+        let map = if std::ptr::eq(under.bundle, layers.layered.bundle) {
+            layered_map.clone()
+        } else {
+            map(under)
         };
         judge_in(call, under, &place, map)
     });
@@ -459,13 +460,13 @@ pub fn understood(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> bool {
     mapped(bundle, called, cwd).is_ok_and(|(m, _)| m.known)
 }
 
-/// A call mapped to its act and effects under one bundle, with the input field its command
-/// can be rewritten in (only a provider's own tool with a command field: an MCP server's
-/// `command` is the server's to read).
 /// What a call does as a bundle maps it, and the input field holding its command, if any; or
 /// why its input cannot be read.
 type Mapped = Result<(ToolEffects, Option<String>), String>;
 
+/// A call mapped to its act and effects under one bundle, with the input field its command
+/// can be rewritten in (only a provider's own tool with a command field: an MCP server's
+/// `command` is the server's to read).
 fn mapped(bundle: &Bundle, called: &Called<'_>, cwd: &Path) -> Mapped {
     match called {
         Called::Tool { provider, name, input } => {

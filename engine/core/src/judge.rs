@@ -1372,8 +1372,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A glob written in a rule is a set of that one glob named by it: it answers as a named set
-    /// of the same glob does, and a bad one is refused alike.
     /// Every short normal path against every short absolute literal start (`/`, `.`, two
     /// names): the text comparison answers as the comparison of components does.
     #[test]
@@ -1405,6 +1403,8 @@ mod tests {
         }
     }
 
+    /// A glob written in a rule is a set of that one glob named by it: it answers as a named set
+    /// of the same glob does, and a bad one is refused alike.
     #[test]
     fn an_inline_glob_is_a_set_of_one() {
         let ws = Workspace::new("/w").with_home("/h");

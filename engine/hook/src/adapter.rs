@@ -382,10 +382,7 @@ fn judge_narrowed(
         pattern: &pattern,
     };
     // The bundle the step is judged in without the project layer, when it is untrusted.
-    let unlayered = match shared {
-        true => Some(&bundle),
-        false => without.as_ref(),
-    };
+    let unlayered = if shared { Some(&bundle) } else { without.as_ref() };
     let bare = unlayered.map(|bundle| Under {
         bundle,
         mode: default.0,

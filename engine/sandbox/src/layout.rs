@@ -246,6 +246,17 @@ impl Layout {
         Ok((layout, trees))
     }
 
+    /// Whether a resolved path is a directory, as a mount following links would find it; `None`
+    /// when nothing is there.
+    fn is_dir(&mut self, resolved: &Path) -> Option<bool> {
+        match self.looks.at(resolved) {
+            Look::Found { directory, .. } => Some(directory),
+            // Resolved, it is no link, unless one appeared since.
+            Look::Link(_) => std::fs::metadata(resolved).ok().map(|m| m.is_dir()),
+            Look::Missing => None,
+        }
+    }
+
     /// `path` resolved from `/` (see `resolve_path`), looking at each place once.
     fn resolved(&mut self, path: &Path) -> Option<PathBuf> {
         resolve_path_looked(Path::new("/"), path, &mut self.looks).map(|(resolved, _)| resolved)
@@ -539,12 +550,7 @@ impl Layout {
             return Ok(());
         };
         let plain = path.to_str().is_some_and(|p| !p.contains([',', ':', '\\']));
-        let is_dir = match self.looks.at(&path) {
-            Look::Found { directory, .. } => directory,
-            Look::Link(_) => path.is_dir(),
-            Look::Missing => false,
-        };
-        if !is_dir
+        if !self.is_dir(&path).unwrap_or(false)
             || !plain
             || self.writable_root_of(&path).is_some()
             || self
@@ -629,15 +635,9 @@ impl Layout {
         let Some(resolved) = self.resolved(path) else {
             return;
         };
-        let is_dir = match self.looks.at(&resolved) {
-            Look::Found { directory, .. } => directory,
-            // Resolved, it is no link, unless one appeared since: looked at as a mount would.
-            Look::Link(_) => match std::fs::metadata(&resolved) {
-                Ok(meta) => meta.is_dir(),
-                Err(_) => return,
-            },
-            // A dangling link: nothing to read.
-            Look::Missing => return,
+        // A dangling link: nothing to read.
+        let Some(is_dir) = self.is_dir(&resolved) else {
+            return;
         };
         self.hidden.push(Hidden { path: resolved, is_dir });
     }
