@@ -205,6 +205,16 @@ impl Layout {
     /// [`Layout::resolve`], with the trees walked under the roots and temp dirs (not kept yet:
     /// the caller walks the roots again after the command and keeps that).
     pub(crate) fn resolve_walking(environment: &Environment) -> Result<(Layout, Trees), SandboxError> {
+        let (mut layout, mut trees) = Layout::start(environment)?;
+        layout.finish(environment, &mut trees)?;
+        Ok((layout, trees))
+    }
+
+    /// The part of a resolution the sandbox's first mounts need: the roots, the writable
+    /// directories, the secrets, and the caches' layers (a cache is never layered over a
+    /// secret). [`Layout::finish`] resolves the rest, which the sandbox needs only once its
+    /// namespaces and first mounts are made, so the two can run side by side.
+    pub(crate) fn start(environment: &Environment) -> Result<(Layout, Trees), SandboxError> {
         let mut looks = Looks::default();
         let roots = resolve_dirs(
             environment.roots.iter().chain(environment.read_only_roots.iter()),
@@ -222,14 +232,21 @@ impl Layout {
         };
         // Each root is walked once, however many `**/` patterns are matched against it.
         let mut trees = Trees::new(environment, &layout.writable)?;
-        for written in &environment.protected {
-            layout.protect(environment, written, &mut trees)?;
-        }
         for written in &environment.secrets {
             layout.hide(environment, written, &mut trees)?;
         }
         for written in &environment.caches {
             layout.layer(environment, written)?;
+        }
+        Ok((layout, trees))
+    }
+
+    /// The rest of a resolution begun by [`Layout::start`]: the protected paths (kept, or
+    /// missing) and the host's sockets in the temp dirs.
+    pub(crate) fn finish(&mut self, environment: &Environment, trees: &mut Trees) -> Result<(), SandboxError> {
+        // After the layers: a protected path inside one is writable, so it is kept too.
+        for written in &environment.protected {
+            self.protect(environment, written, trees)?;
         }
         // The temp dirs hold the host's sockets whether or not they are writable.
         let mut temp_dirs = vec![
@@ -238,12 +255,12 @@ impl Layout {
         ];
         temp_dirs.dedup();
         for tmp in &temp_dirs {
-            layout.hide_sockets(tmp, &mut trees)?;
+            self.hide_sockets(tmp, trees)?;
         }
-        layout.settle();
+        self.settle();
         // A look kept longer could say what the disk no longer holds.
-        layout.looks = Looks::default();
-        Ok((layout, trees))
+        self.looks = Looks::default();
+        Ok(())
     }
 
     /// Whether a resolved path is a directory, as a mount following links would find it; `None`

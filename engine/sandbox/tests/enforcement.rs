@@ -421,6 +421,25 @@ fn a_missing_program_is_an_error_not_a_status() {
     );
 }
 
+#[test]
+fn a_layout_that_fails_after_the_sandbox_started_runs_nothing() {
+    // The protected paths are resolved while the namespaces are made: one that cannot be
+    // (a wildcard outside the roots) stops the run before the command, with the reason.
+    let world = World::new();
+    let mut environment = world.environment();
+    environment.protected.push(format!("{}/*", world.outside.display()));
+    let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), "echo ran > out".into()];
+    let error = run(&environment, &argv, &world.root).unwrap_err();
+    assert!(
+        error.to_string().contains("has a wildcard outside the workspace roots"),
+        "{error}"
+    );
+    assert_eq!(world.out(), "");
+    // The same run without it goes ahead.
+    assert_eq!(world.bash("echo ran > out"), 0);
+    assert_eq!(world.out(), "ran\n");
+}
+
 /// Set by [`stdin_passes_through`] for the copy of this test binary it starts.
 const STDIN_HELPER: &str = "SIXFOLD_SANDBOX_STDIN_ROOT";
 

@@ -2,9 +2,14 @@
 //!
 //! ```text
 //! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc[, net]) ── fork ─▶ init (pid 1) ── spawn ─▶ command
-//!   waits            maps its uid/gid, waits, reports init's code, exits    builds the mounts,       execve
-//!                                                                            confines itself, waits
+//!   resolves the      maps its uid/gid, waits, reports init's code, exits    builds the mounts,       execve
+//!   places, sends                                                            mounts the places,
+//!   them, waits                                                              confines itself, waits
 //! ```
+//!
+//! The caller forks before it has resolved the protected paths and the host's sockets (the
+//! places: `places.rs`), so the namespaces and the first mounts are made meanwhile; init reads
+//! the places from a pipe once it needs them, and goes no further without all of them.
 //!
 //! The forks copy their parent's memory; the command's spawn shares init's until its execve
 //! (`sys::spawn_sharing`: init is confined already, and waits meanwhile).
@@ -14,6 +19,7 @@
 //! step writes a fixed-size record to the report pipe and exits). When the command ends, init
 //! exits with its code and the kernel kills whatever is left in the PID namespace: no orphans.
 
+use crate::linux::places::{self, Place};
 use crate::linux::plan::{CacheMount, PathList, Payload, Plan, ProbeKind, ProbeOp};
 use crate::linux::sys::{self, Errno, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 use nix::libc;
@@ -57,6 +63,8 @@ pub(crate) enum Step {
     Dev,
     /// A device file in /dev.
     Device,
+    /// Receiving the places from the caller.
+    Places,
     /// A protected path's read-only bind.
     Protect,
     /// A secret's mask.
@@ -81,7 +89,7 @@ pub(crate) enum Step {
 
 impl Step {
     /// All steps, to read a tag back.
-    const ALL: [Step; 20] = [
+    const ALL: [Step; 21] = [
         Step::Namespaces,
         Step::IdMaps,
         Step::Fork,
@@ -92,6 +100,7 @@ impl Step {
         Step::Cache,
         Step::Dev,
         Step::Device,
+        Step::Places,
         Step::Protect,
         Step::Hide,
         Step::Proc,
@@ -122,6 +131,7 @@ impl Step {
             Step::Cache => "layer a tool cache (overlayfs)",
             Step::Dev => "build the sandbox's /dev",
             Step::Device => "bind a device file",
+            Step::Places => "receive the protected paths and secrets",
             Step::Protect => "keep a protected path in place",
             Step::Hide => "hide a secret",
             Step::Proc => "mount /proc for the sandbox's PID namespace",
@@ -171,11 +181,24 @@ fn fail(pipe: RawFd, (step, index, errno): Failure) -> ! {
     sys::exit(126)
 }
 
+/// What the forked processes work with besides the plan: memory of their own, prepared before
+/// the fork, and the pipes.
+pub(crate) struct Scratch<'a> {
+    /// Room for one fd per writable root and device.
+    pub(crate) fds: &'a mut [RawFd],
+    /// Room for one record of the places ([`places::RECORD_MAX`]).
+    pub(crate) record: &'a mut [u8],
+    /// The pipe the places come from.
+    pub(crate) places: RawFd,
+    /// The report pipe.
+    pub(crate) report: RawFd,
+}
+
 /// The outer process: enters the namespaces, maps ids, forks init and waits for it.
 ///
-/// `scratch` has room for one fd per writable root and device; `keep` lists the fds to keep
-/// open (the report pipe and the Landlock ruleset), sorted.
-pub(crate) fn outer(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd], keep: &[RawFd]) -> ! {
+/// `keep` lists the fds to keep open (the pipes and the Landlock ruleset), sorted.
+pub(crate) fn outer(plan: &Plan, scratch: Scratch<'_>, keep: &[RawFd]) -> ! {
+    let pipe = scratch.report;
     // The sandbox dies with its caller; if the caller is already gone, so is the point.
     if sys::die_with_parent().is_err() || nix::unistd::getppid().as_raw() != plan.parent {
         sys::exit(126);
@@ -193,8 +216,10 @@ pub(crate) fn outer(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd], keep: &[Raw
     }
     match sys::fork() {
         Err(e) => fail(pipe, (Step::Fork, 0, e)),
-        Ok(0) => init(plan, pipe, scratch),
+        Ok(0) => init(plan, scratch),
         Ok(pid) => {
+            // The places are init's to read.
+            sys::close(scratch.places);
             // INVARIANT: init has ended when its wait returns, and the kernel ends every other
             // process of its PID namespace before that: nothing inside runs once this is sent.
             let code = match sys::wait(pid) {
@@ -209,11 +234,19 @@ pub(crate) fn outer(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd], keep: &[Raw
 
 /// Init, pid 1 of the new PID namespace: builds the filesystem, confines itself (the command
 /// inherits it), forks the command and reaps until the command ends.
-fn init(plan: &Plan, pipe: RawFd, scratch: &mut [RawFd]) -> ! {
+fn init(plan: &Plan, scratch: Scratch<'_>) -> ! {
+    let pipe = scratch.report;
     if let Err(e) = sys::die_with_parent() {
         fail(pipe, (Step::Fork, 0, e));
     }
-    if let Err(failure) = build_filesystem(plan, scratch) {
+    if let Err(failure) = build_filesystem(plan, scratch.fds) {
+        fail(pipe, failure);
+    }
+    if let Err(failure) = mount_places(scratch.places, scratch.record) {
+        fail(pipe, failure);
+    }
+    sys::close(scratch.places);
+    if let Err(failure) = finish_filesystem() {
         fail(pipe, failure);
     }
     if let Err(failure) = confine(plan) {
@@ -249,8 +282,8 @@ fn mount(
     nix::mount::mount(source, target, fstype, flags, data).map_err(|e| e as i32)
 }
 
-/// The filesystem as the environment says: all read-only, the writable roots read-write, the
-/// protected paths read-only again, the secrets masked, a fresh /dev and /proc.
+/// The filesystem as far as the plan says: all read-only, the writable roots read-write, the
+/// tool caches layered, a fresh /dev. The places ([`mount_places`]) and /proc follow.
 fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
     // Nothing done here may propagate to the host's mounts.
     mount(None, c"/", None, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None).map_err(|e| (Step::Private, 0, e))?;
@@ -287,49 +320,81 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
         clear_mark(cache);
     }
     build_dev(plan, devices)?;
-    // Parents first: a directory kept in place is bound before what is read-only inside it.
-    for (index, (path, read_only, identity)) in plan.kept.iter().enumerate() {
-        mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None)
-            .map_err(|e| (Step::Protect, index, e))?;
-        // INVARIANT (fail closed): the mount landed on the very entry the layout found (not on
-        // what a symbolic link swapped in since then points to).
-        match sys::identity(path) {
-            Ok(found) if found == *identity => {}
-            Ok(_) => return Err((Step::Protect, index, libc::ESTALE)),
-            Err(e) => return Err((Step::Protect, index, e)),
-        }
-        if *read_only {
-            sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Protect, index, e))?;
-        }
-    }
-    for (index, (path, is_dir)) in plan.hidden.iter().enumerate() {
-        let masked = if *is_dir {
-            // An empty directory nobody may open.
-            mount(
-                Some(c"tmpfs"),
+    Ok(())
+}
+
+/// Mounts the places as the caller sends them: each kept entry bound onto itself (parents
+/// first: a directory kept in place is bound before what is read-only inside it), then each
+/// secret and socket masked.
+fn mount_places(pipe: RawFd, record: &mut [u8]) -> Result<(), Failure> {
+    let (mut kept, mut hidden) = (0, 0);
+    loop {
+        let place = places::read(pipe, record).map_err(|e| (Step::Places, 0, e))?;
+        match place {
+            None => return Ok(()),
+            Some(Place::Kept {
                 path,
-                Some(c"tmpfs"),
-                MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-                Some(c"mode=000,size=4k"),
-            )
-        } else {
-            // An empty file nobody may open.
-            mount(Some(HIDDEN_FILE), path, None, MsFlags::MS_BIND, None).and_then(|()| {
-                sys::mount_setattr(
-                    path,
-                    false,
-                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                )
-            })
-        };
-        match masked {
-            // A place that vanished since the layout was made (a socket a host process removed, a
-            // file a concurrent run deleted) holds nothing to read or connect to: nothing to mask.
-            // Inside a sandbox a masked place cannot be moved away (it is a mount point).
-            Err(libc::ENOENT) => {}
-            other => other.map_err(|e| (Step::Hide, index, e))?,
+                read_only,
+                identity,
+            }) => {
+                keep(path, read_only, identity).map_err(|e| (Step::Protect, kept, e))?;
+                kept += 1;
+            }
+            Some(Place::Hidden { path, is_dir }) => {
+                hide(path, is_dir).map_err(|e| (Step::Hide, hidden, e))?;
+                hidden += 1;
+            }
         }
     }
+}
+
+/// Binds `path` onto itself, read-only or only pinned.
+fn keep(path: &CStr, read_only: bool, identity: (u64, u64)) -> Result<(), Errno> {
+    mount(Some(path), path, None, MsFlags::MS_BIND | MsFlags::MS_REC, None)?;
+    // INVARIANT (fail closed): the mount landed on the very entry the layout found (not on
+    // what a symbolic link swapped in since then points to).
+    if sys::identity(path)? != identity {
+        return Err(libc::ESTALE);
+    }
+    if read_only {
+        sys::mount_setattr(path, true, MOUNT_ATTR_RDONLY)?;
+    }
+    Ok(())
+}
+
+/// Masks a secret or socket: nobody inside may read it (or connect to it).
+fn hide(path: &CStr, is_dir: bool) -> Result<(), Errno> {
+    let masked = if is_dir {
+        // An empty directory nobody may open.
+        mount(
+            Some(c"tmpfs"),
+            path,
+            Some(c"tmpfs"),
+            MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            Some(c"mode=000,size=4k"),
+        )
+    } else {
+        // An empty file nobody may open.
+        mount(Some(HIDDEN_FILE), path, None, MsFlags::MS_BIND, None).and_then(|()| {
+            sys::mount_setattr(
+                path,
+                false,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+            )
+        })
+    };
+    match masked {
+        // A place that vanished since the layout was made (a socket a host process removed, a
+        // file a concurrent run deleted) holds nothing to read or connect to: nothing to mask.
+        // Inside a sandbox a masked place cannot be moved away (it is a mount point).
+        Err(libc::ENOENT) => Ok(()),
+        other => other,
+    }
+}
+
+/// The last of the filesystem, once the places are mounted: the PID namespace's /proc, and
+/// /dev read-only.
+fn finish_filesystem() -> Result<(), Failure> {
     // The PID namespace's own /proc: the host's processes are not there.
     mount(
         Some(c"proc"),

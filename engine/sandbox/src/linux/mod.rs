@@ -15,6 +15,7 @@ mod child;
 pub(crate) mod deadline;
 mod landlock_rules;
 mod placeholder;
+mod places;
 mod plan;
 pub(crate) mod prove;
 mod seccomp_filter;
@@ -25,7 +26,7 @@ use crate::error::SandboxError;
 use crate::layout::Layout;
 use crate::repositories::Repositories;
 use crate::Outcome;
-use child::{Step, EXIT_CODE, PROBE_RESULT, RECORD_LEN};
+use child::{Scratch, Step, EXIT_CODE, PROBE_RESULT, RECORD_LEN};
 use landlock_rules::DEVICES;
 use plan::{Exec, Payload, Plan};
 use std::ffi::OsString;
@@ -36,7 +37,18 @@ use std::path::Path;
 /// Runs `argv` confined by `environment`, in `cwd`; returns its exit status and the
 /// repositories it made, renamed aside.
 pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> Result<Outcome, SandboxError> {
-    let (mut layout, mut trees) = Layout::resolve_walking(environment)?;
+    let (mut layout, mut trees) = Layout::start(environment)?;
+    let plan = Plan::new(
+        environment,
+        &layout,
+        Payload::Exec(Exec::new(argv, &environment.variables)?),
+        cwd,
+    )?;
+    // The namespaces and the first mounts are made while the rest of the layout is resolved;
+    // nothing runs before init has every place (an error here drops `started`: init reads the
+    // end of its pipe and stops).
+    let mut started = start(&plan)?;
+    layout.finish(environment, &mut trees)?;
     let searched: Vec<std::path::PathBuf> = layout
         .roots
         .iter()
@@ -49,13 +61,7 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     let before = Repositories::of(searched.iter().map(|r| (r.as_path(), trees.walked(r))));
     let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
     layout.hold(placeholders.held());
-    let plan = Plan::new(
-        environment,
-        layout,
-        Payload::Exec(Exec::new(argv, &environment.variables)?),
-        cwd,
-    )?;
-    let spawned = spawn(&plan);
+    let spawned = started.send(&layout).and_then(|()| started.wait(&plan, &layout));
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
     let spawned = spawned?;
@@ -108,103 +114,167 @@ impl Drop for Outer {
     }
 }
 
-/// Builds the sandbox of `plan`, runs its payload until it ends: the exit code and the probe's
-/// results, or the first setup step that failed.
-fn spawn(plan: &Plan) -> Result<Spawned, SandboxError> {
-    let host = |what: &'static str| {
-        move |e: nix::Error| SandboxError::Host {
-            what,
-            source: std::io::Error::from(e),
-        }
-    };
-    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the report pipe"))?;
-    let mut scratch = vec![-1; plan.writable.len() + DEVICES.len()];
-    let mut keep = vec![write.as_raw_fd()];
+/// Builds the sandbox of `plan` with the places of `layout` and runs its payload until it ends:
+/// the exit code and the probe's results, or the first setup step that failed.
+fn spawn(plan: &Plan, layout: &Layout) -> Result<Spawned, SandboxError> {
+    let mut started = start(plan)?;
+    started.send(layout)?;
+    started.wait(plan, layout)
+}
+
+fn host(what: &'static str) -> impl Fn(nix::Error) -> SandboxError {
+    move |e: nix::Error| SandboxError::Host {
+        what,
+        source: std::io::Error::from(e),
+    }
+}
+
+/// A sandbox being built: its processes run until init needs the places.
+struct Started {
+    /// Where the places go; dropped first, so init, reading the end of the stream, stops
+    /// before the outer process is waited for.
+    places: Option<std::fs::File>,
+    /// What the outer process and init report.
+    report: std::fs::File,
+    outer: Outer,
+}
+
+/// Forks the outer process of `plan`'s sandbox, which makes the namespaces and the mounts the
+/// plan holds, then waits in init for the places ([`Started::send`]).
+fn start(plan: &Plan) -> Result<Started, SandboxError> {
+    let (report, report_end) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the report pipe"))?;
+    let (places_end, places) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the places' pipe"))?;
+    let mut fds = vec![-1; plan.writable.len() + DEVICES.len()];
+    let mut record = vec![0u8; places::RECORD_MAX];
+    let mut keep = vec![report_end.as_raw_fd(), places_end.as_raw_fd()];
     if let Some(landlock) = &plan.landlock {
         keep.push(landlock.ruleset.as_raw_fd());
     }
     keep.sort_unstable();
+    let scratch = Scratch {
+        fds: &mut fds,
+        record: &mut record,
+        places: places_end.as_raw_fd(),
+        report: report_end.as_raw_fd(),
+    };
     // SAFETY: the child runs `child::outer`, which only makes async-signal-safe system calls on
     // memory prepared before this point (the plan, `scratch`, `keep`) and never returns: it
     // execs or calls _exit.
     let child = match unsafe { nix::unistd::fork() }.map_err(host("fork the sandbox"))? {
-        nix::unistd::ForkResult::Child => child::outer(plan, write.as_raw_fd(), &mut scratch, &keep),
+        nix::unistd::ForkResult::Child => child::outer(plan, scratch, &keep),
         nix::unistd::ForkResult::Parent { child } => child,
     };
-    drop(write);
-    let mut outer = Outer(Some(child));
-    // Records until the exit code, which the outer process sends last (then it may still be
-    // tearing the namespaces down); without it (the outer process failed, or was killed) its own
-    // exit status is the code.
-    let mut records = Vec::new();
-    let mut pipe = std::fs::File::from(read);
-    let mut record = [0u8; RECORD_LEN];
-    let read_result = loop {
-        match pipe.read_exact(&mut record) {
-            Ok(()) => {
-                records.extend_from_slice(&record);
-                if record.starts_with(&EXIT_CODE.to_ne_bytes()) {
-                    break Ok(());
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break Ok(()),
-            Err(e) => break Err(e),
-        }
-    };
-    read_result.map_err(|source| SandboxError::Host {
-        what: "read the sandbox's report",
-        source,
-    })?;
-    let mut exit = None;
-    let mut probe = Vec::new();
-    for record in records.chunks_exact(RECORD_LEN) {
-        let word = |at: usize| -> [u8; 4] {
-            let mut bytes = [0u8; 4];
-            bytes.copy_from_slice(record.get(at..at + 4).unwrap_or(&[0; 4]));
-            bytes
-        };
-        let (tag, index, value) = (
-            u32::from_ne_bytes(word(0)),
-            u32::from_ne_bytes(word(4)),
-            i32::from_ne_bytes(word(8)),
-        );
-        let index = index as usize;
-        if tag == PROBE_RESULT {
-            probe.push((index, value));
-            continue;
-        }
-        if tag == EXIT_CODE {
-            exit = Some(value);
-            continue;
-        }
-        // INVARIANT (fail closed): any failed step, even one after others worked, is an error,
-        // never a sandbox that holds.
-        return Err(match Step::from_tag(tag) {
-            Some(Step::Exec) => SandboxError::Exec {
-                program: plan.program().unwrap_or_default(),
-                errno: value,
-            },
-            Some(step) => SandboxError::Setup {
-                step: step.phrase(),
-                path: plan.path_of(step.list(), index),
-                errno: value,
-            },
-            None => SandboxError::Setup {
-                step: "build the sandbox",
-                path: None,
-                errno: value,
-            },
-        });
-    }
-    let code = match exit {
-        Some(code) => code,
-        None => outer.reap().map_err(host("wait for the sandbox"))?,
-    };
-    Ok(Spawned {
-        code,
-        probe,
-        _outer: outer,
+    drop((report_end, places_end));
+    Ok(Started {
+        places: Some(std::fs::File::from(places)),
+        report: std::fs::File::from(report),
+        outer: Outer(Some(child)),
     })
+}
+
+impl Started {
+    /// Sends the places of `layout` (resolved in full, its placeholders held) to init.
+    fn send(&mut self, layout: &Layout) -> Result<(), SandboxError> {
+        use std::io::Write;
+        let records = places::encode(layout)?;
+        let sent = match self.places.take() {
+            Some(mut pipe) => pipe.write_all(&records),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        };
+        match sent {
+            Ok(()) => Ok(()),
+            // Init stopped before it read them all: what it reports says why.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(source) => Err(SandboxError::Host {
+                what: "send the places to the sandbox",
+                source,
+            }),
+        }
+    }
+
+    /// Waits for the payload to end: its exit code and the probe's results, or the first setup
+    /// step that failed (`plan` and `layout` name its path).
+    fn wait(self, plan: &Plan, layout: &Layout) -> Result<Spawned, SandboxError> {
+        let Started {
+            places,
+            report: mut pipe,
+            mut outer,
+        } = self;
+        drop(places);
+        // Records until the exit code, which the outer process sends last (then it may still be
+        // tearing the namespaces down); without it (the outer process failed, or was killed) its own
+        // exit status is the code.
+        let mut records = Vec::new();
+        let mut record = [0u8; RECORD_LEN];
+        let read_result = loop {
+            match pipe.read_exact(&mut record) {
+                Ok(()) => {
+                    records.extend_from_slice(&record);
+                    if record.starts_with(&EXIT_CODE.to_ne_bytes()) {
+                        break Ok(());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        read_result.map_err(|source| SandboxError::Host {
+            what: "read the sandbox's report",
+            source,
+        })?;
+        let mut exit = None;
+        let mut probe = Vec::new();
+        for record in records.chunks_exact(RECORD_LEN) {
+            let word = |at: usize| -> [u8; 4] {
+                let mut bytes = [0u8; 4];
+                bytes.copy_from_slice(record.get(at..at + 4).unwrap_or(&[0; 4]));
+                bytes
+            };
+            let (tag, index, value) = (
+                u32::from_ne_bytes(word(0)),
+                u32::from_ne_bytes(word(4)),
+                i32::from_ne_bytes(word(8)),
+            );
+            let index = index as usize;
+            if tag == PROBE_RESULT {
+                probe.push((index, value));
+                continue;
+            }
+            if tag == EXIT_CODE {
+                exit = Some(value);
+                continue;
+            }
+            // INVARIANT (fail closed): any failed step, even one after others worked, is an error,
+            // never a sandbox that holds.
+            return Err(match Step::from_tag(tag) {
+                Some(Step::Exec) => SandboxError::Exec {
+                    program: plan.program().unwrap_or_default(),
+                    errno: value,
+                },
+                Some(step) => SandboxError::Setup {
+                    step: step.phrase(),
+                    path: plan.path_of(layout, step.list(), index),
+                    errno: value,
+                },
+                None => SandboxError::Setup {
+                    step: "build the sandbox",
+                    path: None,
+                    errno: value,
+                },
+            });
+        }
+        let code = match exit {
+            Some(code) => code,
+            None => outer.reap().map_err(host("wait for the sandbox"))?,
+        };
+        Ok(Spawned {
+            code,
+            probe,
+            _outer: outer,
+        })
+    }
 }
 
 /// Waits for the outer process and turns its status into an exit code.

@@ -1,6 +1,7 @@
 //! Everything the sandbox's processes need, prepared in the caller before the fork: C strings,
 //! pointer arrays, the Landlock ruleset and the seccomp program. After the fork nothing is
-//! allocated; the children only read this.
+//! allocated; the children only read this, and the places init receives later
+//! (`places.rs`).
 
 use crate::environment::{Environment, Network, Variables};
 use crate::error::SandboxError;
@@ -26,14 +27,8 @@ pub(crate) struct Plan {
     pub(crate) uid_map: Vec<u8>,
     /// `/proc/self/gid_map`'s line: the caller's gid as itself.
     pub(crate) gid_map: Vec<u8>,
-    /// The layout the C strings below come from (for error messages).
-    pub(crate) layout: Layout,
     /// [`Layout::writable`], as C strings.
     pub(crate) writable: Vec<CString>,
-    /// [`Layout::kept`], as C strings, with whether each is read-only and its identity.
-    pub(crate) kept: Vec<(CString, bool, (u64, u64))>,
-    /// [`Layout::hidden`], as C strings, with whether each is a directory.
-    pub(crate) hidden: Vec<(CString, bool)>,
     /// [`Layout::caches`], as init mounts them.
     pub(crate) caches: Vec<CacheMount>,
     /// [`DEVICES`], as C strings.
@@ -140,10 +135,10 @@ fn c_string(text: &OsStr) -> Result<CString, SandboxError> {
 }
 
 impl Plan {
-    /// Prepares a plan for a layout of `environment`.
+    /// Prepares a plan for a layout of `environment`, as far as [`Layout::start`] resolves it.
     pub(crate) fn new(
         environment: &Environment,
-        layout: Layout,
+        layout: &Layout,
         payload: Payload,
         cwd: &Path,
     ) -> Result<Plan, SandboxError> {
@@ -154,7 +149,7 @@ impl Plan {
         }
         let uid = nix::unistd::getuid().as_raw();
         let gid = nix::unistd::getgid().as_raw();
-        let landlock = landlock_rules::build(&layout, environment.network)?;
+        let landlock = landlock_rules::build(layout, environment.network)?;
         let seccomp = seccomp_filter::build(environment.network)?;
         let paths = |list: &[PathBuf]| list.iter().map(|p| c_path(p)).collect::<Result<Vec<_>, _>>();
         Ok(Plan {
@@ -163,16 +158,6 @@ impl Plan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             writable: paths(&layout.writable)?,
-            kept: layout
-                .kept
-                .iter()
-                .map(|k| c_path(&k.path).map(|c| (c, k.read_only, k.identity)))
-                .collect::<Result<Vec<_>, _>>()?,
-            hidden: layout
-                .hidden
-                .iter()
-                .map(|h| c_path(&h.path).map(|c| (c, h.is_dir)))
-                .collect::<Result<Vec<_>, _>>()?,
             caches: layout
                 .caches
                 .iter()
@@ -203,7 +188,6 @@ impl Plan {
                 .iter()
                 .map(|d| c_path(Path::new(d)))
                 .collect::<Result<Vec<_>, _>>()?,
-            layout,
             landlock,
             seccomp,
             cwd: c_path(cwd)?,
@@ -215,16 +199,17 @@ impl Plan {
         })
     }
 
-    /// The path a setup step's index refers to, for its error message.
-    pub(crate) fn path_of(&self, list: PathList, index: usize) -> Option<PathBuf> {
+    /// The path a setup step's index refers to in `layout` (the one the plan and the places
+    /// were made of), for its error message.
+    pub(crate) fn path_of(&self, layout: &Layout, list: PathList, index: usize) -> Option<PathBuf> {
         match list {
             PathList::None => None,
-            PathList::Writable => self.layout.writable.get(index).cloned(),
-            PathList::Kept => self.layout.kept.get(index).map(|k| k.path.clone()),
-            PathList::Hidden => self.layout.hidden.get(index).map(|h| h.path.clone()),
+            PathList::Writable => layout.writable.get(index).cloned(),
+            PathList::Kept => layout.kept.get(index).map(|k| k.path.clone()),
+            PathList::Hidden => layout.hidden.get(index).map(|h| h.path.clone()),
             PathList::Devices => DEVICES.get(index).map(PathBuf::from),
             PathList::Cwd => Some(PathBuf::from(OsStr::from_bytes(self.cwd.as_bytes()))),
-            PathList::Caches => self.layout.caches.get(index).map(|c| c.path.clone()),
+            PathList::Caches => layout.caches.get(index).map(|c| c.path.clone()),
         }
     }
 }
@@ -236,9 +221,9 @@ pub(crate) enum PathList {
     None,
     /// [`Plan::writable`].
     Writable,
-    /// [`Plan::kept`].
+    /// [`Layout::kept`], as the places were sent.
     Kept,
-    /// [`Plan::hidden`].
+    /// [`Layout::hidden`], as the places were sent.
     Hidden,
     /// [`Plan::devices`].
     Devices,

@@ -117,8 +117,8 @@ pub(crate) fn prove(environment: &Environment) -> Proof {
             return finish(checks, canary, listeners);
         }
     };
-    let result = Plan::new(environment, layout.clone(), Payload::Probe(ops), Path::new("/"))
-        .and_then(|plan| spawn(&plan).map(|s| (s.code, s.probe)));
+    let result = Plan::new(environment, &layout, Payload::Probe(ops), Path::new("/"))
+        .and_then(|plan| spawn(&plan, &layout).map(|s| (s.code, s.probe)));
     let results = match result {
         Ok((0, results)) => {
             checks.push(Check::new("sandbox", true, "built: user, mount, PID, IPC and network namespaces; read-only root; no capabilities; no_new_privs; seccomp"));

@@ -183,6 +183,27 @@ pub(crate) fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Fills `bytes` from `fd`, retrying on EINTR and short reads; the end of the stream before
+/// `bytes` is full is `EPIPE`.
+pub(crate) fn read_exact(fd: RawFd, mut bytes: &mut [u8]) -> Result<(), Errno> {
+    while !bytes.is_empty() {
+        // SAFETY: the pointer and length describe a live, exclusively borrowed slice.
+        let read = unsafe { libc::read(fd, bytes.as_mut_ptr().cast(), bytes.len()) };
+        if read < 0 {
+            let e = errno();
+            if e == libc::EINTR {
+                continue;
+            }
+            return Err(e);
+        }
+        if read == 0 {
+            return Err(libc::EPIPE);
+        }
+        bytes = std::mem::take(&mut bytes).get_mut(read as usize..).unwrap_or_default();
+    }
+    Ok(())
+}
+
 /// Opens `path` with `flags` and `mode`.
 pub(crate) fn open(path: &CStr, flags: libc::c_int, mode: libc::mode_t) -> Result<RawFd, Errno> {
     // SAFETY: `path` is a NUL-terminated string that outlives the call.
