@@ -309,6 +309,12 @@ fn the_network_is_cut_even_to_the_hosts_loopback() {
         "1: a socket reached out; 2: Unix sockets are broken"
     );
     assert!(tcp.accept().is_err(), "the TCP listener received a connection");
+    // The command's network namespace is its own (made apart from the others, then joined).
+    let host = std::fs::read_link("/proc/self/ns/net").unwrap();
+    assert_eq!(world.bash("readlink /proc/self/ns/net > out"), 0);
+    let inside = world.out();
+    assert!(inside.starts_with("net:["), "{inside}");
+    assert_ne!(inside.trim(), host.to_str().unwrap());
     let mut buffer = [0u8; 16];
     assert!(
         udp.recv_from(&mut buffer).is_err(),

@@ -1,11 +1,17 @@
 //! The sandbox's three processes, from the fork to execve.
 //!
 //! ```text
-//! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc[, net]) ── fork ─▶ init (pid 1) ── spawn ─▶ command
-//!   resolves the      maps its uid/gid, waits, reports init's code, exits    builds the mounts,       execve
-//!   places, sends                                                            mounts the places,
-//!   them, waits                                                              confines itself, waits
+//! caller ── fork ─▶ outer ── unshare(user, mount, pid, ipc) ── fork ─▶ init (pid 1) ── spawn ─▶ command
+//!   resolves the      maps its uid/gid, [makes a network         builds the mounts,       execve
+//!   places, sends     namespace,] waits, reports init's          mounts the places, [joins
+//!   them, waits       code, exits                                the network,] confines
+//!                                                                itself, waits
 //! ```
+//!
+//! Making a network namespace is the costliest of the namespaces (the kernel sets up every
+//! network subsystem for it), so the outer process, idle otherwise, makes it while init builds
+//! the filesystem, and init joins it through a pidfd for the outer process before it confines
+//! itself.
 //!
 //! The caller forks before it has resolved the protected paths and the host's sockets (the
 //! places: `places.rs`), so the namespaces and the first mounts are made meanwhile; init reads
@@ -192,6 +198,9 @@ pub(crate) struct Scratch<'a> {
     pub(crate) places: RawFd,
     /// The report pipe.
     pub(crate) report: RawFd,
+    /// The pipe (read end, write end) through which the outer process tells init whether it made
+    /// the command's network namespace (0, or the error number), when the plan wants one.
+    pub(crate) network: [RawFd; 2],
 }
 
 /// The outer process: enters the namespaces, maps ids, forks init and waits for it.
@@ -214,12 +223,29 @@ pub(crate) fn outer(plan: &Plan, scratch: Scratch<'_>, keep: &[RawFd]) -> ! {
     if let Err(e) = maps {
         fail(pipe, (Step::IdMaps, 0, e));
     }
+    // What init joins the network namespace made below through.
+    let outer = if plan.own_network {
+        match sys::pidfd_self() {
+            Ok(fd) => fd,
+            Err(e) => fail(pipe, (Step::Namespaces, 0, e)),
+        }
+    } else {
+        -1
+    };
     match sys::fork() {
         Err(e) => fail(pipe, (Step::Fork, 0, e)),
-        Ok(0) => init(plan, scratch),
+        Ok(0) => init(plan, scratch, outer),
         Ok(pid) => {
             // The places are init's to read.
             sys::close(scratch.places);
+            if plan.own_network {
+                let [from_outer, to_init] = scratch.network;
+                sys::close(from_outer);
+                sys::close(outer);
+                let made = sys::new_network().err().unwrap_or(0);
+                let _ = sys::write_all(to_init, &made.to_ne_bytes());
+                sys::close(to_init);
+            }
             // INVARIANT: init has ended when its wait returns, and the kernel ends every other
             // process of its PID namespace before that: nothing inside runs once this is sent.
             let code = match sys::wait(pid) {
@@ -234,10 +260,14 @@ pub(crate) fn outer(plan: &Plan, scratch: Scratch<'_>, keep: &[RawFd]) -> ! {
 
 /// Init, pid 1 of the new PID namespace: builds the filesystem, confines itself (the command
 /// inherits it), forks the command and reaps until the command ends.
-fn init(plan: &Plan, scratch: Scratch<'_>) -> ! {
+fn init(plan: &Plan, scratch: Scratch<'_>, outer: RawFd) -> ! {
     let pipe = scratch.report;
     if let Err(e) = sys::die_with_parent() {
         fail(pipe, (Step::Fork, 0, e));
+    }
+    if plan.own_network {
+        // The outer process's end: a failed or killed outer process reads as the end of the pipe.
+        sys::close(scratch.network[1]);
     }
     if let Err(failure) = build_filesystem(plan, scratch.fds) {
         fail(pipe, failure);
@@ -248,6 +278,11 @@ fn init(plan: &Plan, scratch: Scratch<'_>) -> ! {
     sys::close(scratch.places);
     if let Err(failure) = finish_filesystem() {
         fail(pipe, failure);
+    }
+    if plan.own_network {
+        if let Err(e) = join_network(scratch.network[0], outer) {
+            fail(pipe, (Step::Namespaces, 0, e));
+        }
     }
     if let Err(failure) = confine(plan) {
         fail(pipe, failure);
@@ -405,6 +440,20 @@ fn finish_filesystem() -> Result<(), Failure> {
     )
     .map_err(|e| (Step::Proc, 0, e))?;
     sys::mount_setattr(c"/dev", false, MOUNT_ATTR_RDONLY).map_err(|e| (Step::Dev, 0, e))?;
+    Ok(())
+}
+
+/// Joins the network namespace the outer process (`outer`, a pidfd) made, once it says it made
+/// one through `pipe`.
+fn join_network(pipe: RawFd, outer: RawFd) -> Result<(), Errno> {
+    let mut made = [0u8; 4];
+    sys::read_exact(pipe, &mut made)?;
+    sys::close(pipe);
+    match i32::from_ne_bytes(made) {
+        0 => sys::join_network(outer)?,
+        errno => return Err(errno),
+    }
+    sys::close(outer);
     Ok(())
 }
 

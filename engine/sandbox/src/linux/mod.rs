@@ -146,9 +146,19 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the report pipe"))?;
     let (places_end, places) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the places' pipe"))?;
+    let network = if plan.own_network {
+        Some(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(host("make the network's pipe"))?)
+    } else {
+        None
+    };
     let mut fds = vec![-1; plan.writable.len() + DEVICES.len()];
     let mut record = vec![0u8; places::RECORD_MAX];
     let mut keep = vec![report_end.as_raw_fd(), places_end.as_raw_fd()];
+    let network_fds = match &network {
+        Some((read, write)) => [read.as_raw_fd(), write.as_raw_fd()],
+        None => [-1, -1],
+    };
+    keep.extend(network_fds.iter().filter(|fd| **fd >= 0));
     if let Some(landlock) = &plan.landlock {
         keep.push(landlock.ruleset.as_raw_fd());
     }
@@ -158,6 +168,7 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
         record: &mut record,
         places: places_end.as_raw_fd(),
         report: report_end.as_raw_fd(),
+        network: network_fds,
     };
     // SAFETY: the child runs `child::outer`, which only makes async-signal-safe system calls on
     // memory prepared before this point (the plan, `scratch`, `keep`) and never returns: it
@@ -166,7 +177,7 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
         nix::unistd::ForkResult::Child => child::outer(plan, scratch, &keep),
         nix::unistd::ForkResult::Parent { child } => child,
     };
-    drop((report_end, places_end));
+    drop((report_end, places_end, network));
     Ok(Started {
         places: Some(std::fs::File::from(places)),
         report: std::fs::File::from(report),

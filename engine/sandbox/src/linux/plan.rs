@@ -21,8 +21,11 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Plan {
     /// The caller's pid: the first child ends if its parent is no longer this one.
     pub(crate) parent: libc::pid_t,
-    /// The namespaces to enter.
+    /// The namespaces the outer process enters (the network's is made apart: see `own_network`).
     pub(crate) namespaces: CloneFlags,
+    /// Whether the command gets a network namespace of its own (the network is cut): the outer
+    /// process makes it while init builds the filesystem, and init joins it.
+    pub(crate) own_network: bool,
     /// `/proc/self/uid_map`'s line: the caller's uid as itself.
     pub(crate) uid_map: Vec<u8>,
     /// `/proc/self/gid_map`'s line: the caller's gid as itself.
@@ -142,11 +145,8 @@ impl Plan {
         payload: Payload,
         cwd: &Path,
     ) -> Result<Plan, SandboxError> {
-        let mut namespaces =
+        let namespaces =
             CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
-        if environment.network == Network::Cut {
-            namespaces |= CloneFlags::CLONE_NEWNET;
-        }
         let uid = nix::unistd::getuid().as_raw();
         let gid = nix::unistd::getgid().as_raw();
         let landlock = landlock_rules::build(layout, environment.network)?;
@@ -155,6 +155,7 @@ impl Plan {
         Ok(Plan {
             parent: nix::unistd::getpid().as_raw(),
             namespaces,
+            own_network: environment.network == Network::Cut,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             writable: paths(&layout.writable)?,

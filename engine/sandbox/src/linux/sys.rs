@@ -443,6 +443,29 @@ pub(crate) fn join_session_keyring() -> Result<(), Errno> {
     }
 }
 
+/// A pidfd for the calling process (Linux 5.3+).
+pub(crate) fn pidfd_self() -> Result<RawFd, Errno> {
+    // SAFETY: pidfd_open(2) on this process's own pid only returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0 as libc::c_uint) };
+    if fd < 0 {
+        Err(errno())
+    } else {
+        RawFd::try_from(fd).map_err(|_| libc::EMFILE)
+    }
+}
+
+/// Makes a new network namespace for the calling process.
+pub(crate) fn new_network() -> Result<(), Errno> {
+    // SAFETY: unshare(2) only changes this process's namespaces.
+    check_int(unsafe { libc::unshare(libc::CLONE_NEWNET) }).map(|_| ())
+}
+
+/// Joins the network namespace of the process `pidfd` refers to (Linux 5.8+).
+pub(crate) fn join_network(pidfd: RawFd) -> Result<(), Errno> {
+    // SAFETY: setns(2) only changes this process's namespaces; `pidfd` is a descriptor it owns.
+    check_int(unsafe { libc::setns(pidfd, libc::CLONE_NEWNET) }).map(|_| ())
+}
+
 /// Asks the kernel to SIGKILL the calling process when its parent ends.
 pub(crate) fn die_with_parent() -> Result<(), Errno> {
     prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
@@ -458,11 +481,12 @@ pub(crate) fn no_new_privs() -> Result<(), Errno> {
 /// the ambient set, and the effective, permitted and inheritable sets.
 pub(crate) fn drop_capabilities() -> Result<(), Errno> {
     for capability in 0..64 {
-        // Numbers past the kernel's last capability answer EINVAL: the set is empty there.
-        if let Err(e) = prctl(libc::PR_CAPBSET_DROP, capability) {
-            if e != libc::EINVAL {
-                return Err(e);
-            }
+        // Capabilities are numbered from 0 without gaps, and a number past the kernel's last
+        // one answers EINVAL: the set ends there.
+        match prctl(libc::PR_CAPBSET_DROP, capability) {
+            Ok(()) => {}
+            Err(libc::EINVAL) if capability > 0 => break,
+            Err(e) => return Err(e),
         }
     }
     // SAFETY: PR_CAP_AMBIENT takes integer arguments only.
