@@ -314,6 +314,14 @@ impl Layout {
         self.settle();
     }
 
+    /// Removes the work directories the caches' layers set aside (see `layer_work.rs`); done
+    /// while the sandbox is built, once its new ones are mounted or being mounted.
+    pub(crate) fn remove_stale_work(&self) {
+        for cache in &self.caches {
+            crate::layer_work::remove_stale(&cache.layer);
+        }
+    }
+
     /// The writable directory a path lies in, if any.
     pub(crate) fn writable_root_of(&self, path: &Path) -> Option<&Path> {
         self.writable.iter().find(|w| path.starts_with(w)).map(PathBuf::as_path)
@@ -587,9 +595,10 @@ impl Layout {
         let Some((layer, held)) = take_layer(&base) else {
             return Ok(());
         };
-        let made =
-            std::fs::create_dir_all(layer.join("upper")).and_then(|()| std::fs::create_dir_all(layer.join("work")));
-        let Some(layer) = made.ok().and_then(|()| self.resolved(&layer)) else {
+        let made = std::fs::create_dir_all(layer.join("upper"))
+            .ok()
+            .and_then(|()| crate::layer_work::fresh(&layer));
+        let Some(layer) = made.and_then(|_| self.resolved(&layer)) else {
             return Ok(());
         };
         if layer.to_str().is_some_and(|l| l.contains([',', ':', '\\'])) || layer.starts_with(&path) {

@@ -22,6 +22,7 @@
 mod deadline;
 mod environment;
 mod error;
+mod layer_work;
 mod layout;
 #[cfg(target_os = "linux")]
 mod linux;

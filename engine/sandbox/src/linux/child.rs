@@ -26,7 +26,7 @@
 //! exits with its code and the kernel kills whatever is left in the PID namespace: no orphans.
 
 use crate::linux::places::{self, Place};
-use crate::linux::plan::{CacheMount, PathList, Payload, Plan, ProbeKind, ProbeOp};
+use crate::linux::plan::{PathList, Payload, Plan, ProbeKind, ProbeOp};
 use crate::linux::sys::{self, Errno, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 use nix::libc;
 use nix::mount::MsFlags;
@@ -342,8 +342,6 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
     // A tool cache reads as the host's and takes the command's writes into its per-project
     // layer (attached writable above).
     for (index, cache) in plan.caches.iter().enumerate() {
-        // A mark a run that died before clearing it left.
-        clear_mark(cache);
         mount(
             Some(c"overlay"),
             &cache.path,
@@ -352,7 +350,6 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
             Some(&cache.options),
         )
         .map_err(|e| (Step::Cache, index, e))?;
-        clear_mark(cache);
     }
     build_dev(plan, devices)?;
     Ok(())
@@ -455,19 +452,6 @@ fn join_network(pipe: RawFd, outer: RawFd) -> Result<(), Errno> {
     }
     sys::close(outer);
     Ok(())
-}
-
-/// Removes the mark a volatile overlay leaves (the kernel's sign of a mount that may not have
-/// reached the disk), so the next run mounts the layer again: a cache's layer is a cache, what a
-/// crash may tear in it is what it may tear in the host's cache the tool writes without the
-/// sandbox. Done here, with the user namespace's capabilities (the kernel makes the mark's
-/// directories mode 000) and where only the writable roots can be written, so a link a command
-/// planted in the layer leads nowhere else.
-fn clear_mark(cache: &CacheMount) {
-    let [dirty, volatile, incompat] = &cache.mark;
-    sys::unlink(dirty);
-    sys::rmdir(volatile);
-    sys::rmdir(incompat);
 }
 
 /// The empty, unreadable file bound over secrets that are files.

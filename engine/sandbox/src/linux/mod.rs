@@ -61,7 +61,9 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     let before = Repositories::of(searched.iter().map(|r| (r.as_path(), trees.walked(r))));
     let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
     layout.hold(placeholders.held());
-    let spawned = started.send(&layout).and_then(|()| started.wait(&plan, &layout));
+    let sent = started.send(&layout);
+    layout.remove_stale_work();
+    let spawned = sent.and_then(|()| started.wait(&plan, &layout));
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
     let spawned = spawned?;
@@ -119,6 +121,7 @@ impl Drop for Outer {
 fn spawn(plan: &Plan, layout: &Layout) -> Result<Spawned, SandboxError> {
     let mut started = start(plan)?;
     started.send(layout)?;
+    layout.remove_stale_work();
     started.wait(plan, layout)
 }
 

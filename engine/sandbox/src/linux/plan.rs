@@ -58,10 +58,6 @@ pub(crate) struct CacheMount {
     pub(crate) path: CString,
     /// The overlay's options.
     pub(crate) options: CString,
-    /// The mark its volatile mount leaves in the work directory, innermost first
-    /// (`incompat/volatile/dirty`, `incompat/volatile`, `incompat`): the kernel refuses to mount
-    /// the layer again while it is there.
-    pub(crate) mark: [CString; 3],
 }
 
 /// What runs once the sandbox is built.
@@ -173,15 +169,9 @@ impl Plan {
                         c.layer.join("upper").display(),
                         c.layer.join("work").display()
                     );
-                    let incompat = c.layer.join("work/work/incompat");
                     Ok(CacheMount {
                         path: c_path(&c.path)?,
                         options: c_string(OsStr::new(&options))?,
-                        mark: [
-                            c_path(&incompat.join("volatile/dirty"))?,
-                            c_path(&incompat.join("volatile"))?,
-                            c_path(&incompat)?,
-                        ],
                     })
                 })
                 .collect::<Result<Vec<_>, SandboxError>>()?,
