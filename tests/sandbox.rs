@@ -1056,6 +1056,21 @@ fn a_layer_a_dead_run_left_marked_mounts_again_and_a_planted_link_removes_nothin
         std::fs::read_to_string(decoy.join("incompat/volatile/dirty")).unwrap(),
         "kept"
     );
+    // So may the upper directory be replaced by a link (the mount would follow it): it is set
+    // aside and made again, empty, and what the link named is left as it was.
+    let upper = layer.join("upper");
+    std::fs::rename(&upper, s.outside.join("upper-moved")).unwrap();
+    std::os::unix::fs::symlink(&decoy, &upper).unwrap();
+    let out = s.run("workspace-write", "ls ~/.npm; echo again > ~/.npm/own");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(text(&out.stdout), "entry\n", "{}", show(&out));
+    assert!(std::fs::symlink_metadata(&upper).unwrap().is_dir());
+    assert_eq!(std::fs::read_to_string(upper.join("own")).unwrap(), "again\n");
+    assert_eq!(
+        std::fs::read_to_string(decoy.join("incompat/volatile/dirty")).unwrap(),
+        "kept"
+    );
+    assert!(!exists(&decoy.join("own")));
 }
 
 /// The command line the hook writes for `command` in mode `mode` (`sixfold judge` answers as the

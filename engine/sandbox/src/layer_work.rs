@@ -1,4 +1,5 @@
-//! A cache layer's work directory: a fresh, empty one for every mount.
+//! A cache layer's directories: its upper directory as it was left (unless it is not a
+//! directory any more), and a fresh, empty work directory for every mount.
 //!
 //! An overlay mount empties the work directory it is given (removing what it finds there) and,
 //! mounted `volatile`, leaves a mark in it (`work/incompat/volatile/dirty`, the directories mode
@@ -16,6 +17,22 @@ const STALE: &str = "stale.";
 
 /// At most this many entries are removed from a layer per run; what is left goes in the next.
 const REMOVED_PER_RUN: usize = 4096;
+
+/// `<layer>/upper`, made when missing. The layer lies in a directory the command writes, so what
+/// stands there may be a link a command planted (the mount would follow it, and fail, or layer
+/// the cache over whatever it names): anything but a directory is set aside like a stale work
+/// directory, and a new one made. `None` when that cannot be done: the cache stays read-only.
+pub(crate) fn upper(layer: &Path) -> Option<PathBuf> {
+    let upper = layer.join("upper");
+    match std::fs::symlink_metadata(&upper) {
+        Ok(meta) if meta.is_dir() => return Some(upper),
+        Ok(_) => std::fs::rename(&upper, layer.join(format!("{STALE}{}", unique()))).ok()?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return None,
+    }
+    std::fs::create_dir(&upper).ok()?;
+    Some(upper)
+}
 
 /// Makes `<layer>/work` a new, empty directory, the previous one (if any) renamed aside; its
 /// path. `None` when that cannot be done: the cache then stays read-only.
@@ -126,6 +143,31 @@ mod tests {
         assert_eq!(names(layer).len(), 2, "{:?}", names(layer));
         remove_stale(layer);
         assert_eq!(names(layer), ["work"]);
+    }
+
+    #[test]
+    fn an_upper_dir_replaced_by_a_link_is_set_aside_and_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let layer = dir.path().join("layer");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&layer).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("file"), "theirs").unwrap();
+        let upper = upper(&layer).unwrap();
+        std::fs::write(upper.join("cached"), "kept").unwrap();
+        // A directory stays as it was.
+        assert_eq!(super::upper(&layer).unwrap(), upper);
+        assert_eq!(std::fs::read_to_string(upper.join("cached")).unwrap(), "kept");
+        // A link does not.
+        std::fs::remove_file(upper.join("cached")).unwrap();
+        std::fs::remove_dir(&upper).unwrap();
+        symlink(&elsewhere, &upper).unwrap();
+        assert_eq!(super::upper(&layer).unwrap(), upper);
+        assert!(!std::fs::symlink_metadata(&upper).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_dir(&upper).unwrap().count(), 0);
+        remove_stale(&layer);
+        assert_eq!(std::fs::read_to_string(elsewhere.join("file")).unwrap(), "theirs");
+        assert_eq!(std::fs::read_dir(&layer).unwrap().count(), 1);
     }
 
     #[test]

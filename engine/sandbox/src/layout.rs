@@ -595,9 +595,10 @@ impl Layout {
         let Some((layer, held)) = take_layer(&base) else {
             return Ok(());
         };
-        let made = std::fs::create_dir_all(layer.join("upper"))
+        let made = std::fs::create_dir_all(&layer)
             .ok()
-            .and_then(|()| crate::layer_work::fresh(&layer));
+            .and_then(|()| crate::layer_work::upper(&layer))
+            .and_then(|_| crate::layer_work::fresh(&layer));
         let Some(layer) = made.and_then(|_| self.resolved(&layer)) else {
             return Ok(());
         };
