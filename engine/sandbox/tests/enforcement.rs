@@ -446,6 +446,28 @@ fn a_layout_that_fails_after_the_sandbox_started_runs_nothing() {
     assert_eq!(world.out(), "ran\n");
 }
 
+#[test]
+fn more_places_than_a_pipe_holds_are_all_mounted() {
+    // The places reach init through a pipe (64 KiB here): more than that is written as init
+    // reads, and every one is mounted before the command runs.
+    let world = World::new();
+    let many = world.root.join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    for n in 0..1500 {
+        std::fs::write(
+            many.join(format!(".env.{n:04}-a-long-enough-name-for-the-pipe")),
+            "secret\n",
+        )
+        .unwrap();
+    }
+    let script = "r=0; for f in many/.env.*; do cat \"$f\" >/dev/null 2>&1 && r=1; done; echo $r > out";
+    assert_eq!(world.bash(script), 0);
+    assert_eq!(world.out(), "0\n", "a secret past the pipe's first 64 KiB was readable");
+    // And beside them, what is no secret still reads.
+    assert_eq!(world.bash("cat src/main.rs > out"), 0);
+    assert_eq!(world.out(), "fn main() {}\n");
+}
+
 /// Set by [`stdin_passes_through`] for the copy of this test binary it starts.
 const STDIN_HELPER: &str = "SIXFOLD_SANDBOX_STDIN_ROOT";
 
