@@ -24,12 +24,10 @@ const REMOVED_PER_RUN: usize = 4096;
 /// directory, and a new one made. `None` when that cannot be done: the cache stays read-only.
 pub(crate) fn upper(layer: &Path) -> Option<PathBuf> {
     let upper = layer.join("upper");
-    match std::fs::symlink_metadata(&upper) {
-        Ok(meta) if meta.is_dir() => return Some(upper),
-        Ok(_) => std::fs::rename(&upper, layer.join(format!("{STALE}{}", unique()))).ok()?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(_) => return None,
+    if std::fs::symlink_metadata(&upper).is_ok_and(|meta| meta.is_dir()) {
+        return Some(upper);
     }
+    set_aside(layer, &upper)?;
     std::fs::create_dir(&upper).ok()?;
     Some(upper)
 }
@@ -38,25 +36,26 @@ pub(crate) fn upper(layer: &Path) -> Option<PathBuf> {
 /// path. `None` when that cannot be done: the cache then stays read-only.
 pub(crate) fn fresh(layer: &Path) -> Option<PathBuf> {
     let work = layer.join("work");
-    match std::fs::rename(&work, layer.join(format!("{STALE}{}", unique()))) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(_) => return None,
-    }
+    set_aside(layer, &work)?;
     // Made here, so it is this run's and empty (the layer is this run's alone: see
     // `layout::take_layer`).
     std::fs::create_dir(&work).ok()?;
     Some(work)
 }
 
-/// A name no other work directory set aside in this layer has (the layer is locked, so only
-/// this process names one now).
-fn unique() -> String {
+/// Renames `entry` of `layer` aside, under a name nothing else set aside in this layer has
+/// (the layer is locked, so only this process names one now), for [`remove_stale`]; `Some` too
+/// when there is nothing there.
+fn set_aside(layer: &Path, entry: &Path) -> Option<()> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    format!("{nanos}.{}", std::process::id())
+    match std::fs::rename(entry, layer.join(format!("{STALE}{nanos}.{}", std::process::id()))) {
+        Ok(()) => Some(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(()),
+        Err(_) => None,
+    }
 }
 
 /// Removes the work directories set aside in `layer`, marks and all, never following a
