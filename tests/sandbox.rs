@@ -934,6 +934,20 @@ fn a_tool_cache_is_read_as_it_is_and_written_to_the_projects_layer() {
     let out = s.run("workspace-write", "cat ~/.npm/_cacache/new");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(text(&out.stdout), "index\n");
+    // The layer is the overlay's: the command writes it through the cache only, never itself,
+    // so nothing a later run's mount or clean-up would follow can be planted there.
+    for layer in layers(&s) {
+        for script in [
+            format!("ln -s / {}/stale.1.1", layer.display()),
+            format!("touch {}/upper/direct", layer.display()),
+            format!("rm -rf {}/work", layer.display()),
+        ] {
+            let out = s.run("workspace-write", &script);
+            assert_ne!(out.status.code(), Some(0), "{script}: {}", show(&out));
+        }
+        assert!(!exists(&layer.join("upper/direct")), "{}", layer.display());
+        assert_eq!(names(&layer), ["upper", "work"], "{}", layer.display());
+    }
     // Beside the caches, the rest of the home directory stays read-only.
     let out = s.run("workspace-write", "touch ~/.bashrc-planted");
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));

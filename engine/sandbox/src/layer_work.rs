@@ -6,10 +6,10 @@
 //! 000) that makes the kernel refuse the next mount until it is removed. Each removal frees
 //! inodes and directory blocks, which some filesystems pay for at once (a discard waited for).
 //! So the run renames the previous work directory aside (`stale.<n>`) and makes a new one before
-//! its sandbox is built, and removes what is stale while the sandbox is being built, off the
-//! path to the command.
+//! its sandbox is built, and removes what is stale in a thread of its own while the sandbox is
+//! built and the command runs ([`Removal`]), off the path to the command and to its end.
 
-use std::os::unix::fs::PermissionsExt;
+use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 
 /// The prefix of a work directory set aside.
@@ -58,58 +58,115 @@ fn set_aside(layer: &Path, entry: &Path) -> Option<()> {
     }
 }
 
-/// Removes the work directories set aside in `layer`, marks and all, never following a
-/// symbolic link (a command inside could write in the layer, and may have planted one). Errors
-/// are left for the next run.
-pub(crate) fn remove_stale(layer: &Path) {
-    let Ok(entries) = std::fs::read_dir(layer) else {
-        return;
-    };
-    let mut budget = REMOVED_PER_RUN;
-    for entry in entries.flatten() {
-        if entry.file_name().to_str().is_some_and(|n| n.starts_with(STALE)) {
-            remove(&entry.path(), &mut budget);
+/// The removal of the work directories set aside, in a thread beside the sandbox; waited for when
+/// dropped.
+pub(crate) struct Removal(Option<std::thread::JoinHandle<()>>);
+
+impl Removal {
+    /// Starts removing what is stale in `layers` (here and now, when no thread can be started).
+    pub(crate) fn start(layers: Vec<PathBuf>) -> Removal {
+        if layers.is_empty() {
+            return Removal(None);
+        }
+        let theirs = layers.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sixfold-stale-work".into())
+            .spawn(move || theirs.iter().for_each(|layer| remove_stale(layer)));
+        match spawned {
+            Ok(handle) => Removal(Some(handle)),
+            Err(_) => {
+                layers.iter().for_each(|layer| remove_stale(layer));
+                Removal(None)
+            }
         }
     }
 }
 
-/// Removes `path` and everything under it, opening each directory the kernel made mode 000.
-fn remove(path: &Path, budget: &mut usize) {
+impl Drop for Removal {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            // A panic there (none is expected) only leaves stale directories for the next run.
+            let _ = handle.join();
+        }
+    }
+}
+
+/// How deep a removal goes: a work directory set aside is four levels deep
+/// (`stale.<n>/work/incompat/volatile/dirty`); what a command planted deeper is left, so the
+/// open directories stay few.
+const MAX_DEPTH: usize = 16;
+
+/// Removes the work directories set aside in `layer`, marks and all. A command inside may write
+/// in the layer while this runs (the removal overlaps the sandbox), so every step is made
+/// relative to a directory already open, and nothing named is followed if it is a link: a link
+/// planted anywhere is removed itself. Errors are left for the next run.
+pub(crate) fn remove_stale(layer: &Path) {
+    use nix::fcntl::OFlag;
+    let Ok(mut dir) = nix::dir::Dir::open(
+        layer,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+        nix::sys::stat::Mode::empty(),
+    ) else {
+        return;
+    };
+    let stale: Vec<CString> = names(&mut dir)
+        .into_iter()
+        .filter(|n| n.to_bytes().starts_with(STALE.as_bytes()))
+        .collect();
+    let mut budget = REMOVED_PER_RUN;
+    for name in &stale {
+        remove_at(&dir, name, &mut budget, 0);
+    }
+}
+
+/// The names in `dir` but `.` and `..`.
+fn names(dir: &mut nix::dir::Dir) -> Vec<CString> {
+    dir.iter()
+        .flatten()
+        .map(|entry| entry.file_name().to_owned())
+        .filter(|name| !matches!(name.to_bytes(), b"." | b".."))
+        .collect()
+}
+
+/// Removes `name` in `parent` and everything under it, opening each directory the kernel made
+/// mode 000.
+fn remove_at(parent: &nix::dir::Dir, name: &CStr, budget: &mut usize, depth: usize) {
+    use nix::errno::Errno;
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::{fchmodat, FchmodatFlags, Mode};
+    use nix::unistd::{unlinkat, UnlinkatFlags};
     let Some(left) = budget.checked_sub(1) else {
         return;
     };
     *budget = left;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return;
-    };
-    if !meta.is_dir() {
-        // A file, or a link (removed itself, never followed).
-        let _ = std::fs::remove_file(path);
+    // A file, or a link (removed itself, never followed); a directory is refused.
+    if unlinkat(parent, name, UnlinkatFlags::NoRemoveDir).is_ok() {
         return;
     }
-    if meta.permissions().mode() & 0o700 != 0o700 {
-        use nix::sys::stat::{fchmodat, FchmodatFlags, Mode};
-        // Only this very directory: a link found here is refused, not followed.
-        let _ = fchmodat(
-            nix::fcntl::AT_FDCWD,
-            path,
-            Mode::S_IRWXU,
-            FchmodatFlags::NoFollowSymlink,
-        );
-    }
-    if let Ok(entries) = std::fs::read_dir(path) {
-        for entry in entries.flatten() {
-            remove(&entry.path(), budget);
+    if depth < MAX_DEPTH {
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW;
+        let opened = match nix::dir::Dir::openat(parent, name, flags, Mode::empty()) {
+            Err(Errno::EACCES) => {
+                // Only this very entry: a link found here is refused, not followed.
+                let _ = fchmodat(parent, name, Mode::S_IRWXU, FchmodatFlags::NoFollowSymlink);
+                nix::dir::Dir::openat(parent, name, flags, Mode::empty())
+            }
+            other => other,
+        };
+        if let Ok(mut dir) = opened {
+            for inner in names(&mut dir) {
+                remove_at(&dir, &inner, budget, depth + 1);
+            }
         }
     }
-    let _ = std::fs::remove_dir(path);
+    let _ = unlinkat(parent, name, UnlinkatFlags::RemoveDir);
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use std::os::unix::fs::{symlink, DirBuilderExt};
+    use std::os::unix::fs::{symlink, DirBuilderExt, PermissionsExt};
 
     #[test]
     fn each_mount_gets_an_empty_work_dir_and_the_stale_ones_go_marks_and_all() {
@@ -167,6 +224,51 @@ mod tests {
         remove_stale(&layer);
         assert_eq!(std::fs::read_to_string(elsewhere.join("file")).unwrap(), "theirs");
         assert_eq!(std::fs::read_dir(&layer).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_stale_entry_that_is_a_link_goes_and_what_it_names_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let layer = dir.path().join("layer");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&layer).unwrap();
+        std::fs::create_dir_all(outside.join("inner")).unwrap();
+        std::fs::write(outside.join("inner/file"), "precious").unwrap();
+        // Planted in the layer under a name the removal takes: a link to a directory.
+        symlink(&outside, layer.join(format!("{STALE}1.1"))).unwrap();
+        // And beside it, a stale directory whose entries are links into that directory.
+        std::fs::create_dir_all(layer.join(format!("{STALE}2.2"))).unwrap();
+        symlink(outside.join("inner"), layer.join(format!("{STALE}2.2/work"))).unwrap();
+        remove_stale(&layer);
+        assert_eq!(std::fs::read_to_string(outside.join("inner/file")).unwrap(), "precious");
+        assert_eq!(std::fs::read_dir(&layer).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_stale_tree_deeper_than_a_work_dir_is_removed_as_far_as_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let layer = dir.path();
+        let mut deep = layer.join(format!("{STALE}1.1"));
+        for _ in 0..MAX_DEPTH + 4 {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        // A work dir as the kernel leaves it is well within the bound.
+        let work = fresh(layer).unwrap();
+        std::fs::create_dir_all(work.join("work/incompat/volatile")).unwrap();
+        std::fs::write(work.join("work/incompat/volatile/dirty"), "").unwrap();
+        std::fs::set_permissions(work.join("work/incompat"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        fresh(layer).unwrap();
+        remove_stale(layer);
+        let left: Vec<String> = std::fs::read_dir(layer)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        // The tree past the bound is left (the directories above it with it); the work dir went
+        // whole.
+        assert!(left.contains(&format!("{STALE}1.1")), "{left:?}");
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(deep.exists());
     }
 
     #[test]

@@ -314,12 +314,10 @@ impl Layout {
         self.settle();
     }
 
-    /// Removes the work directories the caches' layers set aside (see `layer_work.rs`); done
-    /// while the sandbox is built, once its new ones are mounted or being mounted.
-    pub(crate) fn remove_stale_work(&self) {
-        for cache in &self.caches {
-            crate::layer_work::remove_stale(&cache.layer);
-        }
+    /// Starts removing the work directories the caches' layers set aside (see
+    /// `layer_work.rs`), beside the sandbox, once its new ones are mounted or being mounted.
+    pub(crate) fn remove_stale_work(&self) -> crate::layer_work::Removal {
+        crate::layer_work::Removal::start(self.caches.iter().map(|c| c.layer.clone()).collect())
     }
 
     /// The writable directory a path lies in, if any.

@@ -142,7 +142,13 @@ pub enum Withheld {
 /// assert_eq!(found[0].1, Withheld::Hidden);
 /// ```
 pub fn withheld(environment: &Environment, within: &[std::path::PathBuf]) -> Vec<(std::path::PathBuf, Withheld)> {
-    let Ok(layout) = layout::Layout::resolve(environment) else {
+    // The caches are not what is withheld, and laying one out takes its layer (a work
+    // directory set aside, for the next run to remove) when no sandbox will mount it.
+    let without_caches = Environment {
+        caches: Vec::new(),
+        ..environment.clone()
+    };
+    let Ok(layout) = layout::Layout::resolve(&without_caches) else {
         return Vec::new();
     };
     let within: Vec<std::path::PathBuf> = within

@@ -321,10 +321,11 @@ fn read_entries(path: &Path) -> Option<Entries> {
         ctime: (stat.st_ctime, stat.st_ctime_nsec),
         mtime: (stat.st_mtime, stat.st_mtime_nsec),
     };
-    let mut dir = nix::dir::Dir::from_fd(fd).ok()?;
+    let dir = nix::dir::Dir::from_fd(fd).ok()?;
     let mut entries = Vec::new();
     let mut whole = true;
-    for entry in dir.iter() {
+    // Owned, so the directory is closed as it is, without the borrowing iterator's rewind.
+    for entry in dir {
         let Ok(entry) = entry else {
             // A directory not read to its end is used as far as it was read, and read again.
             whole = false;

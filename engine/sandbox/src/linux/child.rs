@@ -350,6 +350,13 @@ fn build_filesystem(plan: &Plan, scratch: &mut [RawFd]) -> Result<(), Failure> {
             Some(&cache.options),
         )
         .map_err(|e| (Step::Cache, index, e))?;
+        // The overlay writes through a private copy of the layer's mount, made just now; the
+        // layer itself is read-only to the command from here. So nothing a command could plant
+        // there (a link for the next run's mount, or for the removal of a stale work directory,
+        // to follow) is ever made.
+        mount(Some(&cache.layer), &cache.layer, None, MsFlags::MS_BIND, None)
+            .and_then(|()| sys::mount_setattr(&cache.layer, false, MOUNT_ATTR_RDONLY))
+            .map_err(|e| (Step::Cache, index, e))?;
     }
     build_dev(plan, devices)?;
     Ok(())

@@ -48,6 +48,8 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     // nothing runs before init has every place (an error here drops `started`: init reads the
     // end of its pipe and stops).
     let mut started = start(&plan)?;
+    // Waited for last (when dropped), after everything else the run does.
+    let _removal = layout.remove_stale_work();
     layout.finish(environment, &mut trees)?;
     let searched: Vec<std::path::PathBuf> = layout
         .roots
@@ -62,7 +64,6 @@ pub(crate) fn run(environment: &Environment, argv: &[OsString], cwd: &Path) -> R
     let placeholders = placeholder::Placeholders::make(&layout.missing, &layout.texts)?;
     layout.hold(placeholders.held());
     let sent = started.send(&layout);
-    layout.remove_stale_work();
     let spawned = sent.and_then(|()| started.wait(&plan, &layout));
     // The command and everything it started have ended: its placeholders can go.
     drop(placeholders);
@@ -120,8 +121,8 @@ impl Drop for Outer {
 /// the exit code and the probe's results, or the first setup step that failed.
 fn spawn(plan: &Plan, layout: &Layout) -> Result<Spawned, SandboxError> {
     let mut started = start(plan)?;
+    let _removal = layout.remove_stale_work();
     started.send(layout)?;
-    layout.remove_stale_work();
     started.wait(plan, layout)
 }
 

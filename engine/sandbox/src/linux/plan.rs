@@ -58,6 +58,9 @@ pub(crate) struct CacheMount {
     pub(crate) path: CString,
     /// The overlay's options.
     pub(crate) options: CString,
+    /// The per-project layer (its upper and work directories), read-only to the command once
+    /// the overlay is mounted.
+    pub(crate) layer: CString,
 }
 
 /// What runs once the sandbox is built.
@@ -172,6 +175,7 @@ impl Plan {
                     Ok(CacheMount {
                         path: c_path(&c.path)?,
                         options: c_string(OsStr::new(&options))?,
+                        layer: c_path(&c.layer)?,
                     })
                 })
                 .collect::<Result<Vec<_>, SandboxError>>()?,

@@ -429,7 +429,9 @@ fn operations(
         expectations: Vec::new(),
         port: port.unwrap_or(0),
     };
-    for root in &layout.writable {
+    // A cache's layer is writable only for its overlay's mount (checked below).
+    let layers: Vec<&Path> = layout.caches.iter().map(|c| c.layer.as_path()).collect();
+    for root in layout.writable.iter().filter(|r| !layers.contains(&r.as_path())) {
         let target = root;
         let path = target.join(nonce);
         let what = format!("create `{}`", path.display());
@@ -644,6 +646,19 @@ fn operations(
                 must_work: true,
                 // INVARIANT: the host's own cache never changes.
                 absent_after: Some(path.clone()),
+            },
+        )?;
+        // INVARIANT: only the overlay writes the layer; nothing a later run's mount or clean-up
+        // would follow can be planted there.
+        let planted = cache.layer.join(nonce);
+        probe.push(
+            ProbeKind::CreateFile,
+            &planted,
+            Expectation {
+                name: "caches",
+                what: format!("create `{}` in the layer itself", planted.display()),
+                must_work: false,
+                absent_after: Some(planted.clone()),
             },
         )?;
     }
