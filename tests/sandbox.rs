@@ -53,7 +53,20 @@ impl Scratch {
 
     /// `sixfold ARGS…` in the workspace, with the scratch `$HOME`, `$TMPDIR` and cache.
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sixfold"));
+        self.command_under(&[], args)
+    }
+
+    /// [`Scratch::command`] run by `under` (`taskset …`), where `under` is not empty.
+    fn command_under(&self, under: &[&str], args: &[&str]) -> Command {
+        let sixfold = env!("CARGO_BIN_EXE_sixfold");
+        let mut cmd = match under.split_first() {
+            Some((program, rest)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).arg(sixfold);
+                cmd
+            }
+            None => Command::new(sixfold),
+        };
         cmd.args(args)
             .current_dir(&self.root)
             .env("HOME", &self.home)
@@ -260,6 +273,60 @@ fn run_in_read_only_writes_nothing() {
     assert!(!exists(&s.tmp.join("scratch.txt")));
     let out = s.run("read-only", "cat src/../.git/config");
     assert_eq!(out.status.code(), Some(0), "reading is allowed: {}", show(&out));
+}
+
+/// The line of `/proc/self/status` that lists the CPUs a process may run on.
+fn allowed_cpus(status: &str) -> String {
+    status
+        .lines()
+        .find(|l| l.starts_with("Cpus_allowed_list:"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn the_command_may_run_on_every_cpu_its_caller_may() {
+    // The sandbox's first process is started on the caller's other CPUs; init gives the command
+    // the caller's own set back, whether the caller may run anywhere or on one CPU alone.
+    let s = Scratch::new();
+    let script = "cat /proc/self/status";
+    let out = s.run("workspace-write", script);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let own = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+    assert!(!own.is_empty());
+    assert_eq!(allowed_cpus(&text(&out.stdout)), own, "{}", show(&out));
+
+    // The first CPU this test may run on, alone.
+    let first: String = own
+        .trim_start_matches("Cpus_allowed_list:")
+        .trim()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let pinned = s
+        .command_under(
+            &["taskset", "--cpu-list", &first],
+            &[
+                "sandbox",
+                "run",
+                "--no-project",
+                "--mode",
+                "workspace-write",
+                "--",
+                "bash",
+                "-c",
+                script,
+            ],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(pinned.status.code(), Some(0), "{}", show(&pinned));
+    assert_eq!(
+        allowed_cpus(&text(&pinned.stdout)),
+        format!("Cpus_allowed_list:\t{first}"),
+        "{}",
+        show(&pinned)
+    );
 }
 
 #[test]

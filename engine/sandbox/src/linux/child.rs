@@ -265,6 +265,11 @@ fn init(plan: &Plan, scratch: Scratch<'_>, outer: RawFd) -> ! {
     if let Err(e) = sys::die_with_parent() {
         fail(pipe, (Step::Fork, 0, e));
     }
+    // The caller's CPUs again (the outer process was started on the others): the command may run
+    // wherever its caller may. Should this fail, it runs on fewer, never on more.
+    if let Some(cpus) = &plan.cpus {
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), cpus);
+    }
     if plan.own_network {
         // The outer process's end: a failed or killed outer process reads as the end of the pipe.
         sys::close(scratch.network[1]);

@@ -181,12 +181,33 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
         nix::unistd::ForkResult::Child => child::outer(plan, scratch, &keep),
         nix::unistd::ForkResult::Parent { child } => child,
     };
+    elsewhere(plan, child);
     drop((report_end, places_end, network));
     Ok(Started {
         places: Some(std::fs::File::from(places)),
         report: std::fs::File::from(report),
         outer: Outer(Some(child)),
     })
+}
+
+/// Moves `child`, just forked, to the caller's CPUs but this one, where there are others.
+///
+/// A new process starts on its parent's CPU and waits there until the scheduler moves it, while
+/// the caller keeps that CPU busy resolving the rest of the layout. Where the scheduler packs
+/// processes onto few CPUs (a virtual machine's), the outer process waited most of that
+/// resolution before it ran, and the sandbox was built after the caller's part instead of beside
+/// it (docs/performance.md). Init takes the caller's CPUs back (`Plan::cpus`).
+fn elsewhere(plan: &Plan, child: nix::unistd::Pid) {
+    let (Some(mut others), Ok(here)) = (plan.cpus, nix::sched::sched_getcpu()) else {
+        return;
+    };
+    if others.unset(here).is_err() {
+        return;
+    }
+    if (0..nix::sched::CpuSet::count()).any(|cpu| others.is_set(cpu).unwrap_or(false)) {
+        // Only where it runs first: a failure leaves it where the scheduler put it.
+        let _ = nix::sched::sched_setaffinity(child, &others);
+    }
 }
 
 impl Started {

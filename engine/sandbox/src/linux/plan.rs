@@ -46,6 +46,10 @@ pub(crate) struct Plan {
     pub(crate) payload: Payload,
     /// The stack the command's process starts on, in init's memory.
     pub(crate) stack: Stack,
+    /// The CPUs the caller may run on: the outer process starts on one of the others (see
+    /// `linux::start`), and init takes these back before it does anything else, so the command
+    /// may run wherever its caller may.
+    pub(crate) cpus: Option<nix::sched::CpuSet>,
 }
 
 /// The command's process runs little before its execve (or the probe's operations).
@@ -191,6 +195,7 @@ impl Plan {
                 what: "map the command's stack",
                 source: std::io::Error::from_raw_os_error(e),
             })?,
+            cpus: nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok(),
         })
     }
 
