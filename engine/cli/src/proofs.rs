@@ -11,7 +11,7 @@
 //! hands that digest to the `sandbox run` it writes (`--proof`), which then reads the
 //! environment from the proof instead of loading the bundle a second time ([`proven_by`]).
 
-use sha2::{Digest, Sha256};
+use sixfold_core::sha256::Sha256;
 use sixfold_sandbox::{Environment, Proof};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -35,6 +35,7 @@ pub mod project;
 mod provider;
 pub mod scope;
 pub mod script;
+pub mod sha256;
 pub mod shell;
 pub mod shipped;
 pub mod trace;

@@ -19,8 +19,8 @@
 //! taken as an empty session: a count that matters (spawns) is never reset by losing it.
 
 use crate::log::Log;
-use sha2::{Digest, Sha256};
 use sixfold_core::bounded;
+use sixfold_core::sha256::Sha256;
 use sixfold_core::trace::{Event, SoFar, Trace};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -249,12 +249,12 @@ fn is_ours(file: &File, path: &Path) -> bool {
 
 /// The SHA-256 of a slot's sequence number, length and body.
 fn digest(seq: u64, body: &[u8]) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    hasher.update(MARK);
-    hasher.update(seq.to_le_bytes());
-    hasher.update((body.len() as u64).to_le_bytes());
+    let mut hasher = Sha256::sized(MARK.len() + 16 + body.len());
+    hasher.update(&MARK);
+    hasher.update(&seq.to_le_bytes());
+    hasher.update(&(body.len() as u64).to_le_bytes());
     hasher.update(body);
-    hasher.finalize().into()
+    hasher.finalize()
 }
 
 /// A slot as written: its header, then `body`.

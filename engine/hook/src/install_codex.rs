@@ -14,9 +14,9 @@
 //! timeout, async}]}`, with `timeout` 600 where none is set and no matcher for `Stop` and
 //! `UserPromptSubmit`.
 
-use sha2::{Digest, Sha256};
 use sixfold_core::format::HooksFile;
 use sixfold_core::hook_settings::is_registered;
+use sixfold_core::sha256::Sha256;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! The launcher's file work: copying a tree into a working directory it owns, hashing the
 //! governing documents, and walking the directories above the working directory for memory files.
 
-use sha2::{Digest, Sha256};
 use sixfold_core::launch_facts::{CopyFacts, MemoryWalkFacts};
+use sixfold_core::sha256::Sha256;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -88,7 +88,8 @@ pub(crate) fn hash_file(path: &Path) -> Result<String, String> {
         Err(sixfold_core::bounded::ReadError::Missing) => return Ok(ABSENT.into()),
         Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
     };
-    let mut hasher = Sha256::new();
+    let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    let mut hasher = Sha256::sized(usize::try_from(len).unwrap_or(usize::MAX));
     let mut buf = [0u8; 64 * 1024];
     loop {
         let n = file

@@ -5,7 +5,7 @@
 //! A layer's hash covers its files (path and text, in path order); a bundle's covers its layers'
 //! hashes in load order. Lengths go in before bytes, so no two different sets of files hash alike.
 
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 
 /// `sha256:` and the digest in lowercase hex.
 fn hex(digest: &[u8]) -> String {
@@ -19,8 +19,13 @@ fn hex(digest: &[u8]) -> String {
 }
 
 fn add(hasher: &mut Sha256, bytes: &[u8]) {
-    hasher.update((bytes.len() as u64).to_le_bytes());
+    hasher.update(&(bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
+}
+
+/// How many bytes [`add`] hashes for `bytes`.
+fn framed(bytes: &[u8]) -> usize {
+    8 + bytes.len()
 }
 
 /// One layer's hash: its files, `(path relative to the bundle root, text)`, given in path order.
@@ -35,7 +40,13 @@ pub(crate) fn layer_then<'a>(
     files: impl IntoIterator<Item = (&'a str, &'a str)>,
     then: Option<(&str, &str)>,
 ) -> (String, String) {
-    let mut hasher = Sha256::new();
+    let files: Vec<(&str, &str)> = files.into_iter().collect();
+    let len = files
+        .iter()
+        .chain(then.as_ref())
+        .map(|(name, text)| framed(name.as_bytes()) + framed(text.as_bytes()))
+        .sum();
+    let mut hasher = Sha256::sized(len);
     for (name, text) in files {
         add(&mut hasher, name.as_bytes());
         add(&mut hasher, text.as_bytes());
@@ -52,7 +63,8 @@ pub(crate) fn layer_then<'a>(
 
 /// A bundle's hash: its layers' hashes in load order.
 pub(crate) fn layers<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
-    let mut hasher = Sha256::new();
+    let hashes: Vec<&str> = hashes.into_iter().collect();
+    let mut hasher = Sha256::sized(hashes.iter().map(|h| framed(h.as_bytes())).sum());
     for hash in hashes {
         add(&mut hasher, hash.as_bytes());
     }
