@@ -88,17 +88,25 @@ impl Scratch {
 
     /// [`Scratch::run`], not started yet.
     fn running(&self, mode: &str, script: &str) -> Command {
-        self.command(&[
-            "sandbox",
-            "run",
-            "--no-project",
-            "--mode",
-            mode,
-            "--",
-            "bash",
-            "-c",
-            script,
-        ])
+        self.running_under(&[], mode, script)
+    }
+
+    /// [`Scratch::running`] run by `under` (see [`Scratch::command_under`]).
+    fn running_under(&self, under: &[&str], mode: &str, script: &str) -> Command {
+        self.command_under(
+            under,
+            &[
+                "sandbox",
+                "run",
+                "--no-project",
+                "--mode",
+                mode,
+                "--",
+                "bash",
+                "-c",
+                script,
+            ],
+        )
     }
 }
 
@@ -304,20 +312,7 @@ fn the_command_may_run_on_every_cpu_its_caller_may() {
         .take_while(char::is_ascii_digit)
         .collect();
     let pinned = s
-        .command_under(
-            &["taskset", "--cpu-list", &first],
-            &[
-                "sandbox",
-                "run",
-                "--no-project",
-                "--mode",
-                "workspace-write",
-                "--",
-                "bash",
-                "-c",
-                script,
-            ],
-        )
+        .running_under(&["taskset", "--cpu-list", &first], "workspace-write", script)
         .output()
         .unwrap();
     assert_eq!(pinned.status.code(), Some(0), "{}", show(&pinned));
@@ -512,17 +507,7 @@ fn a_placeholder_outlives_a_run_while_another_still_holds_it() {
         ready.display()
     );
     let long = s
-        .command(&[
-            "sandbox",
-            "run",
-            "--no-project",
-            "--mode",
-            "workspace-write",
-            "--",
-            "bash",
-            "-c",
-            &script,
-        ])
+        .running("workspace-write", &script)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -963,17 +948,10 @@ fn an_offline_cargo_build_works_inside() {
     let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{real_home}/.cargo"));
     let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or(format!("{real_home}/.rustup"));
     let out = s
-        .command(&[
-            "sandbox",
-            "run",
-            "--no-project",
-            "--mode",
+        .running(
             "workspace-write",
-            "--",
-            "bash",
-            "-c",
             "cd hello && cargo build --offline -q && ./target/debug/hello && cargo test --offline -q 2>&1 | tail -1",
-        ])
+        )
         .env("CARGO_HOME", &cargo_home)
         .env("RUSTUP_HOME", &rustup_home)
         .env_remove("CARGO_TARGET_DIR")
