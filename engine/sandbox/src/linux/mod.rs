@@ -174,6 +174,8 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
         report: report_end.as_raw_fd(),
         network: network_fds,
     };
+    // Before the fork, which would count the child as runnable too.
+    let others = elsewhere(plan);
     // SAFETY: the child runs `child::outer`, which only makes async-signal-safe system calls on
     // memory prepared before this point (the plan, `scratch`, `keep`) and never returns: it
     // execs or calls _exit.
@@ -181,7 +183,10 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
         nix::unistd::ForkResult::Child => child::outer(plan, scratch, &keep),
         nix::unistd::ForkResult::Parent { child } => child,
     };
-    elsewhere(plan, child);
+    if let Some(others) = &others {
+        // Only where it runs first: a failure leaves it where the scheduler put it.
+        let _ = nix::sched::sched_setaffinity(child, others);
+    }
     drop((report_end, places_end, network));
     Ok(Started {
         places: Some(std::fs::File::from(places)),
@@ -190,24 +195,41 @@ fn start(plan: &Plan) -> Result<Started, SandboxError> {
     })
 }
 
-/// Moves `child`, just forked, to the caller's CPUs but this one, where there are others.
+/// Where the outer process should start: the caller's CPUs but this one, when one of them is
+/// idle now; `None` to leave it to the scheduler.
 ///
 /// A new process starts on its parent's CPU and waits there until the scheduler moves it, while
 /// the caller keeps that CPU busy resolving the rest of the layout. Where the scheduler packs
 /// processes onto few CPUs (a virtual machine's), the outer process waited most of that
 /// resolution before it ran, and the sandbox was built after the caller's part instead of beside
-/// it (docs/performance.md). Init takes the caller's CPUs back (`Plan::cpus`).
-fn elsewhere(plan: &Plan, child: nix::unistd::Pid) {
-    let (Some(mut others), Ok(here)) = (plan.cpus, nix::sched::sched_getcpu()) else {
-        return;
-    };
-    if others.unset(here).is_err() {
-        return;
+/// it. Where no other CPU is idle, moving it only queues it behind other work: a machine kept
+/// busy ran the line 9 % slower that way (docs/performance.md). Init takes the caller's CPUs
+/// back (`Plan::cpus`).
+fn elsewhere(plan: &Plan) -> Option<nix::sched::CpuSet> {
+    use std::io::Read as _;
+    let mut others = plan.cpus?;
+    let usable = (0..nix::sched::CpuSet::count())
+        .filter(|cpu| others.is_set(*cpu).unwrap_or(false))
+        .count();
+    // The kernel's count of runnable tasks, this one included (`/proc/loadavg`'s fourth field,
+    // `runnable/all`): fewer than the CPUs the caller may use leaves one of them idle.
+    let mut text = [0u8; 128];
+    let read = std::fs::File::open("/proc/loadavg")
+        .and_then(|mut f| f.read(&mut text))
+        .ok()?;
+    let runnable: usize = std::str::from_utf8(text.get(..read)?)
+        .ok()?
+        .split_whitespace()
+        .nth(3)?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()?;
+    if runnable >= usable {
+        return None;
     }
-    if (0..nix::sched::CpuSet::count()).any(|cpu| others.is_set(cpu).unwrap_or(false)) {
-        // Only where it runs first: a failure leaves it where the scheduler put it.
-        let _ = nix::sched::sched_setaffinity(child, &others);
-    }
+    others.unset(nix::sched::sched_getcpu().ok()?).ok()?;
+    Some(others)
 }
 
 impl Started {
