@@ -46,9 +46,9 @@ pub(crate) struct Plan {
     pub(crate) payload: Payload,
     /// The stack the command's process starts on, in init's memory.
     pub(crate) stack: Stack,
-    /// The CPUs the caller may run on: the outer process starts on one of the others (see
-    /// `linux::start`), and init takes these back before it does anything else, so the command
-    /// may run wherever its caller may.
+    /// The CPUs the caller may run on: the outer process may start on another of them (see
+    /// `linux::elsewhere`), and init takes these back before it does anything else, so the
+    /// command may run wherever its caller may.
     pub(crate) cpus: Option<nix::sched::CpuSet>,
 }
 
