@@ -211,25 +211,29 @@ fn elsewhere(plan: &Plan) -> Option<nix::sched::CpuSet> {
     let usable = (0..nix::sched::CpuSet::count())
         .filter(|cpu| others.is_set(*cpu).unwrap_or(false))
         .count();
-    // The kernel's count of runnable tasks, this one included (`/proc/loadavg`'s fourth field,
-    // `runnable/all`): fewer than the CPUs the caller may use leaves one of them idle.
+    // Fewer runnable tasks than the CPUs the caller may use leaves one of them idle.
     let mut text = [0u8; 128];
     let read = std::fs::File::open("/proc/loadavg")
         .and_then(|mut f| f.read(&mut text))
         .ok()?;
-    let runnable: usize = std::str::from_utf8(text.get(..read)?)
-        .ok()?
-        .split_whitespace()
-        .nth(3)?
-        .split('/')
-        .next()?
-        .parse()
-        .ok()?;
-    if runnable >= usable {
+    if runnable(text.get(..read)?)? >= usable {
         return None;
     }
     others.unset(nix::sched::sched_getcpu().ok()?).ok()?;
     Some(others)
+}
+
+/// The kernel's count of runnable tasks, the reader included, from the text of `/proc/loadavg`
+/// (its fourth field, `runnable/all`); `None` for text not of that form.
+fn runnable(loadavg: &[u8]) -> Option<usize> {
+    std::str::from_utf8(loadavg)
+        .ok()?
+        .split_whitespace()
+        .nth(3)?
+        .split_once('/')?
+        .0
+        .parse()
+        .ok()
 }
 
 impl Started {
@@ -356,6 +360,27 @@ impl Plan {
         match &self.payload {
             Payload::Exec(exec) => Some(std::ffi::OsStr::from_bytes(exec.program.as_bytes()).into()),
             Payload::Probe(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runnable;
+
+    #[test]
+    fn the_runnable_count_is_read_from_loadavg_and_nothing_else_reads_as_one() {
+        assert_eq!(runnable(b"0.99 1.74 1.57 1/87 26316\n"), Some(1));
+        assert_eq!(runnable(b"3.10 2.00 1.00 12/400 1\n"), Some(12));
+        // Anything else: no count, so the outer process is left where the scheduler puts it.
+        for text in [
+            &b""[..],
+            b"0.99 1.74 1.57",
+            b"0.99 1.74 1.57 x/87 1",
+            b"0.99 1.74 1.57 87 1",
+            b"\xff\xfe 1 2 3/4",
+        ] {
+            assert_eq!(runnable(text), None, "{:?}", String::from_utf8_lossy(text));
         }
     }
 }
