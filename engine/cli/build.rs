@@ -9,6 +9,11 @@
 //! `crt-static` builds link `libgcc_eh` already; where the C compiler cannot name the archive
 //! (another libc, a cross build without a configured linker), nothing changes.
 //! docs/performance.md, "Start-up", has the figures.
+//!
+//! It also hands the linker `startup.order` where the linker is LLD (rustc's own on x86-64 Linux
+//! since 1.90): the functions `--version` and a hook call run, placed first and side by side, so
+//! a hook call faults in fewer pages of the code (docs/performance.md, "Code order"). Names the
+//! build no longer has are ignored; `startup-order.py` writes the file again.
 
 use std::env;
 use std::path::PathBuf;
@@ -21,6 +26,44 @@ fn main() {
         println!("cargo:rustc-link-search=native={}", dir.display());
         println!("cargo:rustc-link-lib=static:+whole-archive=gcc_eh");
     }
+    println!("cargo:rerun-if-changed=startup.order");
+    if let Some(order) = startup_order() {
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
+            order.display()
+        );
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    }
+}
+
+/// `startup.order`, when the binary is linked by rustc's own LLD, which reads it (GNU ld does
+/// not know the option and would fail the link): x86-64 Linux with glibc, rustc 1.90 or later,
+/// and no linker chosen by the build's configuration.
+fn startup_order() -> Option<PathBuf> {
+    let var = |name: &str| env::var(name).unwrap_or_default();
+    if var("TARGET") != "x86_64-unknown-linux-gnu" || env::var_os("RUSTC_LINKER").is_some() {
+        return None;
+    }
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
+    if ["linker", "fuse-ld", "link-self-contained"]
+        .iter()
+        .any(|f| flags.contains(f))
+    {
+        return None;
+    }
+    let version = Command::new(var("RUSTC")).arg("--version").output().ok()?;
+    // `rustc 1.95.0 (…)`: the minor version.
+    let minor: u32 = String::from_utf8(version.stdout)
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .split('.')
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let order = PathBuf::from(var("CARGO_MANIFEST_DIR")).join("startup.order");
+    // `-Wl,` splits its argument at commas.
+    (minor >= 90 && order.is_file() && !order.to_string_lossy().contains(',')).then_some(order)
 }
 
 /// The directory holding the target's `libgcc_eh.a`, when linking it is both possible and useful.
