@@ -92,16 +92,15 @@ def main():
     order, have = [], set()
     for n, (argv, cwd, extra, stdin) in enumerate(runs):
         profile = os.path.join(work, f"callgrind.{n}")
-        run = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", "--trace-children=no",
-                        f"--callgrind-out-file={profile}.%p", *argv], cwd=cwd, env=dict(env, **extra),
-                       input=stdin, text=True, capture_output=True, check=False)
-        if not os.listdir(work) or run.returncode != 0:
+        valgrind = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}"]
+        run = subprocess.run(valgrind + argv, cwd=cwd, env=dict(env, **extra), input=stdin, text=True,
+                             capture_output=True)
+        if run.returncode != 0:
             sys.exit(f"{' '.join(argv)} failed ({run.returncode}):\n{run.stderr[-2000:]}")
-        for name in sorted(p for p in os.listdir(work) if p.startswith(f"callgrind.{n}.")):
-            for fn in executed(os.path.join(work, name), binary):
-                if fn not in have:
-                    have.add(fn)
-                    order.append(fn)
+        for fn in executed(profile, binary):
+            if fn not in have:
+                have.add(fn)
+                order.append(fn)
     shutil.rmtree(work, ignore_errors=True)
     with open(OUT, "w") as f:
         f.write("# What `--version` and a hook call run, first run first:\n")
