@@ -130,7 +130,7 @@ pub fn open_with(options: &mut OpenOptions, path: &Path) -> Result<File, ReadErr
 }
 
 /// [`open_with`], with the size the opened file had.
-fn open_regular(options: &mut OpenOptions, path: &Path) -> Result<(File, u64), ReadError> {
+pub(crate) fn open_regular(options: &mut OpenOptions, path: &Path) -> Result<(File, u64), ReadError> {
     // A first look, so a FIFO or a device is not even opened where the kernel allows it.
     match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => return Err(ReadError::NotRegular(kind_of(meta.file_type()))),
@@ -155,6 +155,22 @@ fn open_regular(options: &mut OpenOptions, path: &Path) -> Result<(File, u64), R
 /// Opens a regular file for reading (see [`open_with`]).
 pub fn open(path: &Path) -> Result<File, ReadError> {
     open_with(OpenOptions::new().read(true), path)
+}
+
+/// Fills `buf` from `file` at `at`, without moving any offset a caller relies on where the
+/// platform has a positioned read: a file read in parts, a part when it is needed.
+pub(crate) fn read_at(file: &File, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom};
+        let mut file = file;
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(buf)
+    }
 }
 
 /// Reads a whole regular file of at most `limit` bytes.

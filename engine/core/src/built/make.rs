@@ -4,7 +4,7 @@
 
 use super::kinds::{ARRAY, BOOL, FLOAT, INT, STR, TABLE};
 use std::collections::HashMap;
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeArray, DeTable, DeValue};
 use toml::Spanned;
 
 /// Documents as parsed: nodes `[kind, a, b, span start, span end]` (a string is its place in
@@ -22,7 +22,24 @@ impl Built {
     /// A document's root node; `None` when it does not parse or holds what the built form does
     /// not carry (a date, a number out of range): it is then parsed when it loads.
     pub(crate) fn document(&mut self, text: &str) -> Option<u32> {
-        let root = DeTable::parse(text).ok()?;
+        self.document_without(text, "", &[])
+    }
+
+    /// As [`Built::document`], without the items at `places` (in order) of the top-level array
+    /// `key`, each other node as parsed, spans and all: a mode without the rules one judgement's
+    /// load leaves unread (`bundle::parsed`).
+    pub(crate) fn document_without(&mut self, text: &str, key: &str, places: &[u32]) -> Option<u32> {
+        let mut root = DeTable::parse(text).ok()?;
+        if let (false, Some(DeValue::Array(items))) =
+            (places.is_empty(), root.get_mut().get_mut(key).map(|v| v.get_mut()))
+        {
+            let all = std::mem::replace(items, DeArray::new());
+            *items = (0u32..)
+                .zip(all)
+                .filter(|(place, _)| places.binary_search(place).is_err())
+                .map(|(_, item)| item)
+                .collect();
+        }
         let slot = self.nodes.len();
         self.nodes.push([0; 5]);
         self.table(slot, root.get_ref(), root.span())?;

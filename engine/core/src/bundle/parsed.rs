@@ -12,6 +12,12 @@
 //! and a document that did not parse, or whose tree does not read back as it parsed, is never
 //! stored (its diagnostic comes from parsing it again). Entries are written whole, to a fresh
 //! file renamed over the old, and only the 64 written last are kept.
+//!
+//! A mode with rules of place globs alone is stored three times over: whole, the index of those
+//! rules (`unread_rules`), and its slim twin, the mode without them. One judgement's load under
+//! that mode reads the twin and the index; the tree whole is written last in the entry and left
+//! in the file until a step's place reaches one of those rules (a project mode of a thousand
+//! path rules: 296 KB of entry, of which a hook call reads 35 KB).
 
 use super::source::BundleSource;
 use crate::built::make::Built;
@@ -19,6 +25,7 @@ use crate::built::{Leave, Tree};
 use crate::format::{ModeFile, PatternFile, PolicyFile, ProviderFile};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,11 +35,15 @@ include!(concat!(env!("OUT_DIR"), "/parsed_format.rs"));
 /// An entry larger than this is not read (a bundle's files are at most 32 MiB).
 const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 
+/// What the first read of an entry takes, for its directory: what a load reads of the entry is
+/// read next, whole, and a tree left for later when it is needed.
+const FIRST_READ: usize = 4096;
+
 /// Entries kept; older ones are removed when one is written.
 const KEEP: usize = 64;
 
 /// The first line of every entry.
-const MAGIC: &str = "sixfold parsed layer 2";
+const MAGIC: &str = "sixfold parsed layer 3";
 
 /// Where parsed layers are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,23 +75,58 @@ pub(crate) enum ParsedDoc {
     Provider(Box<ProviderFile>),
 }
 
-/// One layer's entry: the bytes read, each document found stored in them or made now, and
-/// whether any was made now (then the entry is written again when the load is done).
+/// One layer's entry: each document found stored in it or made now, and whether any was made
+/// now (then the entry is written again when the load is done).
 #[derive(Debug)]
 pub(crate) struct Stored {
     file: PathBuf,
     key: String,
-    /// Shared with the bundles that keep a document's kept command rules unread.
-    read: Arc<Vec<u8>>,
+    /// The entry as opened, for the trees left in it until they are needed.
+    opened: Option<Arc<File>>,
     docs: BTreeMap<String, Bytes>,
     changed: bool,
 }
 
-/// A stored document's tree: in the entry as read, or made now.
+/// A stored document's tree: read from the entry, left in it, or made now.
 #[derive(Debug)]
 enum Bytes {
-    Read(Range<usize>),
+    /// Its place in bytes read from the entry, shared with the bundles that keep a document's
+    /// kept command rules unread.
+    Read(Arc<Vec<u8>>, Range<usize>),
+    /// Its place in the entry's file, not read yet: a mode's tree whole, where one judgement's
+    /// load reads its slim twin instead ([`slim_name`]).
+    Later(Range<u64>),
     Made(Vec<u8>),
+}
+
+/// A mode's stored tree whole, for the rules one judgement's load left in it: read already, or
+/// read from the entry's file the first time a step's place comes near one of them.
+#[derive(Debug)]
+pub(crate) enum Whole {
+    Read(Arc<Vec<u8>>, Range<usize>),
+    Later {
+        file: Arc<File>,
+        at: Range<u64>,
+        read: std::sync::OnceLock<Option<Vec<u8>>>,
+    },
+}
+
+impl Whole {
+    /// Its length in bytes, known without reading it.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Whole::Read(_, range) => range.len(),
+            Whole::Later { at, .. } => usize::try_from(at.end - at.start).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Its bytes, read now if they were not; `None` when they cannot be.
+    pub(crate) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Whole::Read(read, range) => read.get(range.clone()),
+            Whole::Later { file, at, read } => read.get_or_init(|| read_part(file, at.clone())).as_deref(),
+        }
+    }
 }
 
 impl Stored {
@@ -90,41 +136,66 @@ impl Stored {
         let hash = hash.strip_prefix("sha256:").unwrap_or(&hash);
         let key = format!("{}-{hash}", FORMAT);
         let file = cache.dir.join(&key);
-        let read = crate::bounded::read_bytes(&file, MAX_ENTRY_BYTES).unwrap_or_default();
-        let docs = unpack(&read, &key)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, range)| (name, Bytes::Read(range)))
-            .collect();
+        let (opened, docs) = match read_entry(&file, &key) {
+            Some((opened, docs)) => (Some(Arc::new(opened)), docs),
+            None => (None, BTreeMap::new()),
+        };
         Stored {
             file,
             key,
-            read: Arc::new(read),
+            opened,
             docs,
             changed: false,
         }
     }
 
-    fn bytes(&self, relative: &str) -> Option<&[u8]> {
-        match self.docs.get(relative)? {
-            Bytes::Read(range) => self.read.get(range.clone()),
-            Bytes::Made(bytes) => Some(bytes),
+    /// The bytes of the document `name`, read from the file now if they were left in it.
+    fn bytes(&mut self, name: &str) -> Option<&[u8]> {
+        let bytes = self.docs.get_mut(name)?;
+        if let Bytes::Later(at) = bytes {
+            let read = read_part(self.opened.as_ref()?, at.clone())?;
+            let len = read.len();
+            *bytes = Bytes::Read(Arc::new(read), 0..len);
+        }
+        match bytes {
+            Bytes::Read(read, range) => read.get(range.clone()),
+            Bytes::Made(made) => Some(made),
+            Bytes::Later(_) => None,
         }
     }
 
+    /// Whether the document `name` is left in the entry's file, not read yet.
+    #[cfg(test)]
+    pub(crate) fn left_in_file(&self, name: &str) -> bool {
+        matches!(self.docs.get(name), Some(Bytes::Later(_)))
+    }
+
+    /// Forgets what is stored of the document at `relative` (not ours, torn, or forged): it is
+    /// parsed from its TOML, and stored again.
+    fn forget(&mut self, relative: &str) {
+        self.docs.remove(relative);
+        self.docs.remove(&index_name(relative));
+        self.docs.remove(&slim_name(relative));
+    }
+
     /// The stored document at `relative` without what `unread` names, if there is one and it
-    /// reads as `T`.
+    /// reads as `T`. A mode's rules left unread ([`Stored::unread_rules`]) are read from its slim
+    /// twin: the tree made without exactly those rules, so none of their nodes is read at all.
     pub(crate) fn get<T: DeserializeOwned>(&mut self, relative: &str, unread: Leave<'_>) -> Option<T> {
+        let (name, unread) = match unread.items {
+            Some(("rules", _)) if self.docs.contains_key(&slim_name(relative)) => {
+                (slim_name(relative), Leave { items: None, ..unread })
+            }
+            _ => (relative.to_string(), unread),
+        };
         // Checked as it is read (`built::Reading`): a load pays for the nodes it reads, not for
         // the rules it leaves in the tree.
         let found = self
-            .bytes(relative)
+            .bytes(&name)
             .and_then(Tree::stored_again)
             .and_then(|(tree, root)| tree.document_without::<T>(root, unread));
         if found.is_none() {
-            // Not ours, or torn: parsed from its TOML, and stored again.
-            self.docs.remove(relative);
-            self.docs.remove(&index_name(relative));
+            self.forget(relative);
         }
         found
     }
@@ -132,33 +203,40 @@ impl Stored {
     /// The kept command rules of the stored document at `relative`, as it was read from the
     /// entry, for a bundle to read when a step names them (`None` when it has none, or was
     /// not read from the entry). Take it before reading the document without them.
-    pub(crate) fn unread_acts(&self, relative: &str) -> Option<super::acts::UnreadActs> {
+    pub(crate) fn unread_acts(&mut self, relative: &str) -> Option<super::acts::UnreadActs> {
+        self.bytes(relative)?;
         match self.docs.get(relative)? {
-            Bytes::Read(range) => super::acts::UnreadActs::new(Arc::clone(&self.read), range.clone()),
-            Bytes::Made(_) => None,
+            Bytes::Read(read, range) => super::acts::UnreadActs::new(Arc::clone(read), range.clone()),
+            Bytes::Made(_) | Bytes::Later(_) => None,
         }
     }
 
-    /// The rules of place globs alone of the stored mode at `relative`, as it was read from the
-    /// entry, for a bundle to read when a step's places reach them (`None` when it has none, or
-    /// was not read from the entry). Take it before reading the mode without them.
+    /// The rules of place globs alone of the stored mode at `relative`, as the entry has them,
+    /// for a bundle to read when a step's places reach them (`None` when it has none, or was
+    /// not read from the entry). Take it before reading the mode without them: the mode is then
+    /// read from its slim twin, and its tree whole only when a step's place reaches one.
     pub(crate) fn unread_rules(&mut self, relative: &str) -> Option<super::unread_rules::UnreadRules> {
-        let Bytes::Read(range) = self.docs.get(relative)? else {
-            return None;
+        let whole = match self.docs.get(relative)? {
+            Bytes::Read(read, range) => Whole::Read(Arc::clone(read), range.clone()),
+            Bytes::Later(at) => Whole::Later {
+                file: Arc::clone(self.opened.as_ref()?),
+                at: at.clone(),
+                read: std::sync::OnceLock::new(),
+            },
+            Bytes::Made(_) => return None,
         };
-        let range = range.clone();
         // Read from the index stored with the tree: a mode's tree stored without one is read whole.
         let index = self.bytes(&index_name(relative))?;
-        let rules = super::unread_rules::UnreadRules::from_index(Arc::clone(&self.read), range.clone(), index)?;
-        // An index that does not count the tree's rules is not the tree's (a torn or forged
+        let rules = super::unread_rules::UnreadRules::from_index(whole, index)?;
+        // An index that does not count the slim twin's rules is not the twin's (a torn or forged
         // entry): the mode is parsed from its TOML, and stored again.
-        let tree = self.read.get(range).and_then(Tree::stored_again);
-        let count = tree
+        let count = self
+            .bytes(&slim_name(relative))
+            .and_then(Tree::stored_again)
             .and_then(|(tree, root)| tree.top_array(root, "rules"))
             .map(|items| items.len());
-        if count != Some(rules.count()) {
-            self.docs.remove(relative);
-            self.docs.remove(&index_name(relative));
+        if count != Some(rules.read_count()) {
+            self.forget(relative);
             return None;
         }
         Some(rules)
@@ -172,31 +250,59 @@ impl Stored {
             return;
         };
         let reads = Tree::stored(&bytes).and_then(|(tree, root)| tree.document::<T>(root));
-        if reads.is_some() {
-            // A mode's rules of place globs alone, found once here rather than at every load.
-            if relative.starts_with("modes/") {
-                let index = super::unread_rules::UnreadRules::index(&bytes);
-                self.docs.insert(index_name(relative), Bytes::Made(index));
-            }
-            self.docs.insert(relative.to_string(), Bytes::Made(bytes));
-            self.changed = true;
+        if reads.is_none() {
+            return;
         }
+        self.forget(relative);
+        // A mode's rules of place globs alone, found once here rather than at every load, and
+        // the mode without them, which one judgement's load reads in place of the whole.
+        if relative.starts_with("modes/") {
+            let found = super::unread_rules::UnreadRules::index(&bytes)
+                .and_then(|(index, left)| Some((index, slim::<T>(text, &left)?)));
+            let index = match found {
+                Some((index, slim)) => {
+                    self.docs.insert(slim_name(relative), Bytes::Made(slim));
+                    index
+                }
+                // None left, or no twin to read in the mode's place: the mode is read whole.
+                None => Vec::new(),
+            };
+            self.docs.insert(index_name(relative), Bytes::Made(index));
+        }
+        self.docs.insert(relative.to_string(), Bytes::Made(bytes));
+        self.changed = true;
     }
 
     /// Writes the entry when a document was added; a cache that cannot be written is no error.
-    pub(crate) fn save(self) {
+    pub(crate) fn save(mut self) {
         if !self.changed {
             return;
         }
-        let Some(dir) = self.file.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
+        let Some(dir) = self.file.parent().map(Path::to_path_buf) else {
+            return;
+        };
+        if std::fs::create_dir_all(&dir).is_err() {
             return;
         }
-        let docs: BTreeMap<&str, &[u8]> = self
-            .docs
-            .keys()
-            .filter_map(|name| Some((name.as_str(), self.bytes(name)?)))
-            .collect();
+        // The trees left in the file are read now, to be written again; one that cannot be is
+        // forgotten, and parsed at the next load.
+        let names: Vec<String> = self.docs.keys().cloned().collect();
+        for name in &names {
+            if self.bytes(name).is_none() {
+                self.docs.remove(name);
+            }
+        }
+        let mut docs: BTreeMap<&str, &[u8]> = BTreeMap::new();
+        for (name, bytes) in &self.docs {
+            let bytes = match bytes {
+                Bytes::Read(read, range) => read.get(range.clone()),
+                Bytes::Made(made) => Some(made.as_slice()),
+                Bytes::Later(_) => None,
+            };
+            if let Some(bytes) = bytes {
+                docs.insert(name, bytes);
+            }
+        }
         let fresh = dir.join(format!(".{}.{}", self.key, std::process::id()));
         if std::fs::write(&fresh, pack(&self.key, &docs)).is_err() {
             let _ = std::fs::remove_file(&fresh);
@@ -206,14 +312,43 @@ impl Stored {
             let _ = std::fs::remove_file(&fresh);
             return;
         }
-        evict(dir);
+        evict(&dir);
     }
+}
+
+/// The stored tree of the mode `text` without its rules at `left` (its places among them, in
+/// order), when it reads as `T`.
+fn slim<T: DeserializeOwned>(text: &str, left: &[u32]) -> Option<Vec<u8>> {
+    let mut built = Built::default();
+    let bytes = built
+        .document_without(text, "rules", left)
+        .and_then(|root| built.stored(root))?;
+    Tree::stored(&bytes).and_then(|(tree, root)| tree.document::<T>(root))?;
+    Some(bytes)
 }
 
 /// The name in an entry of the index of the rules of place globs alone of the mode stored as
 /// `relative` (`unread_rules::UnreadRules::index`): no file's path holds a NUL.
 fn index_name(relative: &str) -> String {
     format!("{relative}\0rules")
+}
+
+/// The name in an entry of the mode stored as `relative` without the rules its index names.
+fn slim_name(relative: &str) -> String {
+    format!("{relative}\0slim")
+}
+
+/// Whether the document `name` is read only when needed: a tree whole with a slim twin.
+fn later(name: &str, names: &dyn Fn(&str) -> bool) -> bool {
+    !name.contains('\0') && names(&slim_name(name))
+}
+
+/// `part` of `file`, bounded by the entry's own bound.
+fn read_part(file: &File, part: Range<u64>) -> Option<Vec<u8>> {
+    let len = part.end.checked_sub(part.start).filter(|len| *len <= MAX_ENTRY_BYTES)?;
+    let mut read = vec![0u8; usize::try_from(len).ok()?];
+    crate::bounded::read_at(file, part.start, &mut read).ok()?;
+    Some(read)
 }
 
 /// Writes `text`'s tree for `relative` into `source`'s entry, whatever `relative` holds: a
@@ -242,39 +377,102 @@ pub(crate) fn forge_tree(cache: &ParseCache, source: &BundleSource, relative: &s
     entry.save();
 }
 
-/// `MAGIC`, the key, then each document as `NAME_LEN BYTES_LEN`, a newline, the name, the bytes.
+/// `MAGIC`, the key and the number of documents, each on a line; then each document's
+/// `NAME_LEN BYTES_LEN`, a newline and its name; then the documents' bytes in the same order,
+/// the trees read only when needed last ([`later`]), so a load reads the entry up to them.
 fn pack(key: &str, docs: &BTreeMap<&str, &[u8]>) -> Vec<u8> {
-    let mut out = format!("{MAGIC}\n{key}\n").into_bytes();
-    for (name, bytes) in docs {
+    let is_later = |name: &str| later(name, &|twin| docs.contains_key(twin));
+    let mut order: Vec<(&str, &[u8])> = docs.iter().map(|(n, b)| (*n, *b)).collect();
+    // Stable: by name within each part.
+    order.sort_by_key(|(name, _)| is_later(name));
+    let mut out = format!("{MAGIC}\n{key}\n{}\n", order.len()).into_bytes();
+    for (name, bytes) in &order {
         out.extend_from_slice(format!("{} {}\n", name.len(), bytes.len()).as_bytes());
         out.extend_from_slice(name.as_bytes());
+    }
+    for (_, bytes) in &order {
         out.extend_from_slice(bytes);
     }
     out
 }
 
-/// Where each document of an entry made for `key` is in it; `None` for anything else.
-fn unpack(bytes: &[u8], key: &str) -> Option<BTreeMap<String, Range<usize>>> {
+/// The documents of the entry at `path` made for `key`: read up to the trees left for later,
+/// which are read when needed from the file returned. `None` for anything else.
+fn read_entry(path: &Path, key: &str) -> Option<(File, BTreeMap<String, Bytes>)> {
+    let (file, size) = crate::bounded::open_regular(std::fs::OpenOptions::new().read(true), path).ok()?;
+    if size > MAX_ENTRY_BYTES {
+        return None;
+    }
+    // The directory first, then what a load reads in one read into a buffer of its size: not
+    // grown and copied (a layer's entry is read on every hook call).
+    let mut first = [0u8; FIRST_READ];
+    let first = first.get_mut(..usize::try_from(size).unwrap_or(FIRST_READ).min(FIRST_READ))?;
+    crate::bounded::read_at(&file, 0, first).ok()?;
+    let mut whole = None;
+    let (directory, mut at) = match unpack(first, key) {
+        Some(found) => found,
+        // A directory longer than the first read: the whole entry.
+        None if (first.len() as u64) < size => {
+            let read = read_part(&file, 0..size)?;
+            let found = unpack(&read, key)?;
+            whole = Some(read);
+            found
+        }
+        None => return None,
+    };
+    let names: std::collections::HashSet<&str> = directory.iter().map(|(name, _)| name.as_str()).collect();
+    let mut places = Vec::with_capacity(directory.len());
+    let mut read_to = at;
+    for (name, len) in &directory {
+        let end = at.checked_add(*len).filter(|end| *end <= size)?;
+        if !later(name, &|twin| names.contains(twin)) {
+            read_to = read_to.max(end);
+        }
+        places.push(at..end);
+        at = end;
+    }
+    let head = match whole {
+        Some(read) => read,
+        None => read_part(&file, 0..read_to)?,
+    };
+    let head = Arc::new(head);
+    let docs = directory
+        .into_iter()
+        .zip(places)
+        .map(|((name, _), place)| {
+            let bytes = match (usize::try_from(place.start), usize::try_from(place.end)) {
+                (Ok(start), Ok(end)) if end <= head.len() => Bytes::Read(Arc::clone(&head), start..end),
+                _ => Bytes::Later(place),
+            };
+            (name, bytes)
+        })
+        .collect();
+    Some((file, docs))
+}
+
+/// The directory of an entry made for `key` (each document's name and length, in order) and
+/// where its documents' bytes start; `None` for anything else, or a directory cut short.
+fn unpack(bytes: &[u8], key: &str) -> Option<(Vec<(String, u64)>, u64)> {
     let (magic, rest) = line(bytes)?;
-    let (stored_key, mut rest) = line(rest)?;
+    let (stored_key, rest) = line(rest)?;
     // INVARIANT: an entry stands only for the files it was made from, by this build.
     if magic != MAGIC.as_bytes() || stored_key != key.as_bytes() {
         return None;
     }
-    let mut docs = BTreeMap::new();
-    while !rest.is_empty() {
+    let (count, mut rest) = line(rest)?;
+    let count: usize = std::str::from_utf8(count).ok()?.parse().ok()?;
+    // Each document takes at least four bytes of the directory: bounded before anything is reserved.
+    let mut directory = Vec::with_capacity(count.min(rest.len() / 4));
+    for _ in 0..count {
         let (lengths, after) = line(rest)?;
         let (name_len, bytes_len) = std::str::from_utf8(lengths).ok()?.split_once(' ')?;
         let name_len: usize = name_len.parse().ok()?;
-        let bytes_len: usize = bytes_len.parse().ok()?;
+        let bytes_len: u64 = bytes_len.parse().ok()?;
         let name = std::str::from_utf8(after.get(..name_len)?).ok()?;
-        let end = name_len.checked_add(bytes_len)?;
-        after.get(name_len..end)?;
-        let at = bytes.len() - after.len() + name_len;
-        docs.insert(name.to_string(), at..at + bytes_len);
-        rest = after.get(end..)?;
+        directory.push((name.to_string(), bytes_len));
+        rest = after.get(name_len..)?;
     }
-    Some(docs)
+    Some((directory, (bytes.len() - rest.len()) as u64))
 }
 
 fn line(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
@@ -364,8 +562,10 @@ mod tests {
         assert!(n > 20, "{n}");
         stored.save();
         let again = Stored::open(&cache, &shipped);
-        // Each mode with the index of its rules of place globs alone beside it.
-        let (indexes, docs): (Vec<&String>, Vec<&String>) = again.docs.keys().partition(|k| k.ends_with("\0rules"));
+        // Each mode with the index of its rules of place globs alone beside it (and, where
+        // it leaves some, the mode without them).
+        let docs: Vec<&String> = again.docs.keys().filter(|k| !k.contains('\0')).collect();
+        let indexes: Vec<&String> = again.docs.keys().filter(|k| k.ends_with("\0rules")).collect();
         assert_eq!(docs.len(), n);
         assert_eq!(indexes.len(), docs.iter().filter(|d| d.starts_with("modes/")).count());
     }
@@ -401,6 +601,7 @@ mod tests {
             [
                 "modes/mine.toml",
                 "modes/mine.toml\0rules",
+                "modes/mine.toml\0slim",
                 "modes/role.md",
                 "modes/role.md\0rules",
                 "policies/kept.toml"
@@ -590,19 +791,57 @@ mod tests {
         assert!(read(&cycle).is_none());
     }
 
+    /// An entry reads back whole and only under its own key; a tree with a slim twin is left
+    /// in the file until it is needed, and read then as it was written; an entry cut anywhere
+    /// reads as none.
     #[test]
     fn an_entry_reads_back_only_under_its_own_key() {
-        let docs = BTreeMap::from([("modes/a.toml", &[1u8, 2, 3][..]), ("x", &[][..])]);
+        let whole = vec![7u8; 3 * FIRST_READ];
+        let docs = BTreeMap::from([
+            ("modes/a.toml", &whole[..]),
+            ("modes/a.toml\0slim", &[1u8, 2][..]),
+            ("modes/a.toml\0rules", &[3u8][..]),
+            ("policies/p.toml", &[4u8, 5, 6][..]),
+            ("x", &[][..]),
+        ]);
         let packed = pack("k1", &docs);
-        let found = unpack(&packed, "k1").unwrap();
-        let read: BTreeMap<&str, &[u8]> = found.iter().map(|(n, r)| (n.as_str(), &packed[r.clone()])).collect();
-        assert_eq!(read, docs);
-        assert_eq!(unpack(&packed, "k2"), None);
-        // Torn anywhere: at most the documents before the tear, each whole.
-        for cut in 0..packed.len() - 1 {
-            let got = unpack(&packed[..cut], "k1");
-            assert!(got.is_none() || got.is_some_and(|d| d.len() < 2), "{cut}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("entry");
+        std::fs::write(&path, &packed).unwrap();
+        let (file, found) = read_entry(&path, "k1").unwrap();
+        assert!(matches!(found["modes/a.toml"], Bytes::Later(_)));
+        assert!(found
+            .iter()
+            .filter(|(n, _)| *n != "modes/a.toml")
+            .all(|(_, b)| matches!(b, Bytes::Read(..))));
+        let mut stored = Stored {
+            file: path.clone(),
+            key: "k1".into(),
+            opened: Some(Arc::new(file)),
+            docs: found,
+            changed: false,
+        };
+        for (name, bytes) in &docs {
+            assert_eq!(stored.bytes(name).unwrap(), *bytes, "{name:?}");
         }
-        assert_eq!(unpack(b"sixfold parsed layer 2\nk1\n99 1\nab", "k1"), None);
+        assert!(read_entry(&path, "k2").is_none());
+        for cut in (0..packed.len()).step_by(61).chain([packed.len() - 1]) {
+            std::fs::write(&path, &packed[..cut]).unwrap();
+            assert!(read_entry(&path, "k1").is_none(), "{cut}");
+        }
+        std::fs::write(&path, b"sixfold parsed layer 3\nk1\n99\n1 1\nab").unwrap();
+        assert!(read_entry(&path, "k1").is_none());
+        // A directory longer than the first read: the entry is read whole.
+        let names: Vec<String> = (0..FIRST_READ / 8).map(|i| format!("policies/p{i}.toml")).collect();
+        let many: BTreeMap<&str, &[u8]> = names.iter().map(|n| (n.as_str(), n.as_bytes())).collect();
+        std::fs::write(&path, pack("k1", &many)).unwrap();
+        let (_, found) = read_entry(&path, "k1").unwrap();
+        assert_eq!(found.len(), many.len());
+        for (name, bytes) in found {
+            let Bytes::Read(read, range) = bytes else {
+                panic!("{name} not read")
+            };
+            assert_eq!(&read[range], name.as_bytes());
+        }
     }
 }

@@ -349,7 +349,7 @@ fn read_document(
         }
         "policies" => {
             // One judgement's load leaves a stored layer's kept command rules in its entry.
-            let unread = match (&stored, needs) {
+            let unread = match (stored.as_deref_mut(), needs) {
                 (Some(entry), Some(_)) if !shipped => entry.unread_acts(&relative),
                 _ => None,
             };

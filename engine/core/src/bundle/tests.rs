@@ -1702,3 +1702,61 @@ fn a_torn_or_corrupt_mode_entry_judges_as_a_whole_load() {
     let rules = files[0].1.matches("[[rules]]").count() as u32;
     judges_as_a_whole_load_when_torn(&files, "guarded", judged_guarded, rules);
 }
+
+/// A project mode of many rules of place globs alone: its tree whole lies past what a load
+/// first reads of the entry and stays in the file (the load reads the mode without them); a
+/// step whose place reaches one reads it from there and judges as a whole load. With that tree
+/// forged (its `rules` claiming one more than it holds), the rules are read from the mode's TOML
+/// instead, and still judge as a whole load.
+#[test]
+fn a_large_modes_rules_are_read_from_the_entry_when_a_step_reaches_them() {
+    let mut text = String::from(
+        "id = \"big\"\nextends = \"workspace-write\"\n\n[[rules]]\nid = \"net\"\ndecision = \"refuse\"\nreason = \"r\"\nwhen.reaches = true\nwhen.writes = [\"/srv/net/**\"]\n",
+    );
+    let generated = 200u32;
+    for i in 0..generated {
+        text.push_str(&format!(
+            "\n[[rules]]\nid = \"gen-{i}\"\ndecision = \"refuse\"\nreason = \"generated\"\nwhen.writes = [\"apps/{i}/**\"]\n"
+        ));
+    }
+    let project = BundleSource::from_files("p", [("modes/big.toml", text.as_str())]);
+    let sources = [shipped::source(), project.clone()];
+    let (whole, d) = Bundle::load(&sources);
+    assert!(d.is_empty(), "{d:#?}");
+    let lines = [
+        "echo x > apps/7/conf",
+        "echo x > apps/199/conf",
+        "echo x > apps/200/conf",
+        "cat apps/12/log",
+        "rm -rf apps",
+        "ls",
+        "curl -o /srv/net/a https://crates.io",
+    ];
+    let judged = |b: &Bundle| -> Vec<Judgement> { lines.iter().map(|l| judge_line(b, "big", l)).collect() };
+    let expected = judged(&whole);
+    for (at, id) in [(0, "big/gen-7"), (1, "big/gen-199")] {
+        assert!(expected[at].rules.iter().any(|r| r == id), "{id}: {:#?}", expected[at]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = parsed::ParseCache::in_dir(dir.path());
+    let needs = Needs::mode("big").with_pattern("single");
+    let _ = Bundle::load_cached(&sources, Some(&needs), &cache);
+    let lean_load = || {
+        let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        assert!(lean.modes.get("big").is_some_and(|m| m.left.is_some()));
+        assert!(parsed::Stored::open(&cache, &project).left_in_file("modes/big.toml"));
+        lean
+    };
+    assert_eq!(judged(&lean_load()), expected);
+    // The tree in the file forged: its `rules` array claims one more rule than it holds.
+    let mut forged = parsed::tree_of(&text);
+    let word = |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let node = |i: usize, field: usize| 8 + 20 * i + 4 * field;
+    let array = (0..word(&forged, 4) as usize)
+        .find(|i| word(&forged, node(*i, 0)) == 4 && word(&forged, node(*i, 2)) == generated + 1)
+        .unwrap();
+    forged[node(array, 2)..node(array, 2) + 4].copy_from_slice(&(generated + 2).to_le_bytes());
+    parsed::forge_tree(&cache, &project, "modes/big.toml", forged);
+    assert_eq!(judged(&lean_load()), expected);
+}

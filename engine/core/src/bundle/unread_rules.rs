@@ -4,11 +4,12 @@
 //! a test of each glob's literal start, until a step comes near one.
 
 use super::compile::{place_entry, rules_read_later, PlaceEntry};
+use super::parsed::Whole;
 use super::read::Doc;
 use crate::built::Tree;
 use crate::decision::Decision;
 use crate::effects::Effects;
-use crate::format::{RuleFile, Spanned};
+use crate::format::{ModeFile, RuleFile, Spanned};
 use crate::judge::{Judge, PathSet, Places, Rule};
 use crate::scope::Workspace;
 use crate::script::ScriptHost;
@@ -22,9 +23,8 @@ const DECISIONS: [Decision; 3] = [Decision::Allow, Decision::Ask, Decision::Refu
 
 /// The rules a load left unread of one mode's document.
 pub(crate) struct UnreadRules {
-    /// The layer's entry as read and the mode's tree in it (checked as it is read).
-    entry: Arc<Vec<u8>>,
-    range: Range<usize>,
+    /// The mode's tree whole in the layer's entry, read when a step's place reaches one of them.
+    whole: Whole,
     index: Index,
 }
 
@@ -36,8 +36,11 @@ struct Index {
     nodes: Vec<u32>,
     /// Of each of those: its place among the mode's own rules, its decision, and its globs.
     left: Vec<Left>,
-    /// Every glob of those rules: its string's node, and its literal start's length.
-    globs: Vec<(u32, u32)>,
+    /// Where each glob of those rules ends in `starts`.
+    globs: Vec<u32>,
+    /// Each glob's literal start (what a step's place must reach for the glob to match it),
+    /// one after the other: tested without reading the mode's tree.
+    starts: String,
     /// The places among the mode's own rules of those read with it, in order.
     read: Vec<u32>,
 }
@@ -68,9 +71,10 @@ impl Index {
         let items = tree.top_array(root, "rules")?;
         let mut ids = HashSet::with_capacity_and_hasher(items.len(), foldhash::fast::RandomState::default());
         let (mut nodes, mut left, mut globs, mut read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut starts = String::new();
         for (place, at) in (0u32..).zip(items) {
-            let from = globs.len();
-            let (id, plain) = scan_rule(tree, at, &mut globs)?;
+            let (from, written) = (globs.len(), starts.len());
+            let (id, plain) = scan_rule(tree, at, &mut globs, &mut starts)?;
             if !ids.insert(id) {
                 return None;
             }
@@ -85,6 +89,7 @@ impl Index {
                 }
                 None => {
                     globs.truncate(from);
+                    starts.truncate(written);
                     read.push(place);
                 }
             }
@@ -96,28 +101,29 @@ impl Index {
             nodes,
             left,
             globs,
+            starts,
             read,
         })
     }
 }
 
 impl UnreadRules {
-    /// The index an entry keeps beside a mode's tree, made when the tree is stored: the scan of
-    /// [`UnreadRules::new`] written out, so a load reads it instead of scanning a thousand rules
-    /// (empty where none is left unread). Words, little-endian: the tree's length in bytes, the
-    /// counts of rules left, of globs and of rules read; each rule left as its node, place,
-    /// decision and the end of its globs; each glob as its node and literal start's length; each
-    /// rule read as its place.
-    pub(crate) fn index(tree: &[u8]) -> Vec<u8> {
-        let Some(found) = Index::scan(tree) else {
-            return Vec::new();
-        };
+    /// The index an entry keeps beside a mode's tree, made when the tree is stored, and the
+    /// places of the rules it leaves unread (`None` where none is): the scan of [`Index::scan`]
+    /// written out, so a load reads it instead of scanning a thousand rules. Words,
+    /// little-endian: the tree's length in bytes, the counts of rules left, of globs and of
+    /// rules read, the length of the literal starts; each rule left as its node, place, decision
+    /// and the end of its globs; each glob as the end of its literal start; each rule read as
+    /// its place; then the literal starts.
+    pub(crate) fn index(tree: &[u8]) -> Option<(Vec<u8>, Vec<u32>)> {
+        let found = Index::scan(tree)?;
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let mut words = vec![
             count(tree.len()),
             count(found.left.len()),
             count(found.globs.len()),
             count(found.read.len()),
+            count(found.starts.len()),
         ];
         for (node, left) in found.nodes.iter().zip(&found.left) {
             let decision = DECISIONS.iter().position(|d| *d == left.decision);
@@ -128,28 +134,32 @@ impl UnreadRules {
                 count(left.globs.end),
             ]);
         }
-        words.extend(found.globs.iter().flat_map(|(node, literal)| [*node, *literal]));
+        words.extend(&found.globs);
         words.extend(&found.read);
-        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        bytes.extend_from_slice(found.starts.as_bytes());
+        Some((bytes, found.left.iter().map(|l| l.place).collect()))
     }
 
-    /// The rules left unread of the mode stored at `range` of `entry`, as its `index` says;
-    /// `None` when it leaves none, or is not one [`UnreadRules::index`] could have made of the
-    /// tree there (the mode is then read whole).
-    pub(crate) fn from_index(entry: Arc<Vec<u8>>, range: Range<usize>, index: &[u8]) -> Option<UnreadRules> {
+    /// The rules left unread of the mode whose tree whole is `whole`, as its `index` says;
+    /// `None` when it leaves none, or is not one [`UnreadRules::index`] could have made of that
+    /// tree (the mode is then read whole).
+    pub(crate) fn from_index(whole: Whole, index: &[u8]) -> Option<UnreadRules> {
         let mut words = index.chunks_exact(4).map(|w| w.try_into().ok().map(u32::from_le_bytes));
         let mut next = || words.next().flatten();
         // A tree cut or grown since (a torn or forged entry) is not the one indexed.
-        if next()? as usize != range.len() {
+        if next()? as usize != whole.len() {
             return None;
         }
-        let (lefts, globs, reads) = (next()? as usize, next()? as usize, next()? as usize);
+        let (lefts, globs, reads, written) = (next()? as usize, next()? as usize, next()? as usize, next()? as usize);
         // Each count is bounded by the index's own length before anything is reserved.
         let needed = lefts
             .checked_mul(4)?
-            .checked_add(globs.checked_mul(2)?)?
-            .checked_add(reads)?;
-        if lefts == 0 || index.len() != needed.checked_add(4)?.checked_mul(4)? {
+            .checked_add(globs)?
+            .checked_add(reads)?
+            .checked_add(5)?
+            .checked_mul(4)?;
+        if lefts == 0 || index.len() != needed.checked_add(written)? {
             return None;
         }
         let (mut nodes, mut left) = (Vec::with_capacity(lefts), Vec::with_capacity(lefts));
@@ -169,22 +179,27 @@ impl UnreadRules {
             });
             from = end;
         }
-        let globs = (0..globs)
-            .map(|_| Some((next()?, next()?)))
-            .collect::<Option<Vec<_>>>()?;
+        let globs = (0..globs).map(|_| next()).collect::<Option<Vec<_>>>()?;
         let read = (0..reads).map(|_| next()).collect::<Option<Vec<_>>>()?;
+        let starts = std::str::from_utf8(index.get(needed..)?).ok()?.to_string();
         let index = Index {
             nodes,
             left,
             globs,
+            starts,
             read,
         };
-        Some(UnreadRules { entry, range, index })
+        Some(UnreadRules { whole, index })
     }
 
     /// How many rules the mode has: those left unread and those read with it.
     pub(crate) fn count(&self) -> usize {
         self.index.left.len() + self.index.read.len()
+    }
+
+    /// How many of the mode's rules are read with it.
+    pub(crate) fn read_count(&self) -> usize {
+        self.index.read.len()
     }
 
     /// The nodes the load leaves out.
@@ -197,25 +212,61 @@ impl UnreadRules {
         self.index.left.iter().map(|l| l.decision)
     }
 
+    /// The mode's tree whole, when it holds as many rules as the index counts.
     fn tree(&self) -> Option<Tree<'_>> {
-        Some(Tree::stored_again(self.entry.get(self.range.clone())?)?.0)
+        let (tree, root) = Tree::stored_again(self.whole.bytes()?)?;
+        let count = tree.top_array(root, "rules")?.len();
+        (count == self.count()).then_some(tree)
     }
 
     /// Which rules left unread a step's places may reach (by their place in `left`).
     fn reached(&self, places: &Places<'_>) -> Vec<usize> {
-        let tree = self.tree();
-        let glob = |node: u32| tree.and_then(|t| t.text(node));
-        let Index { left, globs, .. } = &self.index;
+        let Index {
+            left, globs, starts, ..
+        } = &self.index;
+        let start = |i: usize| -> Option<&str> {
+            let from = match i.checked_sub(1) {
+                Some(before) => *globs.get(before)? as usize,
+                None => 0,
+            };
+            starts.get(from..*globs.get(i)? as usize)
+        };
         let reaches = |l: &Left| {
-            let own = globs.get(l.globs.clone()).unwrap_or(&[]);
-            own.iter().any(|&(node, literal)| match glob(node) {
-                Some(text) => places.may_reach(text, literal as usize),
-                // INVARIANT (fail closed): a glob that cannot be read is read with its rule,
-                // which then fails to read and refuses.
+            l.globs.clone().any(|i| match start(i) {
+                Some(literal) => places.may_reach(literal, literal.len()),
+                // INVARIANT (fail closed): a glob whose start cannot be read is read with its
+                // rule.
                 None => true,
             })
         };
         (0..).zip(left).filter(|(_, l)| reaches(l)).map(|(i, _)| i).collect()
+    }
+
+    /// The rules left unread at `which`, as written: from the mode's tree whole, or, where the
+    /// tree does not read (a torn or forged entry), from the mode's TOML, as a whole load reads
+    /// them. An error when neither holds them.
+    fn files(&self, which: &[usize], doc: &Doc) -> Result<Vec<Spanned<RuleFile>>, ()> {
+        let from_tree = self.tree().and_then(|tree| {
+            which
+                .iter()
+                .map(|&i| tree.item(*self.index.nodes.get(i)?))
+                .collect::<Option<Vec<_>>>()
+        });
+        if let Some(files) = from_tree {
+            return Ok(files);
+        }
+        let mode: ModeFile = toml::from_str(doc.text.as_ref()).map_err(|_| ())?;
+        if mode.rules.len() != self.count() {
+            return Err(());
+        }
+        which
+            .iter()
+            .map(|&i| {
+                let place = self.index.left.get(i)?.place as usize;
+                mode.rules.get(place).cloned()
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or(())
     }
 
     /// The mode's own rules with those left unread at `which` read and compiled in, in the
@@ -229,14 +280,12 @@ impl UnreadRules {
         doc: &Doc,
         host: &ScriptHost,
     ) -> Result<Vec<Arc<Rule>>, ()> {
-        let tree = self.tree().ok_or(())?;
-        let mut files: Vec<Spanned<RuleFile>> = Vec::with_capacity(which.len());
-        let mut places = Vec::with_capacity(which.len());
-        for &i in which {
-            let (node, left) = self.index.nodes.get(i).zip(self.index.left.get(i)).ok_or(())?;
-            files.push(tree.item(*node).ok_or(())?);
-            places.push(left.place);
-        }
+        let files = self.files(which, doc)?;
+        let places = which
+            .iter()
+            .map(|&i| self.index.left.get(i).map(|l| l.place))
+            .collect::<Option<Vec<u32>>>()
+            .ok_or(())?;
         let read_now = rules_read_later(host, owner, doc, &files)?;
         let read = &self.index.read;
         if own.len() != read.len() {
@@ -301,9 +350,14 @@ impl LeftRules {
     }
 }
 
-/// A rule's id, and its decision when it is of place globs alone (its globs pushed onto
-/// `globs`, each with its literal start's length); `None` when it has no id to read.
-fn scan_rule<'a>(tree: Tree<'a>, at: u32, globs: &mut Vec<(u32, u32)>) -> Option<(&'a str, Option<Decision>)> {
+/// A rule's id, and its decision when it is of place globs alone (each glob's literal start
+/// pushed onto `starts`, and where it ends there onto `globs`); `None` when it has no id to read.
+fn scan_rule<'a>(
+    tree: Tree<'a>,
+    at: u32,
+    globs: &mut Vec<u32>,
+    starts: &mut String,
+) -> Option<(&'a str, Option<Decision>)> {
     let mut id = None;
     let mut decision = None;
     let mut plain = true;
@@ -316,7 +370,7 @@ fn scan_rule<'a>(tree: Tree<'a>, at: u32, globs: &mut Vec<(u32, u32)>) -> Option
             "reason" => reason = tree.text(value).is_some(),
             "when" if plain => {
                 when = true;
-                plain = place_globs(tree, value, globs);
+                plain = place_globs(tree, value, globs, starts);
             }
             _ => plain = false,
         }
@@ -326,8 +380,8 @@ fn scan_rule<'a>(tree: Tree<'a>, at: u32, globs: &mut Vec<(u32, u32)>) -> Option
 }
 
 /// Whether the `when` table at `at` holds only `reads` and `writes` lists of path globs that
-/// compile, each pushed onto `globs`.
-fn place_globs(tree: Tree<'_>, at: u32, globs: &mut Vec<(u32, u32)>) -> bool {
+/// compile, each one's literal start pushed onto `starts` and its end there onto `globs`.
+fn place_globs(tree: Tree<'_>, at: u32, globs: &mut Vec<u32>, starts: &mut String) -> bool {
     let Some(entries) = tree.entries(at) else { return false };
     let before = globs.len();
     for entry in entries {
@@ -339,10 +393,15 @@ fn place_globs(tree: Tree<'_>, at: u32, globs: &mut Vec<(u32, u32)>) -> bool {
             let Some(PlaceEntry::Glob(glob)) = tree.text(node).map(place_entry) else {
                 return false;
             };
-            let Some(literal) = PathSet::check(glob).ok().and_then(|l| u32::try_from(l).ok()) else {
+            let Ok(literal) = PathSet::check(glob) else {
                 return false;
             };
-            globs.push((node, literal));
+            // As a step's place is tested against it (`Seen::may_reach`).
+            starts.push_str(glob.get(..literal).unwrap_or(glob));
+            let Ok(end) = u32::try_from(starts.len()) else {
+                return false;
+            };
+            globs.push(end);
         }
     }
     globs.len() > before
@@ -457,8 +516,13 @@ mod tests {
             }
             // The index stored with the tree says what the scan says.
             let index = UnreadRules::index(&crate::bundle::parsed::tree_of(&text));
-            let indexed = UnreadRules::from_index(Arc::new(Vec::new()), 0..len, &index);
+            let indexed = index
+                .as_ref()
+                .and_then(|(bytes, _)| UnreadRules::from_index(Whole::Read(Arc::new(Vec::new()), 0..len), bytes));
             proptest::prop_assert_eq!(indexed.as_ref().map(|u| &u.index), unread.as_ref());
+            // The places it leaves are those the slim twin is made without.
+            let places: Option<Vec<u32>> = unread.as_ref().map(|u| u.left.iter().map(|l| l.place).collect());
+            proptest::prop_assert_eq!(index.map(|(_, left)| left), places);
             let found: Vec<(u32, Decision)> = unread
                 .iter()
                 .flat_map(|u| u.left.iter().map(|l| (l.place, l.decision)))
@@ -476,7 +540,7 @@ mod tests {
         fn any_index_reads_in_bounds(words in proptest::collection::vec(0u32..6, 0..40), tail in 0usize..4) {
             let mut bytes: Vec<u8> = std::iter::once(0).chain(words).flat_map(|w: u32| w.to_le_bytes()).collect();
             bytes.truncate(bytes.len().saturating_sub(tail));
-            if let Some(u) = UnreadRules::from_index(Arc::new(Vec::new()), 0..0, &bytes) {
+            if let Some(u) = UnreadRules::from_index(Whole::Read(Arc::new(Vec::new()), 0..0), &bytes) {
                 let u = u.index;
                 proptest::prop_assert!(u.nodes.windows(2).all(|w| w[0] < w[1]));
                 proptest::prop_assert!(u.left.iter().all(|l| !l.globs.is_empty() && l.globs.end <= u.globs.len()));
