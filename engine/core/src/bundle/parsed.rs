@@ -99,6 +99,17 @@ enum Bytes {
     Made(Vec<u8>),
 }
 
+impl Bytes {
+    /// The bytes in memory: `None` for a tree still left in the file.
+    fn held(&self) -> Option<&[u8]> {
+        match self {
+            Bytes::Read(read, range) => read.get(range.clone()),
+            Bytes::Made(made) => Some(made),
+            Bytes::Later(_) => None,
+        }
+    }
+}
+
 /// A mode's stored tree whole, for the rules one judgement's load left in it: read already, or
 /// read from the entry's file the first time a step's place comes near one of them.
 #[derive(Debug)]
@@ -157,11 +168,7 @@ impl Stored {
             let len = read.len();
             *bytes = Bytes::Read(Arc::new(read), 0..len);
         }
-        match bytes {
-            Bytes::Read(read, range) => read.get(range.clone()),
-            Bytes::Made(made) => Some(made),
-            Bytes::Later(_) => None,
-        }
+        bytes.held()
     }
 
     /// Whether the document `name` is left in the entry's file, not read yet.
@@ -292,17 +299,11 @@ impl Stored {
                 self.docs.remove(name);
             }
         }
-        let mut docs: BTreeMap<&str, &[u8]> = BTreeMap::new();
-        for (name, bytes) in &self.docs {
-            let bytes = match bytes {
-                Bytes::Read(read, range) => read.get(range.clone()),
-                Bytes::Made(made) => Some(made.as_slice()),
-                Bytes::Later(_) => None,
-            };
-            if let Some(bytes) = bytes {
-                docs.insert(name, bytes);
-            }
-        }
+        let docs: BTreeMap<&str, &[u8]> = self
+            .docs
+            .iter()
+            .filter_map(|(name, bytes)| Some((name.as_str(), bytes.held()?)))
+            .collect();
         let fresh = dir.join(format!(".{}.{}", self.key, std::process::id()));
         if std::fs::write(&fresh, pack(&self.key, &docs)).is_err() {
             let _ = std::fs::remove_file(&fresh);
