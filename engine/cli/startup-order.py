@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes engine/cli/startup.order: the functions of the sixfold binary that `--version` and a
-hook call run (with the sandbox and without, with a project mode of a thousand rules), in the
+hook call run (with the sandbox and without, with a project mode of a thousand rules and with a
+thousand kept rules), in the
 order they first run. The sandbox's line is left out: under valgrind it cannot make its
 namespaces, and ordering did not move it (docs/performance.md).
 
@@ -64,8 +65,8 @@ def main():
         TMPDIR=os.path.join(work, "tmp"),
     )
     os.makedirs(env["TMPDIR"])
-    fresh, rules = os.path.join(work, "fresh"), os.path.join(work, "rules")
-    for project in (fresh, rules):
+    fresh, rules, kept = (os.path.join(work, name) for name in ("fresh", "rules", "kept"))
+    for project in (fresh, rules, kept):
         os.makedirs(os.path.join(project, ".git"))
         subprocess.run([binary, "mode", "set", "workspace-write"], cwd=project, env=env, check=True, capture_output=True)
     # A project mode of a thousand rules of place globs, as the process bench makes it.
@@ -76,6 +77,13 @@ def main():
     with open(os.path.join(rules, ".sixfold", "modes", "bench.toml"), "w") as f:
         f.write(text)
     subprocess.run([binary, "mode", "set", "bench"], cwd=rules, env=env, check=True, capture_output=True)
+    # A thousand kept command rules, as `sixfold rules add` keeps them and the process bench makes them.
+    text = 'id = "kept"\n'
+    for i in range(1000):
+        text += f'\n[[acts]]\nid = "kept-{i}"\ndecision = "allow"\ncommand = "tool-{i} run"\n'
+    os.makedirs(os.path.join(kept, ".sixfold", "policies"), exist_ok=True)
+    with open(os.path.join(kept, ".sixfold", "policies", "kept.toml"), "w") as f:
+        f.write(text)
 
     def event(project):
         return json.dumps({"hook_event_name": "PreToolUse", "session_id": "order", "cwd": project,
@@ -88,6 +96,7 @@ def main():
             ([binary, "hook", "claude-code"], fresh, {}, event(fresh)),
             ([binary, "hook", "claude-code"], fresh, {"SIXFOLD_SANDBOX": "off"}, event(fresh)),
             ([binary, "hook", "claude-code"], rules, {"SIXFOLD_SANDBOX": "off"}, event(rules)),
+            ([binary, "hook", "claude-code"], kept, {"SIXFOLD_SANDBOX": "off"}, event(kept)),
         ]
     order, have = [], set()
     for n, (argv, cwd, extra, stdin) in enumerate(runs):

@@ -328,7 +328,7 @@ pub(crate) struct Leave<'n> {
     /// Of the top-level table `.0`, every entry but `.1`.
     pub(crate) all_but: Option<(&'n str, &'n str)>,
     /// Of the top-level array `.0`, the items at the nodes `.1`, in order: a policy's kept
-    /// command rules (`acts`, read when a step names them: `bundle::acts::UnreadActs`), a mode's
+    /// command rules (`acts`, read when a step names them: `bundle::unread_acts::UnreadActs`), a mode's
     /// rules of place globs alone (`rules`, read when a step's place reaches them:
     /// `bundle::unread_rules::UnreadRules`).
     pub(crate) items: Option<(&'n str, &'n [u32])>,

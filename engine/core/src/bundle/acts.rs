@@ -1,16 +1,15 @@
 //! Act rules: decisions about a named act (a command prefix, a path glob, a domain) kept from a
 //! person's approvals, applied on top of a mode's judgement of the effects.
 
+use super::unread_acts::UnreadActs;
 use super::Bundle;
-use crate::built::Tree;
 use crate::classify::Part;
 use crate::decision::{DecidedBy, Decision, Judgement};
 use crate::effects::{EffectProfile, Effects, Profile};
-use crate::format::{ActRuleFile, Spanned};
+use crate::format::ActRuleFile;
 use crate::judge::{Context, PathSet};
 use crate::scope::Place;
 use crate::scope::Workspace;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// A compiled act rule.
@@ -44,92 +43,14 @@ impl ActRule {
     }
 }
 
-/// A stored layer's kept command rules, left in its entry when one judgement's load read the
-/// policy (`built::Leave::items`): a judgement reads those whose first word is a program
-/// its step runs, so a thousand kept commands cost nothing until a step names one.
-#[derive(Clone)]
-pub(crate) struct UnreadActs {
-    /// The layer's entry as read (its trees checked by the load) and the policy's tree in it.
-    entry: Arc<Vec<u8>>,
-    range: Range<usize>,
-    /// The nodes of the command rules left unread, in order (what the load leaves out).
-    nodes: Vec<u32>,
-    /// Of each of those, its place among all the policy's act rules and where its command is in
-    /// the tree's strings.
-    commands: Vec<(u32, (u32, u32))>,
-    /// The places, among all the policy's act rules, of those read with it (paths, domains), in
-    /// order.
-    read: Vec<u32>,
-}
-
-impl std::fmt::Debug for UnreadActs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "UnreadActs({} commands)", self.commands.len())
-    }
-}
-
-impl UnreadActs {
-    /// The kept command rules of the policy stored at `range` of `entry`; `None` when it has none.
-    pub(crate) fn new(entry: Arc<Vec<u8>>, range: Range<usize>) -> Option<UnreadActs> {
-        let (tree, root) = Tree::stored_again(entry.get(range.clone())?)?;
-        let (mut nodes, mut commands, mut read) = (Vec::new(), Vec::new(), Vec::new());
-        for (place, (node, command)) in (0u32..).zip(tree.acts(root)) {
-            match command {
-                Some(at) => {
-                    nodes.push(node);
-                    commands.push((place, at));
-                }
-                None => read.push(place),
-            }
-        }
-        if nodes.is_empty() {
-            return None;
-        }
-        Some(UnreadActs {
-            entry,
-            range,
-            commands,
-            nodes,
-            read,
-        })
-    }
-
-    /// The nodes the load leaves out.
-    pub(crate) fn nodes(&self) -> &[u32] {
-        &self.nodes
-    }
-
-    /// The place among all the policy's act rules of the `nth` read with it.
-    pub(crate) fn place_of_read(&self, nth: usize) -> u32 {
-        self.read.get(nth).copied().unwrap_or(u32::MAX)
-    }
-
-    /// Those whose first word is one of `programs`, with their places and commands; an error
-    /// when one does not read (a forged entry: the load read none of them).
-    fn naming(&self, programs: &[&str]) -> Result<Vec<(u32, Spanned<ActRuleFile>, String)>, ()> {
-        let (tree, _) = self
-            .entry
-            .get(self.range.clone())
-            .and_then(Tree::stored_again)
-            .ok_or(())?;
-        let mut found = Vec::new();
-        for (&node, &(place, (at, len))) in self.nodes.iter().zip(&self.commands) {
-            let command = tree.string(at, len).ok_or(())?;
-            let first = command.split_whitespace().next().unwrap_or("");
-            if programs.contains(&first) {
-                found.push((place, tree.item(node).ok_or(())?, command.to_string()));
-            }
-        }
-        Ok(found)
-    }
-}
-
 /// A policy's kept command rules left unread, and where the policy stands.
 #[derive(Debug, Clone)]
 pub(crate) struct UnreadPolicy {
     pub(crate) policy: String,
     pub(crate) load: u32,
-    pub(crate) acts: UnreadActs,
+    pub(crate) acts: Arc<UnreadActs>,
+    /// The policy's TOML, for rules its entry does not hold after all.
+    pub(crate) text: super::source::Text,
 }
 
 #[derive(Debug, Clone)]
@@ -437,7 +358,8 @@ impl Bundle {
 }
 
 impl Bundle {
-    /// The kept command rules left unread that name a program `act` runs (see [`UnreadActs`]).
+    /// The kept command rules left unread that name a program `act` runs (see
+    /// [`UnreadActs`]).
     fn unread_naming(&self, act: &ActView<'_>) -> Result<Vec<ActRule>, ()> {
         if self.unread_acts.is_empty() {
             return Ok(Vec::new());
@@ -452,7 +374,7 @@ impl Bundle {
         programs.dedup();
         let mut found = Vec::new();
         for unread in &self.unread_acts {
-            for (place, file, command) in unread.acts.naming(&programs)? {
+            for (place, file, command) in unread.acts.naming(&programs, unread.text.as_ref())? {
                 found.push(ActRule::command(
                     &unread.policy,
                     file.get_ref(),

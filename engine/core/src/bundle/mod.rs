@@ -18,6 +18,7 @@ mod read;
 mod rows;
 mod select;
 pub mod source;
+mod unread_acts;
 mod unread_rules;
 mod written;
 

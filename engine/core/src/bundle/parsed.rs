@@ -13,11 +13,12 @@
 //! stored (its diagnostic comes from parsing it again). Entries are written whole, to a fresh
 //! file renamed over the old, and only the 64 written last are kept.
 //!
-//! A mode with rules of place globs alone is stored three times over: whole, the index of those
-//! rules (`unread_rules`), and its slim twin, the mode without them. One judgement's load under
-//! that mode reads the twin and the index; the tree whole is written last in the entry and left
-//! in the file until a step's place reaches one of those rules (a project mode of a thousand
-//! path rules: 296 KB of entry, of which a hook call reads 35 KB).
+//! A mode with rules of place globs alone, and a policy with kept command rules, is stored three
+//! times over: whole, the index of those rules (`unread_rules`, `unread_acts`), and its slim
+//! twin, the document without them. One judgement's load reads the twin and the index; the tree
+//! whole is written last in the entry and left in the file until a step reaches one of those
+//! rules (a project mode of a thousand path rules: 296 KB of entry, of which a hook call reads
+//! 35 KB).
 
 use super::source::BundleSource;
 use crate::built::make::Built;
@@ -93,8 +94,8 @@ enum Bytes {
     /// Its place in bytes read from the entry, shared with the bundles that keep a document's
     /// kept command rules unread.
     Read(Arc<Vec<u8>>, Range<usize>),
-    /// Its place in the entry's file, not read yet: a mode's tree whole, where one judgement's
-    /// load reads its slim twin instead ([`slim_name`]).
+    /// Its place in the entry's file, not read yet: a tree whole, where one judgement's load
+    /// reads its slim twin instead ([`slim_name`]).
     Later(Range<u64>),
     Made(Vec<u8>),
 }
@@ -110,8 +111,8 @@ impl Bytes {
     }
 }
 
-/// A mode's stored tree whole, for the rules one judgement's load left in it: read already, or
-/// read from the entry's file the first time a step's place comes near one of them.
+/// A stored tree whole, for the rules one judgement's load left in it: read already, or read
+/// from the entry's file the first time a step comes near one of them.
 #[derive(Debug)]
 pub(crate) enum Whole {
     Read(Arc<Vec<u8>>, Range<usize>),
@@ -186,11 +187,12 @@ impl Stored {
     }
 
     /// The stored document at `relative` without what `unread` names, if there is one and it
-    /// reads as `T`. A mode's rules left unread ([`Stored::unread_rules`]) are read from its slim
-    /// twin: the tree made without exactly those rules, so none of their nodes is read at all.
+    /// reads as `T`. The rules left unread ([`Stored::unread_rules`], [`Stored::unread_acts`])
+    /// are read from its slim twin: the tree made without exactly those rules, so none of their
+    /// nodes is read at all.
     pub(crate) fn get<T: DeserializeOwned>(&mut self, relative: &str, unread: Leave<'_>) -> Option<T> {
         let (name, unread) = match unread.items {
-            Some(("rules", _)) if self.docs.contains_key(&slim_name(relative)) => {
+            Some(_) if self.docs.contains_key(&slim_name(relative)) => {
                 (slim_name(relative), Leave { items: None, ..unread })
             }
             _ => (relative.to_string(), unread),
@@ -207,15 +209,14 @@ impl Stored {
         found
     }
 
-    /// The kept command rules of the stored document at `relative`, as it was read from the
-    /// entry, for a bundle to read when a step names them (`None` when it has none, or was
-    /// not read from the entry). Take it before reading the document without them.
-    pub(crate) fn unread_acts(&mut self, relative: &str) -> Option<super::acts::UnreadActs> {
-        self.bytes(relative)?;
-        match self.docs.get(relative)? {
-            Bytes::Read(read, range) => super::acts::UnreadActs::new(Arc::clone(read), range.clone()),
-            Bytes::Made(_) | Bytes::Later(_) => None,
-        }
+    /// The kept command rules of the stored policy at `relative`, as the entry has them, for a
+    /// bundle to read when a step names them (`None` when it has none, or was not read from the
+    /// entry). Take it before reading the policy without them: the policy is then read from its
+    /// slim twin, and its tree whole only when a step names one.
+    pub(crate) fn unread_acts(&mut self, relative: &str) -> Option<super::unread_acts::UnreadActs> {
+        let (whole, index) = self.indexed(relative)?;
+        let acts = super::unread_acts::UnreadActs::from_index(whole, index)?;
+        self.twin_holds(relative, "acts", acts.read_count()).then_some(acts)
     }
 
     /// The rules of place globs alone of the stored mode at `relative`, as the entry has them,
@@ -223,6 +224,14 @@ impl Stored {
     /// not read from the entry). Take it before reading the mode without them: the mode is then
     /// read from its slim twin, and its tree whole only when a step's place reaches one.
     pub(crate) fn unread_rules(&mut self, relative: &str) -> Option<super::unread_rules::UnreadRules> {
+        let (whole, index) = self.indexed(relative)?;
+        let rules = super::unread_rules::UnreadRules::from_index(whole, index)?;
+        self.twin_holds(relative, "rules", rules.read_count()).then_some(rules)
+    }
+
+    /// The tree whole of the stored document at `relative`, left in the file or read, and the
+    /// index stored with it (a tree stored without one is read whole).
+    fn indexed(&mut self, relative: &str) -> Option<(Whole, &[u8])> {
         let whole = match self.docs.get(relative)? {
             Bytes::Read(read, range) => Whole::Read(Arc::clone(read), range.clone()),
             Bytes::Later(at) => Whole::Later {
@@ -232,21 +241,24 @@ impl Stored {
             },
             Bytes::Made(_) => return None,
         };
-        // Read from the index stored with the tree: a mode's tree stored without one is read whole.
-        let index = self.bytes(&index_name(relative))?;
-        let rules = super::unread_rules::UnreadRules::from_index(whole, index)?;
-        // An index that does not count the slim twin's rules is not the twin's (a torn or forged
-        // entry): the mode is parsed from its TOML, and stored again.
+        Some((whole, self.bytes(&index_name(relative))?))
+    }
+
+    /// Whether the slim twin of the document at `relative` holds `read` items of its array
+    /// `key`, as the index counts those read with it. One that does not is not the twin the
+    /// index was made with (a torn or forged entry): the document is forgotten, parsed from its
+    /// TOML, and stored again.
+    fn twin_holds(&mut self, relative: &str, key: &str, read: usize) -> bool {
         let count = self
             .bytes(&slim_name(relative))
             .and_then(Tree::stored_again)
-            .and_then(|(tree, root)| tree.top_array(root, "rules"))
+            .and_then(|(tree, root)| tree.top_array(root, key))
             .map(|items| items.len());
-        if count != Some(rules.read_count()) {
+        if count != Some(read) {
             self.forget(relative);
-            return None;
+            return false;
         }
-        Some(rules)
+        true
     }
 
     /// Keeps the tree of `text`, a document that just parsed as `T` from its TOML, when the tree
@@ -261,17 +273,22 @@ impl Stored {
             return;
         }
         self.forget(relative);
-        // A mode's rules of place globs alone, found once here rather than at every load, and
-        // the mode without them, which one judgement's load reads in place of the whole.
-        if relative.starts_with("modes/") {
-            let found = super::unread_rules::UnreadRules::index(&bytes)
-                .and_then(|(index, left)| Some((index, slim::<T>(text, &left)?)));
+        // A mode's rules of place globs alone, or a policy's kept command rules, found once here
+        // rather than at every load, and the document without them, which one judgement's load
+        // reads in place of the whole.
+        let indexed = match relative.split('/').next() {
+            Some("modes") => Some(("rules", super::unread_rules::UnreadRules::index(&bytes))),
+            Some("policies") => Some(("acts", super::unread_acts::UnreadActs::index(&bytes))),
+            _ => None,
+        };
+        if let Some((key, index)) = indexed {
+            let found = index.and_then(|(index, left)| Some((index, slim::<T>(text, key, &left)?)));
             let index = match found {
                 Some((index, slim)) => {
                     self.docs.insert(slim_name(relative), Bytes::Made(slim));
                     index
                 }
-                // None left, or no twin to read in the mode's place: the mode is read whole.
+                // None left, or no twin to read in the document's place: it is read whole.
                 None => Vec::new(),
             };
             self.docs.insert(index_name(relative), Bytes::Made(index));
@@ -317,24 +334,24 @@ impl Stored {
     }
 }
 
-/// The stored tree of the mode `text` without its rules at `left` (its places among them, in
-/// order), when it reads as `T`.
-fn slim<T: DeserializeOwned>(text: &str, left: &[u32]) -> Option<Vec<u8>> {
+/// The stored tree of the document `text` without the items at `left` of its array `key` (their
+/// places in it, in order), when it reads as `T`.
+fn slim<T: DeserializeOwned>(text: &str, key: &str, left: &[u32]) -> Option<Vec<u8>> {
     let mut built = Built::default();
     let bytes = built
-        .document_without(text, "rules", left)
+        .document_without(text, key, left)
         .and_then(|root| built.stored(root))?;
     Tree::stored(&bytes).and_then(|(tree, root)| tree.document::<T>(root))?;
     Some(bytes)
 }
 
-/// The name in an entry of the index of the rules of place globs alone of the mode stored as
-/// `relative` (`unread_rules::UnreadRules::index`): no file's path holds a NUL.
+/// The name in an entry of the index of the rules left unread of the document stored as
+/// `relative` (`UnreadRules::index`, `UnreadActs::index`): no file's path holds a NUL.
 fn index_name(relative: &str) -> String {
-    format!("{relative}\0rules")
+    format!("{relative}\0index")
 }
 
-/// The name in an entry of the mode stored as `relative` without the rules its index names.
+/// The name in an entry of the document stored as `relative` without the rules its index names.
 fn slim_name(relative: &str) -> String {
     format!("{relative}\0slim")
 }
@@ -376,6 +393,13 @@ pub(crate) fn forge_tree(cache: &ParseCache, source: &BundleSource, relative: &s
     entry.docs.insert(relative.to_string(), Bytes::Made(bytes));
     entry.changed = true;
     entry.save();
+}
+
+/// The bytes `source`'s entry holds under `name` (a document, its index or its twin), for the
+/// tests that forge one.
+#[cfg(test)]
+pub(crate) fn stored_bytes(cache: &ParseCache, source: &BundleSource, name: &str) -> Option<Vec<u8>> {
+    Stored::open(cache, source).bytes(name).map(<[u8]>::to_vec)
 }
 
 /// `MAGIC`, the key and the number of documents, each on a line; then each document's
@@ -563,12 +587,13 @@ mod tests {
         assert!(n > 20, "{n}");
         stored.save();
         let again = Stored::open(&cache, &shipped);
-        // Each mode with the index of its rules of place globs alone beside it (and, where
-        // it leaves some, the mode without them).
+        // Each mode and policy with the index of its rules read by need beside it (and, where
+        // it leaves some, the document without them).
         let docs: Vec<&String> = again.docs.keys().filter(|k| !k.contains('\0')).collect();
-        let indexes: Vec<&String> = again.docs.keys().filter(|k| k.ends_with("\0rules")).collect();
+        let indexes: Vec<&String> = again.docs.keys().filter(|k| k.ends_with("\0index")).collect();
         assert_eq!(docs.len(), n);
-        assert_eq!(indexes.len(), docs.iter().filter(|d| d.starts_with("modes/")).count());
+        let indexed = |d: &&&String| d.starts_with("modes/") || d.starts_with("policies/");
+        assert_eq!(indexes.len(), docs.iter().filter(indexed).count());
     }
 
     #[test]
@@ -601,11 +626,13 @@ mod tests {
             names,
             [
                 "modes/mine.toml",
-                "modes/mine.toml\0rules",
+                "modes/mine.toml\0index",
                 "modes/mine.toml\0slim",
                 "modes/role.md",
-                "modes/role.md\0rules",
-                "policies/kept.toml"
+                "modes/role.md\0index",
+                "policies/kept.toml",
+                "policies/kept.toml\0index",
+                "policies/kept.toml\0slim"
             ]
         );
         assert!(entry.get::<ModeFile>("modes/mine.toml", Leave::default()).is_some());

@@ -28,8 +28,8 @@ pub(crate) struct Doc {
     /// the classifier to compile by need (`classify::unread`).
     pub(crate) unread_commands: bool,
     /// A stored layer's kept command rules, left out of the parsed policy: one judgement reads
-    /// those its step names (`acts::UnreadActs`).
-    pub(crate) unread_acts: Option<super::acts::UnreadActs>,
+    /// those its step names (`unread_acts::UnreadActs`).
+    pub(crate) unread_acts: Option<std::sync::Arc<super::unread_acts::UnreadActs>>,
     /// The rules of place globs alone of the mode judged under, left out of a stored mode: a
     /// judgement reads those its step's places may reach (`unread_rules::UnreadRules`).
     pub(crate) unread_rules: Option<std::sync::Arc<super::unread_rules::UnreadRules>>,
@@ -357,7 +357,7 @@ fn read_document(
             if let Some((ParsedDoc::Policy(policy), from_entry)) = parse_stored(&doc, shipped, stored, needed, items, d)
             {
                 // Parsed from its TOML instead, it holds them all.
-                doc.unread_acts = unread.filter(|_| from_entry);
+                doc.unread_acts = unread.filter(|_| from_entry).map(std::sync::Arc::new);
                 docs.policies.insert(policy.id.clone(), doc, policy, d);
             }
         }

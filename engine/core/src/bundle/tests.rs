@@ -1401,41 +1401,61 @@ fn a_stored_layers_kept_commands_are_read_by_need_and_judge_as_a_whole_load() {
     );
 }
 
-/// An entry whose kept command rule does not read (a forged cache file): a step that names it is
-/// refused, never judged without it; a step that names none is judged as before.
+/// An entry whose kept command rule does not read (a forged cache file): a step that names it
+/// reads it from the policy's TOML and judges as a whole load; one whose rule neither the entry
+/// nor the TOML holds as its index says is refused, never judged without it; a step that names
+/// none is judged as before.
 #[test]
-fn a_kept_command_that_cannot_be_read_refuses_the_step_naming_it() {
+fn a_kept_command_the_entry_does_not_hold_is_read_from_its_toml_or_refuses_the_step() {
     let dir = tempfile::tempdir().unwrap();
     let cache = parsed::ParseCache::in_dir(dir.path());
     let files = kept_files();
     let project = BundleSource::from_files("p", files.iter().map(|(p, t)| (*p, t.as_str())));
     let sources = [shipped::source(), project.clone()];
     let needs = Needs::mode("workspace-write").with_pattern("single");
+    let (whole, _) = Bundle::load(&sources);
+    let expected = judged_lines(&whole, "workspace-write");
     let _ = Bundle::load_cached(&sources, Some(&needs), &cache);
+    let lean_load = || {
+        let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
+        assert!(d.is_empty(), "{d:#?}");
+        assert_eq!(lean.unread_acts.len(), 2);
+        assert!(parsed::Stored::open(&cache, &project).left_in_file(files[0].0));
+        lean
+    };
+    assert_eq!(judged_lines(&lean_load(), "workspace-write"), expected);
+    // The tree whole forged, as long as it was: its `rm` rule's decision does not read.
     let forged_text = files[0].1.replace(
         "decision = \"refuse\"\ncommand = \"rm -rf\"",
-        "decision = \"maybe\"\ncommand = \"rm -rf\"",
+        "decision = \"refuze\"\ncommand = \"rm -rf\"",
     );
     assert_ne!(forged_text, files[0].1);
+    assert_eq!(parsed::tree_of(&forged_text).len(), parsed::tree_of(&files[0].1).len());
     parsed::forge(&cache, &project, files[0].0, &forged_text);
-    let (lean, d) = Bundle::load_cached(&sources, Some(&needs), &cache);
-    assert!(d.is_empty(), "{d:#?}");
-    assert_eq!(lean.unread_acts.len(), 2);
-    let judged = judged_lines(&lean, "workspace-write");
+    let lean = lean_load();
     let rm = KEPT_LINES.iter().position(|l| *l == "rm -rf target").unwrap();
-    assert_eq!(judged[rm].decision, Decision::Refuse, "{:#?}", judged[rm]);
-    assert_eq!(judged[rm].by, crate::decision::DecidedBy::Unjudgeable);
-    let (whole, _) = Bundle::load(&sources);
+    assert!(expected[rm].rules.iter().any(|r| r == "kept/rm"), "{:#?}", expected[rm]);
+    assert_eq!(judged_lines(&lean, "workspace-write"), expected);
+    // The index forged too: the `rm` rule's first word is `xx`, which its TOML does not say.
+    let index_name = format!("{}\0index", files[0].0);
+    let mut index = parsed::stored_bytes(&cache, &project, &index_name).unwrap();
+    let word = |at: usize| u32::from_le_bytes(index[4 * at..4 * at + 4].try_into().unwrap()) as usize;
+    let (lefts, reads) = (word(1), word(2));
+    let firsts = 4 * (4 + 3 * lefts + reads);
+    // `rm` is the third command rule.
+    let (from, to) = (firsts + word(4 + 3 + 2), firsts + word(4 + 6 + 2));
+    assert_eq!(&index[from..to], b"rm");
+    index[from..to].copy_from_slice(b"xx");
+    parsed::forge_tree(&cache, &project, &index_name, index);
+    let lean = lean_load();
+    let judged = judge_line(&lean, "workspace-write", "xx -rf target");
+    assert_eq!(judged.decision, Decision::Refuse, "{judged:#?}");
+    assert_eq!(judged.by, crate::decision::DecidedBy::Unjudgeable);
     let echo = KEPT_LINES.iter().position(|l| *l == "echo hi").unwrap();
-    assert_eq!(judged[echo], judged_lines(&whole, "workspace-write")[echo]);
+    assert_eq!(judge_line(&lean, "workspace-write", "echo hi"), expected[echo]);
     // A whole load reads the torn document, parses the file again and stores that.
     let _ = Bundle::load_cached(&sources, None, &cache);
-    let (lean, _) = Bundle::load_cached(&sources, Some(&needs), &cache);
-    assert_eq!(lean.unread_acts.len(), 2);
-    assert_eq!(
-        judged_lines(&lean, "workspace-write"),
-        judged_lines(&whole, "workspace-write")
-    );
+    assert_eq!(judged_lines(&lean_load(), "workspace-write"), expected);
 }
 
 /// A kept layer's entry torn anywhere, or with its `acts` array claiming more items than the tree

@@ -18,7 +18,8 @@ impl Compiler<'_> {
                 bundle.unread_acts.push(UnreadPolicy {
                     policy: policy.id.clone(),
                     load,
-                    acts: unread.clone(),
+                    acts: Arc::clone(unread),
+                    text: doc.text.clone(),
                 });
             }
             // Its place among the policy's act rules, counting those left unread.
