@@ -69,21 +69,20 @@ def main():
     for project in (fresh, rules, kept):
         os.makedirs(os.path.join(project, ".git"))
         subprocess.run([binary, "mode", "set", "workspace-write"], cwd=project, env=env, check=True, capture_output=True)
+    def write(project, relative, text):
+        path = os.path.join(project, ".sixfold", relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
     # A project mode of a thousand rules of place globs, as the process bench makes it.
-    text = 'id = "bench"\nextends = "workspace-write"\nenvironment = "workspace-write"\n'
-    for i in range(1000):
-        text += f'\n[[rules]]\nid = "r{i}"\ndecision = "refuse"\nreason = "generated"\nwhen.writes = ["/some/glob/{i}/**"]\n'
-    os.makedirs(os.path.join(rules, ".sixfold", "modes"), exist_ok=True)
-    with open(os.path.join(rules, ".sixfold", "modes", "bench.toml"), "w") as f:
-        f.write(text)
+    write(rules, "modes/bench.toml", 'id = "bench"\nextends = "workspace-write"\nenvironment = "workspace-write"\n' + "".join(
+        f'\n[[rules]]\nid = "r{i}"\ndecision = "refuse"\nreason = "generated"\nwhen.writes = ["/some/glob/{i}/**"]\n'
+        for i in range(1000)))
     subprocess.run([binary, "mode", "set", "bench"], cwd=rules, env=env, check=True, capture_output=True)
     # A thousand kept command rules, as `sixfold rules add` keeps them and the process bench makes them.
-    text = 'id = "kept"\n'
-    for i in range(1000):
-        text += f'\n[[acts]]\nid = "kept-{i}"\ndecision = "allow"\ncommand = "tool-{i} run"\n'
-    os.makedirs(os.path.join(kept, ".sixfold", "policies"), exist_ok=True)
-    with open(os.path.join(kept, ".sixfold", "policies", "kept.toml"), "w") as f:
-        f.write(text)
+    write(kept, "policies/kept.toml", 'id = "kept"\n' + "".join(
+        f'\n[[acts]]\nid = "kept-{i}"\ndecision = "allow"\ncommand = "tool-{i} run"\n' for i in range(1000)))
 
     def event(project):
         return json.dumps({"hook_event_name": "PreToolUse", "session_id": "order", "cwd": project,

@@ -410,50 +410,8 @@ fn join(into: &mut EffectProfile, other: &EffectProfile) {
 #[cfg(test)]
 mod tests {
     use super::names;
-    use crate::built::Tree;
 
     proptest::proptest! {
-        /// The load leaves unread exactly the act rules compiling makes command rules of, so
-        /// every other one (and every one compiling reports) is read, and reported, with it.
-        #[test]
-        fn the_rules_left_unread_are_the_command_rules(
-            acts in proptest::collection::vec(
-                (
-                    proptest::option::of("[ a\t\u{a0}]{0,3}"),
-                    proptest::option::of("[a/*]{0,2}"),
-                    proptest::option::of("[a.]{0,2}"),
-                    proptest::bool::ANY,
-                ),
-                0..6,
-            )
-        ) {
-            let mut text = String::from("id = \"kept\"\n");
-            for (i, (command, path, domain, modes)) in acts.iter().enumerate() {
-                text.push_str(&format!("\n[[acts]]\nid = \"a{i}\"\ndecision = \"allow\"\n"));
-                if *modes {
-                    text.push_str("modes = [\"ask\"]\n");
-                }
-                // Not in the order the format lists them: the tree keeps them as written.
-                for (key, value) in [("domain", domain), ("command", command), ("path", path)] {
-                    if let Some(value) = value {
-                        text.push_str(&format!("{key} = {}\n", toml::Value::String(value.clone())));
-                    }
-                }
-            }
-            let mut built = crate::built::make::Built::default();
-            let root = built.document(&text).unwrap();
-            let bytes = built.stored(root).unwrap();
-            let (tree, root) = Tree::stored(&bytes).unwrap();
-            let found: Vec<bool> = tree.acts(root).iter().map(|(_, command)| command.is_some()).collect();
-            let compiled: Vec<bool> = acts
-                .iter()
-                .map(|(command, path, domain, _)| {
-                    matches!((command, path, domain), (Some(c), None, None) if !c.trim().is_empty())
-                })
-                .collect();
-            proptest::prop_assert_eq!(found, compiled);
-        }
-
         /// The first bytes' comparison only ever answers what walking the words answers.
         #[test]
         fn names_answers_as_the_words_do(prefix in "[ a-c\u{a0}é]{0,6}", text in "[ a-c\u{a0}é]{0,8}") {

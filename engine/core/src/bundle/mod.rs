@@ -12,6 +12,7 @@ mod acts;
 mod compile;
 mod digest;
 mod examples;
+mod index_words;
 mod model;
 mod parsed;
 mod read;

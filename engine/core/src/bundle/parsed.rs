@@ -91,8 +91,8 @@ pub(crate) struct Stored {
 /// A stored document's tree: read from the entry, left in it, or made now.
 #[derive(Debug)]
 enum Bytes {
-    /// Its place in bytes read from the entry, shared with the bundles that keep a document's
-    /// kept command rules unread.
+    /// Its place in bytes read from the entry, shared with the rules left unread of a tree whole
+    /// read with the rest ([`Whole::Read`]).
     Read(Arc<Vec<u8>>, Range<usize>),
     /// Its place in the entry's file, not read yet: a tree whole, where one judgement's load
     /// reads its slim twin instead ([`slim_name`]).

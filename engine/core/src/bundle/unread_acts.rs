@@ -3,6 +3,7 @@
 //! thousand kept commands cost the index stored beside the policy's tree, and a look at each
 //! first word, until a step names one.
 
+use super::index_words;
 use super::parsed::Whole;
 use crate::built::Tree;
 use crate::format::{ActRuleFile, PolicyFile, Spanned};
@@ -83,7 +84,6 @@ impl UnreadActs {
         let found = Index::scan(tree)?;
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let mut words = vec![
-            count(tree.len()),
             count(found.left.len()),
             count(found.read.len()),
             count(found.firsts.len()),
@@ -92,8 +92,7 @@ impl UnreadActs {
             words.extend([*node, *place, *end]);
         }
         words.extend(&found.read);
-        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        bytes.extend_from_slice(found.firsts.as_bytes());
+        let bytes = index_words::write(tree.len(), &words, &found.firsts);
         Some((bytes, found.left.iter().map(|(place, _)| *place).collect()))
     }
 
@@ -101,42 +100,43 @@ impl UnreadActs {
     /// `index` says; `None` when it leaves none, or is not one [`UnreadActs::index`] could have
     /// made of that tree (the policy is then read whole).
     pub(crate) fn from_index(whole: Whole, index: &[u8]) -> Option<UnreadActs> {
-        let mut words = index.chunks_exact(4).map(|w| w.try_into().ok().map(u32::from_le_bytes));
-        let mut next = || words.next().flatten();
-        // A tree cut or grown since (a torn or forged entry) is not the one indexed.
-        if next()? as usize != whole.len() {
+        let mut reader = index_words::Reader::of(index, &whole)?;
+        let (lefts, reads, written) = (
+            reader.word()? as usize,
+            reader.word()? as usize,
+            reader.word()? as usize,
+        );
+        if lefts == 0 || !reader.holds(lefts.checked_mul(3)?.checked_add(reads)?, written) {
             return None;
         }
-        let (lefts, reads, written) = (next()? as usize, next()? as usize, next()? as usize);
-        // Each count is bounded by the index's own length before anything is reserved.
-        let needed = lefts
-            .checked_mul(3)?
-            .checked_add(reads)?
-            .checked_add(4)?
-            .checked_mul(4)?;
-        if lefts == 0 || index.len() != needed.checked_add(written)? {
-            return None;
-        }
-        let firsts = std::str::from_utf8(index.get(needed..)?).ok()?;
         let (mut nodes, mut left) = (Vec::with_capacity(lefts), Vec::with_capacity(lefts));
         let mut from = 0;
         for _ in 0..lefts {
-            let (node, place, end) = (next()?, next()?, next()?);
+            let (node, place, end) = (reader.word()?, reader.word()?, reader.word()?);
             // In order, as the load skips them; each a word of its own.
             if nodes.last().is_some_and(|last| *last >= node) || end as usize <= from {
                 return None;
             }
-            firsts.get(from..end as usize)?;
             nodes.push(node);
             left.push((place, end));
             from = end as usize;
         }
-        let read = (0..reads).map(|_| next()).collect::<Option<Vec<_>>>()?;
+        let read = reader.words(reads)?;
+        let index = Index {
+            nodes,
+            left,
+            firsts: reader.text()?.to_string(),
+            read,
+        };
+        // Each first word where the text has one.
+        if (0..index.left.len()).any(|nth| index.first(nth).is_none()) {
+            return None;
+        }
         // The places of the two, in order each, are every place among the policy's act rules
         // once: what the order of a rule read later is taken from.
         let (mut l, mut r) = (
-            left.iter().map(|(place, _)| *place).peekable(),
-            read.iter().copied().peekable(),
+            index.left.iter().map(|(place, _)| *place).peekable(),
+            index.read.iter().copied().peekable(),
         );
         for place in 0..u32::try_from(lefts + reads).ok()? {
             match (l.peek(), r.peek()) {
@@ -145,12 +145,6 @@ impl UnreadActs {
                 _ => return None,
             };
         }
-        let index = Index {
-            nodes,
-            left,
-            firsts: firsts.to_string(),
-            read,
-        };
         Some(UnreadActs { whole, index })
     }
 
@@ -236,36 +230,51 @@ mod tests {
     use std::sync::Arc;
 
     proptest::proptest! {
-        /// The index stored with a policy's tree says what the scan says, and the places it
-        /// leaves are those of the command rules.
+        /// The load leaves unread exactly the act rules compiling makes command rules of, so
+        /// every other one (and every one compiling reports) is read, and reported, with it; the
+        /// index stored with the policy's tree says what the scan of the tree says.
         #[test]
-        fn the_index_says_what_the_scan_says(
+        fn the_rules_left_unread_are_the_command_rules(
             acts in proptest::collection::vec(
-                (proptest::option::of("[ a\t]{0,4}"), proptest::option::of("[a/*]{1,2}")),
+                (
+                    proptest::option::of("[ a\t\u{a0}]{0,3}"),
+                    proptest::option::of("[a/*]{0,2}"),
+                    proptest::option::of("[a.]{0,2}"),
+                    proptest::bool::ANY,
+                ),
                 0..6,
             )
         ) {
             let mut text = String::from("id = \"kept\"\n");
-            for (i, (command, path)) in acts.iter().enumerate() {
+            for (i, (command, path, domain, modes)) in acts.iter().enumerate() {
                 text.push_str(&format!("\n[[acts]]\nid = \"a{i}\"\ndecision = \"allow\"\n"));
-                for (key, value) in [("command", command), ("path", path)] {
+                if *modes {
+                    text.push_str("modes = [\"ask\"]\n");
+                }
+                // Not in the order the format lists them: the tree keeps them as written.
+                for (key, value) in [("domain", domain), ("command", command), ("path", path)] {
                     if let Some(value) = value {
                         text.push_str(&format!("{key} = {}\n", toml::Value::String(value.clone())));
                     }
                 }
             }
-            let tree = crate::bundle::parsed::tree_of(&text);
-            let scanned = Index::scan(&tree);
-            let index = UnreadActs::index(&tree);
+            let bytes = crate::bundle::parsed::tree_of(&text);
+            let (tree, root) = Tree::stored(&bytes).unwrap();
+            let found: Vec<bool> = tree.acts(root).iter().map(|(_, command)| command.is_some()).collect();
+            let compiled: Vec<bool> = acts
+                .iter()
+                .map(|(command, path, domain, _)| {
+                    matches!((command, path, domain), (Some(c), None, None) if !c.trim().is_empty())
+                })
+                .collect();
+            proptest::prop_assert_eq!(&found, &compiled);
+            let index = UnreadActs::index(&bytes);
             let read = index
                 .as_ref()
-                .and_then(|(bytes, _)| UnreadActs::from_index(Whole::Read(Arc::new(Vec::new()), 0..tree.len()), bytes));
+                .and_then(|(index, _)| UnreadActs::from_index(Whole::Read(Arc::new(Vec::new()), 0..bytes.len()), index));
+            let scanned = Index::scan(&bytes);
             proptest::prop_assert_eq!(read.as_ref().map(|u| &u.index), scanned.as_ref());
-            let commands: Vec<u32> = (0u32..)
-                .zip(&acts)
-                .filter(|(_, (command, path))| path.is_none() && command.as_ref().is_some_and(|c| !c.trim().is_empty()))
-                .map(|(place, _)| place)
-                .collect();
+            let commands: Vec<u32> = (0u32..).zip(&compiled).filter(|(_, c)| **c).map(|(place, _)| place).collect();
             proptest::prop_assert_eq!(index.map(|(_, left)| left).unwrap_or_default(), commands);
         }
 

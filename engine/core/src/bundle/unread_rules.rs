@@ -4,6 +4,7 @@
 //! a test of each glob's literal start, until a step comes near one.
 
 use super::compile::{place_entry, rules_read_later, PlaceEntry};
+use super::index_words;
 use super::parsed::Whole;
 use super::read::Doc;
 use crate::built::Tree;
@@ -119,7 +120,6 @@ impl UnreadRules {
         let found = Index::scan(tree)?;
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let mut words = vec![
-            count(tree.len()),
             count(found.left.len()),
             count(found.globs.len()),
             count(found.read.len()),
@@ -136,8 +136,7 @@ impl UnreadRules {
         }
         words.extend(&found.globs);
         words.extend(&found.read);
-        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        bytes.extend_from_slice(found.starts.as_bytes());
+        let bytes = index_words::write(tree.len(), &words, &found.starts);
         Some((bytes, found.left.iter().map(|l| l.place).collect()))
     }
 
@@ -145,27 +144,22 @@ impl UnreadRules {
     /// `None` when it leaves none, or is not one [`UnreadRules::index`] could have made of that
     /// tree (the mode is then read whole).
     pub(crate) fn from_index(whole: Whole, index: &[u8]) -> Option<UnreadRules> {
-        let mut words = index.chunks_exact(4).map(|w| w.try_into().ok().map(u32::from_le_bytes));
-        let mut next = || words.next().flatten();
-        // A tree cut or grown since (a torn or forged entry) is not the one indexed.
-        if next()? as usize != whole.len() {
-            return None;
-        }
-        let (lefts, globs, reads, written) = (next()? as usize, next()? as usize, next()? as usize, next()? as usize);
-        // Each count is bounded by the index's own length before anything is reserved.
-        let needed = lefts
-            .checked_mul(4)?
-            .checked_add(globs)?
-            .checked_add(reads)?
-            .checked_add(5)?
-            .checked_mul(4)?;
-        if lefts == 0 || index.len() != needed.checked_add(written)? {
+        let mut reader = index_words::Reader::of(index, &whole)?;
+        let (lefts, globs, reads, written) = (
+            reader.word()? as usize,
+            reader.word()? as usize,
+            reader.word()? as usize,
+            reader.word()? as usize,
+        );
+        let words = lefts.checked_mul(4)?.checked_add(globs)?.checked_add(reads)?;
+        if lefts == 0 || !reader.holds(words, written) {
             return None;
         }
         let (mut nodes, mut left) = (Vec::with_capacity(lefts), Vec::with_capacity(lefts));
         let mut from = 0;
         for _ in 0..lefts {
-            let (node, place, decision, end) = (next()?, next()?, next()?, next()? as usize);
+            let (node, place, decision, end) =
+                (reader.word()?, reader.word()?, reader.word()?, reader.word()? as usize);
             let decision = DECISIONS.get(decision as usize).copied()?;
             // In order, as the load skips them; each with globs of its own.
             if nodes.last().is_some_and(|last| *last >= node) || end <= from || end > globs {
@@ -179,9 +173,9 @@ impl UnreadRules {
             });
             from = end;
         }
-        let globs = (0..globs).map(|_| next()).collect::<Option<Vec<_>>>()?;
-        let read = (0..reads).map(|_| next()).collect::<Option<Vec<_>>>()?;
-        let starts = std::str::from_utf8(index.get(needed..)?).ok()?.to_string();
+        let globs = reader.words(globs)?;
+        let read = reader.words(reads)?;
+        let starts = reader.text()?.to_string();
         let index = Index {
             nodes,
             left,
