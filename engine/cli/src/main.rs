@@ -76,6 +76,20 @@ enum Command {
 
 /// What `sixfold` alone prints: the commands a person uses first. Each works from any
 /// directory, outside a clone too (a test runs them in an empty one).
+/// `sixfold sandbox …` with the whole parser's `sandbox` arguments, without building every other
+/// subcommand's parser first (most of a bare start-up).
+#[derive(Debug, Parser)]
+#[command(name = "sixfold")]
+struct SandboxCli {
+    #[command(subcommand)]
+    command: SandboxOnly,
+}
+
+#[derive(Debug, Subcommand)]
+enum SandboxOnly {
+    Sandbox(sandbox::Args),
+}
+
 const GETTING_STARTED: &str = "\
 sixfold judges each step an AI coding agent takes by its effects (allow, ask, refuse) and checks
 recorded runs against rows (verdicts ok, gap, unk). Start with:
@@ -149,13 +163,20 @@ fn main() -> ExitCode {
 /// The calls made most often, answered before clap builds the parser of every subcommand (about
 /// half of a bare start-up): `sixfold --version`, `sixfold hook AGENT`, which runs before every
 /// tool call of an agent, and the hook's `sixfold sandbox run … --proof …`, which runs every
-/// contained command. Any other spelling goes through clap as usual.
+/// contained command (a person's `sixfold sandbox …` is read by the sandbox's parser alone). Any
+/// other spelling goes through clap as usual.
 fn fast_path() -> Option<u8> {
     let mut args = std::env::args_os().skip(1);
     let first = args.next()?;
     if first == "sandbox" {
         // The line the hook writes before every contained command.
-        return sandbox::hook_line(&args.collect::<Vec<_>>());
+        if let Some(code) = sandbox::hook_line(&args.collect::<Vec<_>>()) {
+            return Some(code);
+        }
+        // A person's `sixfold sandbox …`: read by the sandbox's parser alone. What it does not
+        // take (help, `--version`, a mistake) goes to the whole parser, which answers as ever.
+        let SandboxOnly::Sandbox(args) = SandboxCli::try_parse().ok()?.command;
+        return Some(sandbox::run(args));
     }
     let (second, rest) = (args.next(), args.next());
     match (first.to_str()?, second, rest) {
@@ -177,5 +198,62 @@ fn fast_path() -> Option<u8> {
             Some(code)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sandbox's parser alone takes only what the whole parser takes, and reads it the same;
+    /// help, the version and mistakes are left to the whole parser.
+    #[test]
+    fn the_sandbox_parser_reads_as_the_whole_parser() {
+        let lines: &[&[&str]] = &[
+            &["sandbox", "run", "--", "true"],
+            &["sandbox", "run", "--mode", "workspace-write", "--", "true"],
+            &[
+                "sandbox",
+                "run",
+                "--mode=read-only",
+                "--root",
+                "a=/tmp",
+                "--",
+                "ls",
+                "-l",
+                "--version",
+            ],
+            &["sandbox", "run", "--bundle", "b", "--", "sh", "-c", "echo --help"],
+            &["sandbox", "check", "--mode", "workspace-write"],
+            &["sandbox", "check", "--json"],
+            &["sandbox", "run", "--help"],
+            &["sandbox", "--version"],
+            &["sandbox", "run", "--version", "--", "true"],
+            &["sandbox", "run", "--mode"],
+            &["sandbox", "nope"],
+            &["sandbox"],
+            &["sandbox", "help", "run"],
+        ];
+        let mut taken = 0;
+        for line in lines {
+            let argv = std::iter::once("sixfold").chain(line.iter().copied());
+            let alone = SandboxCli::try_parse_from(argv.clone());
+            let whole = Cli::try_parse_from(argv);
+            match (alone, whole) {
+                (
+                    Ok(alone),
+                    Ok(Cli {
+                        command: Some(Command::Sandbox(whole)),
+                    }),
+                ) => {
+                    let SandboxOnly::Sandbox(alone) = alone.command;
+                    assert_eq!(format!("{alone:?}"), format!("{whole:?}"), "{line:?}");
+                    taken += 1;
+                }
+                (Ok(alone), whole) => panic!("{line:?}: taken alone as {alone:?}, by the whole parser as {whole:?}"),
+                (Err(_), _) => {}
+            }
+        }
+        assert_eq!(taken, 6, "the lines a person writes are taken alone");
     }
 }
