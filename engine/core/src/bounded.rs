@@ -166,7 +166,7 @@ pub(crate) fn read_at(file: &File, at: u64, buf: &mut [u8]) -> std::io::Result<(
     }
     #[cfg(not(unix))]
     {
-        use std::io::{Seek, SeekFrom};
+        use std::io::{Read, Seek, SeekFrom};
         let mut file = file;
         file.seek(SeekFrom::Start(at))?;
         file.read_exact(buf)

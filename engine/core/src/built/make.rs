@@ -26,8 +26,8 @@ impl Built {
     }
 
     /// As [`Built::document`], without the items at `places` (in order) of the top-level array
-    /// `key`, each other node as parsed, spans and all: a mode without the rules one judgement's
-    /// load leaves unread (`bundle::parsed`).
+    /// `key`, each other node as parsed, spans and all: a mode or a policy without the rules one
+    /// judgement's load leaves unread (`bundle::parsed`).
     pub(crate) fn document_without(&mut self, text: &str, key: &str, places: &[u32]) -> Option<u32> {
         let mut root = DeTable::parse(text).ok()?;
         if let (false, Some(DeValue::Array(items))) =

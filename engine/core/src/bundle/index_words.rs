@@ -16,6 +16,16 @@ pub(crate) fn write(tree_len: usize, words: &[u32], text: &str) -> Vec<u8> {
     bytes
 }
 
+/// The `nth` of the pieces `text` is cut into, the `i`th ending at `end(i)`: a rule's first word,
+/// a glob's literal start.
+pub(crate) fn piece(text: &str, nth: usize, end: impl Fn(usize) -> Option<u32>) -> Option<&str> {
+    let from = match nth.checked_sub(1) {
+        Some(before) => end(before)? as usize,
+        None => 0,
+    };
+    text.get(from..end(nth)? as usize)
+}
+
 /// An index being read, word by word.
 pub(crate) struct Reader<'a> {
     rest: &'a [u8],

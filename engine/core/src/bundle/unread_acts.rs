@@ -65,11 +65,7 @@ impl Index {
 
     /// The first word of the `nth` rule left unread.
     fn first(&self, nth: usize) -> Option<&str> {
-        let from = match nth.checked_sub(1) {
-            Some(before) => self.left.get(before)?.1 as usize,
-            None => 0,
-        };
-        self.firsts.get(from..self.left.get(nth)?.1 as usize)
+        index_words::piece(&self.firsts, nth, |i| Some(self.left.get(i)?.1))
     }
 }
 

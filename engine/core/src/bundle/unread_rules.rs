@@ -218,13 +218,7 @@ impl UnreadRules {
         let Index {
             left, globs, starts, ..
         } = &self.index;
-        let start = |i: usize| -> Option<&str> {
-            let from = match i.checked_sub(1) {
-                Some(before) => *globs.get(before)? as usize,
-                None => 0,
-            };
-            starts.get(from..*globs.get(i)? as usize)
-        };
+        let start = |i: usize| index_words::piece(starts, i, |g| globs.get(g).copied());
         let reaches = |l: &Left| {
             l.globs.clone().any(|i| match start(i) {
                 Some(literal) => places.may_reach(literal, literal.len()),
